@@ -1,0 +1,35 @@
+"""bounds: the theorems of THEORY.md as symbolic objects, evaluated, certified, solved.
+
+Imports without torch. Public API (implementation in underscore/sub-modules):
+
+* :data:`THEOREM_1`, :data:`THEOREM_1_OPTIMAL`, :data:`THEOREM_2`,
+  :data:`THEOREM_2_GENERAL`, :data:`THEOREM_3`, :data:`ALL_THEOREMS` -- statements with
+  their proof chains (:class:`Theorem`, :class:`Premise`, :class:`Event`).
+* :mod:`bounds.generalisation` -- ``eps_n(delta)`` (THEORY §4).
+* :mod:`bounds.loss` -- loss constants ``B``, ``L_loss`` (THEORY §1).
+* :mod:`bounds.routes` -- :class:`Setup`, :func:`evaluate_routes` (THEORY §5-§6).
+* :mod:`bounds.appendix_m` -- the power-law conversion (THEORY §7).
+"""
+from bounds._statement import Event, Hoeffding, Premise, Theorem, evaluate
+from bounds.theorems import (
+    ALL_THEOREMS,
+    THEOREM_1,
+    THEOREM_1_OPTIMAL,
+    THEOREM_2,
+    THEOREM_2_GENERAL,
+    THEOREM_3,
+)
+
+__all__ = [
+    "ALL_THEOREMS",
+    "Event",
+    "Hoeffding",
+    "Premise",
+    "THEOREM_1",
+    "THEOREM_1_OPTIMAL",
+    "THEOREM_2",
+    "THEOREM_2_GENERAL",
+    "THEOREM_3",
+    "Theorem",
+    "evaluate",
+]

@@ -1,0 +1,104 @@
+"""Generalisation cost ``eps_n(delta)`` of the norm-capped expanded class (THEORY §4).
+
+``eps_n(delta) = 2 Rad_n(l o F) + B sqrt(ln(2/delta) / (2 n))`` (expected Rademacher,
+two-sided, each side at ``delta/2``), or ``2 Rad^_n + 3 B sqrt(ln(4/delta) / (2 n))`` with
+a data-dependent (empirical) Rademacher value (Bartlett--Mendelson). Maurer's vector
+contraction gives ``Rad_n(l o F) <= sqrt(2) L_loss L_top Rad^vec_n(H)``.
+
+Caps chosen after training are paid for by a union bound over a grid of ``n_grid`` caps:
+the level becomes ``delta / n_grid`` (a **Choice** of this project, THEORY §4).
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import sympy as sp
+
+from bounds import _symbols as s
+from bounds._statement import evaluate
+
+FAMILIES = ("readout", "full")
+
+#: Parameters each family needs (the config's ``[block]`` keys).
+FAMILY_PARAMETERS: Mapping[str, tuple[str, ...]] = {
+    "readout": ("d", "L_top", "rho_phi", "nu_V"),
+    "full": ("d", "L_top", "rho", "nu_U", "nu_V"),
+}
+
+
+def rad_vec_closed_form(family: str, n: sp.Expr = s.n) -> sp.Expr:
+    """Closed-form bound on the vector Rademacher complexity ``Rad^vec_n(H)``.
+
+    * readout: ``nu_V sqrt(d) rho_phi / sqrt(n)``;
+    * full (Golowich--Rakhlin--Shamir 2018, Thm 1, depth 2, summed over the ``d`` output
+      coordinates; bias absorbed, ``rho~ = sqrt(rho^2 + 1)``):
+      ``d rho~ nu_U nu_V (sqrt(4 ln 2) + 1) / sqrt(n)``.
+
+    Raises:
+        ValueError: unknown family.
+
+    Example:
+        >>> rad_vec_closed_form("readout")
+        sqrt(d)*nu_V*rho_phi/sqrt(n)
+    """
+    if family == "readout":
+        return s.nu_V * sp.sqrt(s.d) * s.rho_phi / sp.sqrt(n)
+    if family == "full":
+        rho_tilde = sp.sqrt(s.rho**2 + 1)
+        return s.d * rho_tilde * s.nu_U * s.nu_V * (sp.sqrt(4 * sp.log(2)) + 1) / sp.sqrt(n)
+    raise ValueError(f"family == {family!r}, must be one of {list(FAMILIES)}.")
+
+
+def rad_loss(rad_vec: sp.Expr) -> sp.Expr:
+    """Maurer's vector contraction: ``Rad(l o F) <= sqrt(2) L_loss L_top Rad^vec(H)``."""
+    return sp.sqrt(2) * s.L_loss * s.L_top * rad_vec
+
+
+def confidence_term(n: sp.Expr, level: sp.Expr, empirical: bool = False) -> sp.Expr:
+    """``B sqrt(ln(2/level)/(2n))``, or ``3 B sqrt(ln(4/level)/(2n))`` when empirical."""
+    if empirical:
+        return 3 * s.B * sp.sqrt(sp.log(4 / level) / (2 * n))
+    return s.B * sp.sqrt(sp.log(2 / level) / (2 * n))
+
+
+def eps_expression(
+    family: str,
+    n: sp.Expr = s.n,
+    level: sp.Expr = s.delta,
+    *,
+    empirical: bool = False,
+    grid: bool = False,
+) -> sp.Expr:
+    """``eps_n(level)`` of THEORY §4 as a sympy expression.
+
+    Args:
+        family: "readout" or "full" (closed forms), ignored when ``empirical``.
+        n: sample size symbol (``M`` for ``eps_M``, ``K`` for ``eps_K``).
+        level: failure level (``delta`` or ``delta_prime``).
+        empirical: use the data-dependent vector Rademacher value ``rad_hat`` (which
+            must then be the empirical value at this ``n``) and the 3B confidence term.
+        grid: pay for post-hoc caps by a union bound over ``n_grid`` caps.
+
+    Example:
+        >>> eps_expression("readout", s.M, s.delta)
+        B*sqrt(2)*sqrt(log(2/delta))/(2*sqrt(M)) + 2*sqrt(2)*L_loss*L_top*sqrt(d)*nu_V*rho_phi/sqrt(M)
+    """
+    lvl = level / s.n_grid if grid else level
+    rad_vec = s.rad_hat if empirical else rad_vec_closed_form(family, n)
+    return 2 * rad_loss(rad_vec) + confidence_term(n, lvl, empirical)
+
+
+def eps_M(family: str, **kw) -> sp.Expr:
+    """``eps_M``: ``eps_n`` on the training sample (``n = M``, level ``delta``)."""
+    return eps_expression(family, s.M, s.delta, **kw)
+
+
+def eps_K(family: str, **kw) -> sp.Expr:
+    """``eps_K``: ``eps_n`` on the test sample (``n = K``, level ``delta_prime``)."""
+    return eps_expression(family, s.K, s.delta_prime, **kw)
+
+
+def eps_value(family: str, n: object, level: object, params: Mapping[str, object], **kw):
+    """Numeric ``eps_n(level)`` (vectorised over numpy arrays)."""
+    expr = eps_expression(family, s.n, s.delta, **kw)
+    return evaluate(expr, {**params, "n": n, "delta": level})

@@ -1,0 +1,130 @@
+"""Theorems 1-3 of THEORY.md as :class:`~bounds._statement.Theorem` objects.
+
+These objects are the only place the statements are written down: the route
+evaluators (:mod:`bounds.routes`), the checker (:mod:`proofs_check`), the numerics and
+the CLI all read them.
+
+References:
+    Paper A, arXiv 2605.08297 (2026); THEORY.md §3, §5, §6 (this project's
+    formalisation).
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from bounds import _symbols as s
+from bounds._statement import Event, Hoeffding, Premise, Theorem
+
+_nonneg_costs = (s.eps_M >= 0, s.eps_K >= 0, s.delta_R >= 0, s.delta_erm >= 0)
+_sizes = (s.M > 0, s.K > 0, s.B > 0, s.delta > 0, s.delta < 1, s.delta_prime > 0, s.delta_prime < 1)
+
+E_S = Event("E_S", s.delta, "sup_F |R - R_S| > eps_M on the training sample S (THEORY §4)")
+E_T = Event("E_T", s.delta_prime, "sup_F |R - L_test| > eps_K on the test sample T (THEORY §4)")
+
+
+def _hoeffding_event(name: str, what: str) -> Event:
+    h = Hoeffding(n=s.K, t=s.t, range=s.B)
+    return Event(name, h.tail(), f"one-sided Hoeffding on T for {what} at deviation t", h)
+
+
+# ---- Theorem 1: jumpboard existence (THEORY §3) -----------------------------------
+THEOREM_1 = Theorem(
+    name="theorem1_jumpboard",
+    reference="THEORY §3 (Paper A, Theorem 1)",
+    description="R(f~_pop) <= R(f_old) - eta (1 - beta eta / 2) ||G||^2 for 0 < eta <= 1/beta.",
+    conclusion=sp.Le(s.R_jump, s.R_old - s.eta * (1 - s.beta * s.eta / 2) * s.G_sq),
+    premises=(
+        Premise(
+            "descent_lemma",
+            sp.Le(s.R_jump, s.R_old - s.eta * s.G_sq + s.beta * s.eta**2 * s.G_sq / 2),
+            "phi(t) = g(-t G) has phi'(0) = -||G||^2 and phi'' <= beta ||G||^2 on [0, eta] "
+            "(A-smooth), so phi(eta) <= phi(0) + phi'(0) eta + beta ||G||^2 eta^2 / 2.",
+        ),
+    ),
+    events=(),
+    failure_probability=sp.Integer(0),
+    side_conditions=(s.beta > 0, s.eta > 0, s.beta * s.eta <= 1, s.G_sq >= 0),
+)
+
+#: Corollary of Theorem 1 at ``eta = 1/beta``: ``Delta_R >= ||G||^2 / (2 beta)``.
+THEOREM_1_OPTIMAL = Theorem(
+    name="theorem1_optimal_step",
+    reference="THEORY §3 (Paper A, Theorem 1 at eta = 1/beta)",
+    description="Delta_R := R(f_old) - R(f~_pop) >= ||G||^2 / (2 beta).",
+    conclusion=sp.Ge(s.delta_R, s.G_sq / (2 * s.beta)),
+    premises=(
+        Premise(
+            "descent_lemma_at_optimum",
+            sp.Le(s.R_jump, s.R_old - s.G_sq / s.beta + s.G_sq / (2 * s.beta)),
+            "Descent lemma at eta = 1/beta (the minimiser of -eta + beta eta^2/2).",
+        ),
+        Premise("definition_delta_R", sp.Eq(s.R_jump, s.R_old - s.delta_R), "Definition of Delta_R."),
+    ),
+    events=(),
+    failure_probability=sp.Integer(0),
+    side_conditions=(s.beta > 0, s.G_sq >= 0),
+)
+
+# ---- Theorem 2: population route (THEORY §5), general tail t ----------------------
+THEOREM_2_GENERAL = Theorem(
+    name="theorem2_population_route_general_t",
+    reference="THEORY §5 (generalisation to any Hoeffding tail t)",
+    description="L_test(f_new) <= L_test(f_old) - Delta_R + 2t - Delta_ERM + 2 eps_M "
+    "w.p. >= 1 - delta - 2 exp(-2 K t^2 / B^2).",
+    conclusion=sp.Le(s.L_test_new, s.L_test_old - s.delta_R + 2 * s.t - s.delta_erm + 2 * s.eps_M),
+    premises=(
+        Premise("uniform_S_new", sp.Le(s.R_new, s.RS_new + s.eps_M),
+                "Uniform convergence on S applied to f_new.", "E_S"),
+        Premise("selection_C2", sp.Eq(s.RS_new, s.RS_jump - s.delta_erm),
+                "Definition of Delta_ERM relative to f~_pop (C2 fallback makes it >= 0)."),
+        Premise("uniform_S_jump", sp.Le(s.RS_jump, s.R_jump + s.eps_M),
+                "Uniform convergence on S applied to f~_pop.", "E_S"),
+        Premise("definition_delta_R", sp.Eq(s.R_jump, s.R_old - s.delta_R),
+                "Definition of Delta_R (Theorem 1)."),
+        Premise("hoeffding_new", sp.Le(s.L_test_new, s.R_new + s.t),
+                "Hoeffding on T, conditionally on S (f_new is fixed given S).", "H_new"),
+        Premise("hoeffding_old", sp.Le(s.R_old, s.L_test_old + s.t),
+                "Hoeffding on T for the fixed f_old.", "H_old"),
+    ),
+    events=(E_S, _hoeffding_event("H_new", "L_test(f_new) - R(f_new)"),
+            _hoeffding_event("H_old", "R(f_old) - L_test(f_old)")),
+    failure_probability=s.delta + 2 * sp.exp(-2 * s.K * s.t**2 / s.B**2),
+    side_conditions=_nonneg_costs + _sizes + (s.t > 0,),
+)
+
+#: The paper's statement: ``t = Delta_R / 4``.
+THEOREM_2 = THEOREM_2_GENERAL.substitute({s.t: s.delta_R / 4}, name="theorem2_population_route").replace(
+    reference="THEORY §5 (Paper A, Theorem 2)",
+    description="L_test(f_new) <= L_test(f_old) - Delta_R/2 - Delta_ERM + 2 eps_M "
+    "w.p. >= 1 - delta - 2 exp(-K Delta_R^2 / (8 B^2)).",
+    failure_probability=s.delta + 2 * sp.exp(-s.K * s.delta_R**2 / (8 * s.B**2)),
+    side_conditions=_nonneg_costs + _sizes + (s.delta_R > 0,),
+)
+
+# ---- Theorem 3: direct route (THEORY §6) ---------------------------------------------
+THEOREM_3 = Theorem(
+    name="theorem3_direct_route",
+    reference="THEORY §6 (Paper A, Theorem 3)",
+    description="L_test(f_new) <= L_test(f_old) - Delta_test^R - Delta_ERM + 2 (eps_M + eps_K) "
+    "w.p. >= 1 - delta - delta'.",
+    conclusion=sp.Le(s.L_test_new, s.L_test_old - s.delta_test_R - s.delta_erm + 2 * (s.eps_M + s.eps_K)),
+    premises=(
+        Premise("uniform_T_new", sp.Le(s.L_test_new, s.R_new + s.eps_K),
+                "Uniform convergence on T applied to f_new.", "E_T"),
+        Premise("uniform_S_new", sp.Le(s.R_new, s.RS_new + s.eps_M),
+                "Uniform convergence on S applied to f_new.", "E_S"),
+        Premise("selection_C2", sp.Eq(s.RS_new, s.RS_jump - s.delta_erm),
+                "Definition of Delta_ERM relative to f~_S (C2 fallback makes it >= 0)."),
+        Premise("uniform_S_jump", sp.Le(s.RS_jump, s.R_jump + s.eps_M),
+                "Uniform convergence on S applied to f~_S.", "E_S"),
+        Premise("uniform_T_jump", sp.Le(s.R_jump, s.L_test_jump + s.eps_K),
+                "Uniform convergence on T applied to f~_S.", "E_T"),
+        Premise("definition_delta_test_R", sp.Eq(s.L_test_jump, s.L_test_old - s.delta_test_R),
+                "Definition of Delta_test^R."),
+    ),
+    events=(E_T, E_S),
+    failure_probability=s.delta + s.delta_prime,
+    side_conditions=_nonneg_costs + _sizes,
+)
+
+ALL_THEOREMS = (THEOREM_1, THEOREM_1_OPTIMAL, THEOREM_2_GENERAL, THEOREM_2, THEOREM_3)

@@ -1,0 +1,5 @@
+import sys
+
+from depthcert.cli import main
+
+sys.exit(main())

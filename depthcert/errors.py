@@ -1,10 +1,8 @@
-"""User-input errors that the CLI turns into one line and exit code 2."""
-from __future__ import annotations
+"""User-input errors that the CLI turns into one line and exit code 2.
 
+:class:`InputError` is defined in :mod:`bounds._validation` (the lowest layer, so that
+``bounds`` needs nothing from the CLI layer) and re-exported here.
+"""
+from bounds._validation import InputError
 
-class InputError(ValueError):
-    """Bad user input: names the key, the allowed range and the value received."""
-
-    def __init__(self, key: str, allowed: str, value: object):
-        self.key, self.allowed, self.value = key, allowed, value
-        super().__init__(f"{key} == {value!r}, must be {allowed}.")
+__all__ = ["InputError"]

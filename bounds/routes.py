@@ -1,0 +1,322 @@
+"""Evaluate, certify and solve the two routes of Paper A (THEORY §5, §6).
+
+Everything is read from the theorem objects :data:`~bounds.theorems.THEOREM_2` and
+:data:`~bounds.theorems.THEOREM_3` and from :func:`bounds.generalisation.eps_expression`;
+numeric evaluation is lambdified and vectorised (every :class:`Setup` field may be a
+numpy array).
+
+Sample sizes. Both closed-form costs scale as ``eps_n = c_n / sqrt(n)`` with a scale
+``c_n`` that does not depend on ``n`` (THEORY §4), so the smallest certifying sizes solve
+``margin(c_M / sqrt(M)) = 0`` in closed form (:func:`min_M_expression`). When the user
+overrides ``eps_M``/``eps_K`` with a measured value, the same ``1/sqrt(n)`` scaling is
+assumed for the solve (this project's **Choice**; the report says so).
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Mapping
+
+import numpy as np
+import sympy as sp
+
+from bounds import _symbols as s
+from bounds._statement import evaluate
+from bounds._validation import BLOCK_PARAMETERS, LEVEL, OPTIONAL, PARAMETERS, InputError
+from bounds.generalisation import eps_expression
+from bounds.theorems import THEOREM_2, THEOREM_3
+
+ROUTES = ("population", "direct")
+THEOREMS = {"population": THEOREM_2, "direct": THEOREM_3}
+
+#: Scales ``c_M = eps_M sqrt(M)`` and ``c_K = eps_K sqrt(K)``.
+c_M = sp.Symbol("c_M", positive=True)
+c_K = sp.Symbol("c_K", positive=True)
+level = sp.Symbol("level", positive=True)
+
+
+# ---------------------------------------------------------------------------- symbolic
+def improvement_expression(route: str) -> sp.Expr:
+    """``L_test_old - bound``: strict improvement is certified iff this is > 0."""
+    return sp.expand(s.L_test_old - THEOREMS[_route(route)].bound)
+
+
+@functools.lru_cache(maxsize=None)
+def min_M_expression(route: str) -> sp.Expr:
+    """Closed-form ``M`` at which the improvement margin is exactly 0 (``sympy.solve``).
+
+    Written in the scale ``c_M = eps_M sqrt(M)``; the other route quantities held fixed.
+
+    Example:
+        >>> min_M_expression("population")
+        16*c_M**2/(delta_R + 2*delta_erm)**2
+    """
+    margin = improvement_expression(route).subs(s.eps_M, c_M / sp.sqrt(s.M))
+    return _unique_positive_root(margin, s.M)
+
+
+@functools.lru_cache(maxsize=None)
+def min_K_expression(route: str) -> sp.Expr:
+    """Closed-form ``K`` at which the route starts to certify, others held fixed.
+
+    * population: the failure probability equals the level,
+      ``delta + 2 exp(-K Delta_R^2/(8 B^2)) = level``;
+    * direct: the margin is 0 with ``eps_K = c_K / sqrt(K)``.
+    """
+    if _route(route) == "population":
+        return _unique_positive_root(THEOREM_2.failure_probability - level, s.K)
+    margin = improvement_expression("direct").subs(s.eps_K, c_K / sp.sqrt(s.K))
+    return _unique_positive_root(margin, s.K)
+
+
+def _unique_positive_root(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
+    roots = sp.solve(sp.Eq(expr, 0), var)
+    if len(roots) != 1:
+        raise ArithmeticError(f"expected one root of {expr} in {var}, got {roots}")
+    return sp.simplify(roots[0])
+
+
+def _route(route: str) -> str:
+    if route not in ROUTES:
+        raise ValueError(f"route == {route!r}, must be one of {list(ROUTES)}.")
+    return route
+
+
+# ---------------------------------------------------------------------------- setup
+@dataclasses.dataclass(frozen=True)
+class Setup:
+    """One setup (or a batch of setups, as numpy arrays) of THEORY §5-§6.
+
+    Attributes:
+        L_test_old, delta_R, delta_erm, delta_test_R, M, K, delta, delta_prime, B,
+            L_loss: the config's top-level keys (``delta_erm`` relative to ``f~_pop``).
+        family: "readout" or "full" (THEORY §4).
+        block: the family's parameters (readout: d, L_top, rho_phi, nu_V; full: d,
+            L_top, rho, nu_U, nu_V).
+        delta_erm_S: ``Delta_ERM`` relative to ``f~_S`` for the direct route (default:
+            ``delta_erm``).
+        eps_M, eps_K: measured costs overriding the closed forms (e.g. empirical
+            Rademacher); ``None`` to use the closed forms.
+        n_grid: number of caps in the post-hoc cap grid (union bound, level/n_grid).
+    """
+
+    L_test_old: object
+    delta_R: object
+    delta_erm: object
+    delta_test_R: object
+    M: object
+    K: object
+    delta: object
+    delta_prime: object
+    B: object
+    L_loss: object
+    family: str = "readout"
+    block: Mapping[str, object] = dataclasses.field(default_factory=dict)
+    delta_erm_S: object = None
+    eps_M: object = None
+    eps_K: object = None
+    n_grid: object = 1
+
+    def validate(self) -> "Setup":
+        """Check every value against :data:`~bounds._validation.PARAMETERS`.
+
+        Raises:
+            InputError: naming the key, the allowed range and the value.
+        """
+        if self.family not in BLOCK_PARAMETERS:
+            raise InputError("block.family", f"one of {sorted(BLOCK_PARAMETERS)}", self.family)
+        for key, interval in PARAMETERS.items():
+            _check_all(key, interval, getattr(self, key))
+        for key, interval in OPTIONAL.items():
+            if getattr(self, key) is not None:
+                _check_all(key, interval, getattr(self, key))
+        for key, interval in BLOCK_PARAMETERS[self.family].items():
+            if key not in self.block:
+                raise InputError(f"block.{key}", f"given for family {self.family!r}", None)
+            _check_all(f"block.{key}", interval, self.block[key])
+        return self
+
+    def values(self) -> dict[str, np.ndarray]:
+        keys = list(PARAMETERS) + ["n_grid"]
+        out = {k: np.asarray(getattr(self, k), dtype=np.float64) for k in keys}
+        out.update({k: np.asarray(v, dtype=np.float64) for k, v in self.block.items()})
+        return out
+
+
+def _check_all(key, interval, value):
+    arr = np.asarray(value)
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
+        raise InputError(key, interval.describe(), value)
+    ok = interval.mask(arr)
+    if not np.all(ok):
+        raise InputError(key, interval.describe(), arr[~ok].flat[0].item() if arr.ndim else value)
+
+
+# ---------------------------------------------------------------------------- results
+@dataclasses.dataclass(frozen=True)
+class RouteResult:
+    """Evaluation of one route on a setup (arrays for a batch of setups).
+
+    ``improvement = L_test_old - bound``; ``certified`` needs ``improvement > 0`` and
+    ``failure_probability <= level``; ``min_M``/``min_K`` are NaN (``None`` in
+    :meth:`to_dict`) where no finite value certifies.
+    """
+
+    route: str
+    theorem: str
+    bound: np.ndarray
+    failure_probability: np.ndarray
+    improvement: np.ndarray
+    certified: np.ndarray
+    margin_shortfall: np.ndarray
+    failure_excess: np.ndarray
+    vacuous: np.ndarray
+    min_M: np.ndarray
+    min_K: np.ndarray
+
+    def to_dict(self) -> dict:
+        out = {f.name: _py(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        out["message"] = _message(self)
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class RoutesReport:
+    """Both routes on one setup, with the costs they share."""
+
+    eps_M: np.ndarray
+    eps_K: np.ndarray
+    level: float
+    population: RouteResult
+    direct: RouteResult
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {
+            "eps_M": _py(self.eps_M),
+            "eps_K": _py(self.eps_K),
+            "level": self.level,
+            "population_route": self.population.to_dict(),
+            "direct_route": self.direct.to_dict(),
+            "notes": list(self.notes),
+        }
+
+
+def _py(x):
+    arr = np.asarray(x)
+    if arr.ndim == 0:
+        v = arr.item()
+        return None if isinstance(v, float) and not np.isfinite(v) else v
+    return [None if isinstance(v, float) and not np.isfinite(v) else v for v in arr.tolist()]
+
+
+def _message(r: RouteResult) -> str:
+    if np.ndim(r.certified):
+        return f"{int(np.sum(r.certified))} of {np.size(r.certified)} setups certified"
+    if r.certified:
+        return f"certified: improvement {float(r.improvement):.6g} at failure probability {float(r.failure_probability):.4g}"
+    parts = []
+    if r.margin_shortfall > 0:
+        parts.append(f"bound exceeds L_test_old by {float(r.margin_shortfall):.6g}")
+    if r.failure_excess > 0:
+        parts.append(f"failure probability exceeds the level by {float(r.failure_excess):.4g}")
+    if r.vacuous:
+        parts.append(f"VACUOUS guarantee: failure probability {float(r.failure_probability):.4g} >= 1")
+    return "not certified: " + "; ".join(parts)
+
+
+# ---------------------------------------------------------------------------- evaluation
+def costs(setup: Setup) -> tuple[np.ndarray, np.ndarray]:
+    """``(eps_M, eps_K)``: the overrides if given, else the closed forms of THEORY §4."""
+    v = setup.values()
+    out = []
+    for override, n_sym, lvl in ((setup.eps_M, s.M, s.delta), (setup.eps_K, s.K, s.delta_prime)):
+        if override is not None:
+            out.append(np.asarray(override, dtype=np.float64))
+        else:
+            out.append(evaluate(eps_expression(setup.family, n_sym, lvl, grid=True), v))
+    return out[0], out[1]
+
+
+def evaluate_routes(setup: Setup, level: float = 0.05, *, validate: bool = True) -> RoutesReport:
+    """Both routes of Paper A on ``setup`` at the user's failure ``level``.
+
+    Args:
+        setup: a :class:`Setup` (fields may be numpy arrays of a common shape).
+        level: the largest acceptable failure probability, in (0, 1].
+        validate: check every value first (skip only for trusted batches).
+
+    Returns:
+        A :class:`RoutesReport`.
+
+    Raises:
+        InputError: a value is outside its allowed range (the key is named).
+
+    Example:
+        >>> st = Setup(L_test_old=0.62, delta_R=0.09, delta_erm=0.004, delta_test_R=0.085,
+        ...            M=2e5, K=1e5, delta=0.05, delta_prime=0.05, B=4.2, L_loss=2**0.5,
+        ...            family="readout", block=dict(d=8, L_top=2.5, rho_phi=3.0, nu_V=0.4))
+        >>> rep = evaluate_routes(st, level=0.1)
+        >>> round(float(rep.eps_M), 6), bool(rep.population.certified)
+        (0.088649, False)
+    """
+    level = LEVEL.check("level", level)
+    if validate:
+        setup.validate()
+    eps_M, eps_K = costs(setup)
+    v = {**setup.values(), "eps_M": eps_M, "eps_K": eps_K, "level": np.float64(level)}
+    notes = []
+    if setup.eps_M is not None or setup.eps_K is not None:
+        notes.append("eps overridden by measured values: min_M/min_K assume eps_n ∝ 1/sqrt(n).")
+    if np.any(np.asarray(setup.n_grid) > 1):
+        notes.append("caps chosen after training: delta and delta' are split over the cap grid (union bound).")
+    pop = _population(v)
+    v_dir = dict(v)
+    if setup.delta_erm_S is not None:
+        v_dir["delta_erm"] = np.asarray(setup.delta_erm_S, dtype=np.float64)
+    dire = _direct(v_dir)
+    if np.any(v["delta_R"] <= 0):
+        notes.append("Delta_R <= 0: Theorem 2 does not apply (failure probability set to its limit delta + 2).")
+    return RoutesReport(eps_M=eps_M, eps_K=eps_K, level=level, population=pop, direct=dire, notes=tuple(notes))
+
+
+def _finish(route, theorem, bound, fail, v, min_M, min_K) -> RouteResult:
+    improvement = v["L_test_old"] - bound
+    lvl = v["level"]
+    return RouteResult(
+        route=route, theorem=theorem.name, bound=bound, failure_probability=fail,
+        improvement=improvement,
+        certified=(improvement > 0) & (fail <= lvl),
+        margin_shortfall=np.maximum(0.0, -improvement),
+        failure_excess=np.maximum(0.0, fail - lvl),
+        vacuous=fail >= 1.0,
+        min_M=min_M, min_K=min_K,
+    )
+
+
+def _population(v) -> RouteResult:
+    T = THEOREM_2
+    bound = evaluate(T.bound, v)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        fail = np.where(v["delta_R"] > 0, evaluate(T.failure_probability, v), v["delta"] + 2.0)
+        gain = v["delta_R"] / 2 + v["delta_erm"]
+        ok_fail = fail <= v["level"]
+        min_M = np.where((gain > 0) & ok_fail & (v["delta_R"] > 0),
+                         evaluate(min_M_expression("population"), {**v, "c_M": v["eps_M"] * np.sqrt(v["M"])}), np.nan)
+        improvement = v["L_test_old"] - bound
+        min_K = np.where((v["level"] > v["delta"]) & (v["delta_R"] > 0) & (improvement > 0),
+                         evaluate(min_K_expression("population"), v), np.nan)
+    return _finish("population", T, bound, fail, v, min_M, min_K)
+
+
+def _direct(v) -> RouteResult:
+    T = THEOREM_3
+    bound = evaluate(T.bound, v)
+    fail = evaluate(T.failure_probability, v)
+    ok_fail = fail <= v["level"]
+    gain = v["delta_test_R"] + v["delta_erm"]
+    scales = {**v, "c_M": v["eps_M"] * np.sqrt(v["M"]), "c_K": v["eps_K"] * np.sqrt(v["K"])}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        min_M = np.where((gain - 2 * v["eps_K"] > 0) & ok_fail, evaluate(min_M_expression("direct"), scales), np.nan)
+        min_K = np.where((gain - 2 * v["eps_M"] > 0) & ok_fail, evaluate(min_K_expression("direct"), scales), np.nan)
+    return _finish("direct", T, bound, fail, v, min_M, min_K)

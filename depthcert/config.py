@@ -1,0 +1,113 @@
+"""Load and validate a ``depthcert bounds`` setup file (TOML; never evaluated as code).
+
+Format (keys may be extended, never renamed)::
+
+    L_test_old = 0.62      # test loss of the reference model
+    delta_R = 0.09         # population margin
+    delta_erm = 0.004
+    delta_test_R = 0.085   # test-level margin of the train-set jumpboard
+    M = 200000
+    K = 100000
+    delta = 0.05           # level of the eps_M event
+    delta_prime = 0.05     # level of the eps_K event
+    [loss]                 # kind = "cross_entropy" | "squared", or B and L_loss directly
+    B = 4.2
+    L_loss = 1.4142135623730951
+    [block]
+    family = "readout"     # readout: d, L_top, rho_phi, nu_V ; full: d, L_top, rho, nu_U, nu_V
+    d = 8
+    L_top = 2.5
+    rho_phi = 3.0
+    nu_V = 0.4
+
+Optional top-level keys: ``delta_erm_S`` (Delta_ERM relative to f~_S, direct route),
+``eps_M``/``eps_K`` (measured costs overriding the closed forms), ``n_grid`` (cap grid
+size), ``level``. ``[loss] kind = "cross_entropy"`` takes ``n_classes``,
+``head_row_norms``, ``head_bias``, ``rho``; ``kind = "squared"`` takes ``F``, ``Y``.
+"""
+from __future__ import annotations
+
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any, Mapping
+
+from bounds._validation import BLOCK_PARAMETERS, LEVEL, OPTIONAL, PARAMETERS, Interval, InputError
+from bounds.loss import cross_entropy_constants, squared_loss_constants
+from bounds.routes import Setup
+
+_NUMBER = Interval()
+_LOSS_KINDS = ("cross_entropy", "squared")
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """Parse a TOML file (``tomllib``: data only, nothing is evaluated)."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("--config", "an existing TOML file", str(path))
+    try:
+        return tomllib.loads(p.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError("--config", "valid TOML", f"{path}: {exc}") from None
+
+
+def _number(data: Mapping, key: str, interval: Interval, prefix: str = "") -> float:
+    if key not in data:
+        raise InputError(prefix + key, f"present ({interval.describe()})", None)
+    return interval.check(prefix + key, data[key])
+
+
+def _loss_constants(loss: Mapping) -> tuple[float, float]:
+    kind = loss.get("kind")
+    if kind is None:
+        return (_number(loss, "B", PARAMETERS["B"], "loss."), _number(loss, "L_loss", PARAMETERS["L_loss"], "loss."))
+    if kind == "cross_entropy":
+        for key in ("head_row_norms", "head_bias"):
+            if not isinstance(loss.get(key), list):
+                raise InputError(f"loss.{key}", "a list of numbers, one per class", loss.get(key))
+            for i, v in enumerate(loss[key]):
+                _NUMBER.check(f"loss.{key}[{i}]", v)
+        n_classes = _number(loss, "n_classes", Interval(2, integer=True), "loss.")
+        rho = _number(loss, "rho", Interval(0), "loss.")
+        return cross_entropy_constants(int(n_classes), loss["head_row_norms"], loss["head_bias"], rho)
+    if kind == "squared":
+        return squared_loss_constants(_number(loss, "F", Interval(0), "loss."), _number(loss, "Y", Interval(0), "loss."))
+    raise InputError("loss.kind", f"one of {list(_LOSS_KINDS)}", kind)
+
+
+def setup_from_dict(cfg: Mapping[str, Any]) -> tuple[Setup, float | None]:
+    """Build a validated :class:`~bounds.routes.Setup` and the optional ``level``.
+
+    Raises:
+        InputError: a missing key, an unknown family, a non-number, NaN/inf or a value
+            outside its range (the message names the key, the range and the value).
+    """
+    top = {key: _number(cfg, key, interval) for key, interval in PARAMETERS.items() if key not in ("B", "L_loss")}
+    opt = {key: interval.check(key, cfg[key]) for key, interval in OPTIONAL.items() if key in cfg}
+    loss = cfg.get("loss")
+    if not isinstance(loss, dict):
+        raise InputError("loss", "a [loss] table with B and L_loss (or kind)", loss)
+    B, L_loss = _loss_constants(loss)
+    block = cfg.get("block")
+    if not isinstance(block, dict):
+        raise InputError("block", "a [block] table with family and its parameters", block)
+    family = block.get("family")
+    if family not in BLOCK_PARAMETERS:
+        raise InputError("block.family", f"one of {sorted(BLOCK_PARAMETERS)}", family)
+    params = {k: _number(block, k, iv, "block.") for k, iv in BLOCK_PARAMETERS[family].items()}
+    _warn_unknown(cfg, block, family)
+    level = LEVEL.check("level", cfg["level"]) if "level" in cfg else None
+    setup = Setup(**top, B=B, L_loss=L_loss, family=family, block=params, **opt)
+    return setup.validate(), level
+
+
+def _warn_unknown(cfg: Mapping, block: Mapping, family: str) -> None:
+    known = set(PARAMETERS) | set(OPTIONAL) | {"loss", "block", "level"}
+    extra = sorted(set(cfg) - known) + [f"block.{k}" for k in sorted(set(block) - set(BLOCK_PARAMETERS[family]) - {"family"})]
+    if extra:
+        print(f"depthcert: warning: ignoring unknown keys {extra}", file=sys.stderr)
+
+
+def load_setup(path: str | Path) -> tuple[Setup, float | None]:
+    """Read and validate a setup file; see the module docstring for the format."""
+    return setup_from_dict(read_toml(path))

@@ -1,0 +1,89 @@
+"""Numerical-safety helpers shared by ``numerics/`` (one place, as optax ``numerics``).
+
+Safe norms, eigenvalue floors, exact spectral norms and the per-sample losses of
+THEORY §1 (``l(f(x), y)``: cross-entropy, or squared loss ``||f - y||^2``).
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+LOSSES = ("cross_entropy", "squared")
+
+
+def check_loss(loss: str) -> str:
+    """Validate a loss name.
+
+    Raises:
+        ValueError: ``loss`` is not one of :data:`LOSSES`.
+    """
+    if loss not in LOSSES:
+        raise ValueError(f"loss == {loss!r}, must be one of {list(LOSSES)}.")
+    return loss
+
+
+def per_sample_loss(logits: torch.Tensor, y: torch.Tensor, loss: str) -> torch.Tensor:
+    """Per-sample loss ``l(f(x_i), y_i)`` (THEORY §1), shape ``(n,)``.
+
+    * ``cross_entropy``: ``y`` integer labels ``(n,)`` or probability rows ``(n, C)``
+      (soft targets: since CE is linear in the target, the gradient is then the
+      conditional expectation over ``y`` -- used for ``m_bar``, THEORY §8);
+    * ``squared``: ``||f - y||^2`` with ``y`` of shape ``(n, C)`` or ``(n,)`` for ``C = 1``
+      (``L_l = 2(F + Y)`` and ``B = (F + Y)^2`` of THEORY §1 refer to this form).
+
+    Args:
+        logits: ``(n, C)``.
+        y: targets as above.
+        loss: ``"cross_entropy"`` or ``"squared"``.
+
+    Example:
+        >>> per_sample_loss(torch.zeros(2, 1), torch.ones(2), "squared")
+        tensor([1., 1.])
+    """
+    check_loss(loss)
+    if loss == "cross_entropy":
+        return F.cross_entropy(logits, y, reduction="none")
+    target = y.reshape(logits.shape) if y.dim() == 1 else y
+    return ((logits - target) ** 2).sum(dim=1)
+
+
+def safe_norm(x: torch.Tensor, dim=None, floor: float = 0.0) -> torch.Tensor:
+    """``max(||x||, floor)`` with a gradient that is finite at 0 (optax ``safe_norm``)."""
+    sq = (x * x).sum() if dim is None else (x * x).sum(dim=dim)
+    tiny = torch.finfo(x.dtype).tiny
+    return torch.clamp(sq, min=tiny).sqrt().clamp(min=floor)
+
+
+def spectral_norm(w: torch.Tensor) -> float:
+    """Exact ``||W||_2`` (largest singular value, by SVD), 0 for an empty matrix."""
+    if w.numel() == 0:
+        return 0.0
+    return float(torch.linalg.matrix_norm(w.detach().reshape(w.shape[0], -1), ord=2))
+
+
+def psd_pinv(sigma: torch.Tensor, rel_floor: float = 1e-10) -> torch.Tensor:
+    """Pseudo-inverse of a symmetric PSD matrix, eigenvalues below ``rel_floor * max`` -> 0."""
+    evals, evecs = torch.linalg.eigh(sigma)
+    cut = rel_floor * evals.abs().max().clamp(min=torch.finfo(sigma.dtype).tiny)
+    inv = torch.where(evals > cut, 1.0 / evals.clamp(min=cut), torch.zeros_like(evals))
+    return (evecs * inv) @ evecs.T
+
+
+def check_probability(name: str, value: float, *, open_upper: bool = True) -> float:
+    """Validate ``value`` in ``(0, 1)``.
+
+    Raises:
+        ValueError: ``{name} == value, must be in (0, 1).``
+    """
+    if not (0.0 < float(value) < 1.0):
+        raise ValueError(f"{name} == {value!r}, must be in (0, 1).")
+    return float(value)
+
+
+def check_positive(name: str, value, *, integer: bool = False):
+    """Validate a positive (integer) scalar, naming the argument on failure."""
+    if integer and (not isinstance(value, int) or isinstance(value, bool)):
+        raise TypeError(f"{name} == {value!r}, must be a positive int.")
+    if not value > 0:
+        raise ValueError(f"{name} == {value!r}, must be > 0.")
+    return value

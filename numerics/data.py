@@ -1,0 +1,340 @@
+"""Data: synthetic teacher tasks with exact conditionals, digits, CIFAR, explicit splits.
+
+* :class:`TeacherClassification` -- ``x ~ N(0, I)``, ``y | x ~ softmax(s * teacher(x))``
+  with ``teacher`` a post-normalised residual MLP (THEORY §1). ``label_probs`` is exact.
+* :class:`TeacherRegression` -- ``y = mu(x) + xi`` with ``mu`` a post-normalised
+  residual MLP rescaled so that ``|mu(x)| <= mean_bound`` *for every x* (post-norm makes
+  ``|mu(x)| <= ||a|| rho + |c|`` data-independent, THEORY §1) and ``xi`` Gaussian
+  ``N(0, s^2)`` truncated to ``[-clip s, clip s]``; so ``|y| <= mean_bound + clip s``
+  surely, which is the ``Y`` of the squared-loss constants ``B = (F + Y)^2``.
+* :func:`population_risk` -- ``R(f) = E_x E_{y|x} l(f(x), y)`` with the ``y``-expectation
+  exact and Monte Carlo over ``x`` (value and standard error).
+* :func:`load_digits_split`, :func:`load_cifar`, :func:`split` -- real data with
+  explicit split sizes; asking for more samples than exist is an error.
+
+The teacher's depth and width are parameters, so "how deep is deep enough" has a known
+answer.
+"""
+from __future__ import annotations
+
+import math
+import os
+import pickle
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+import torch
+
+__all__ = [
+    "TeacherClassification",
+    "TeacherRegression",
+    "conditional_risk",
+    "load_cifar",
+    "load_digits_split",
+    "population_risk",
+    "population_risk_difference",
+    "split",
+    "truncated_normal_variance",
+]
+
+
+def _check_int(name: str, value, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} == {value!r}, must be an integer >= {low}.")
+    return int(value)
+
+
+def _check_pos(name: str, value, allow_zero: bool = False) -> float:
+    ok = isinstance(value, (int, float)) and math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
+    if not ok:
+        raise ValueError(f"{name} == {value!r}, must be a finite number {'>=' if allow_zero else '>'} 0.")
+    return float(value)
+
+
+def _output_radius(net) -> float:
+    """``rho = ||gamma||_inf sqrt(d) + ||beta||`` of the last normalisation (THEORY §1)."""
+    from bounds.loss import post_norm_radius
+
+    norm = net.norms[-1] if len(net.norms) else None
+    gain = getattr(norm, "weight", None) if norm is not None else None
+    gain = getattr(norm, "gain", gain) if norm is not None else None
+    bias = getattr(norm, "bias", None) if norm is not None else None
+    g_inf = float(torch.as_tensor(gain).abs().max()) if gain is not None else float(getattr(net, "gain", 1.0))
+    b_norm = float(torch.as_tensor(bias).norm()) if bias is not None else 0.0
+    return post_norm_radius(g_inf, net.width, b_norm)
+
+
+def _build_teacher(d_in: int, n_out: int, depth: int, width: int, seed: int):
+    from numerics.models import PostNormResMLP
+
+    net = PostNormResMLP(d_in, width, depth, n_out, norm="rms", eps_n=0.0, seed=seed).double()
+    for p in net.parameters():
+        p.requires_grad_(False)
+    return net.eval()
+
+
+class _Teacher:
+    """Shared sampling of ``x ~ N(0, I_{d_in})`` with a seeded generator."""
+
+    def __init__(self, d_in: int, n_out: int, depth: int, width: int, seed: int):
+        self.d_in = _check_int("d_in", d_in, 1)
+        self.depth = _check_int("depth", depth, 0)
+        self.width = _check_int("width", width, 1)
+        self.seed = int(seed)
+        self.net = _build_teacher(self.d_in, n_out, self.depth, self.width, self.seed)
+
+    def sample_x(self, n: int, seed: int) -> torch.Tensor:
+        """``x ~ N(0, I)``, shape ``(n, d_in)``, float64, deterministic in ``seed``."""
+        gen = torch.Generator().manual_seed(int(seed))
+        return torch.randn(_check_int("n", n, 1), self.d_in, generator=gen, dtype=torch.float64)
+
+    def _generator(self, seed: int) -> torch.Generator:
+        # y-noise stream independent of the x stream of the same seed
+        return torch.Generator().manual_seed(int(seed) * 7919 + 104729)
+
+
+class TeacherClassification(_Teacher):
+    """``y | x ~ Categorical(softmax(logit_scale * teacher(x)))`` (exact conditionals).
+
+    Args:
+        d_in: input dimension; n_classes: ``C >= 2``; depth, width: the teacher's.
+        logit_scale: temperature inverse (larger = less label noise).
+
+    Example:
+        >>> task = TeacherClassification(3, 4, depth=2, width=8, seed=0)  # doctest: +SKIP
+        >>> x, y = task.sample(5, seed=1)  # doctest: +SKIP
+    """
+
+    loss = "cross_entropy"
+
+    def __init__(self, d_in: int, n_classes: int, depth: int, width: int, seed: int = 0,
+                 logit_scale: float = 1.0):
+        self.n_classes = _check_int("n_classes", n_classes, 2)
+        self.logit_scale = _check_pos("logit_scale", logit_scale)
+        super().__init__(d_in, self.n_classes, depth, width, seed)
+
+    @torch.no_grad()
+    def label_probs(self, x: torch.Tensor) -> torch.Tensor:
+        """``p(y = k | x)``, shape ``(n, C)``, rows summing to 1."""
+        return torch.softmax(self.logit_scale * self.net(x), dim=1)
+
+    @torch.no_grad()
+    def sample(self, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(x (n, d_in), y (n,))`` with ``y`` drawn from :meth:`label_probs`."""
+        x = self.sample_x(n, seed)
+        y = torch.multinomial(self.label_probs(x), 1, generator=self._generator(seed)).squeeze(1)
+        return x, y
+
+
+def truncated_normal_variance(std: float, clip: float | None) -> float:
+    """``Var(xi)`` for ``xi ~ N(0, s^2)`` truncated to ``[-c s, c s]``.
+
+    ``s^2 (1 - 2 c phi(c) / (2 Phi(c) - 1))``; ``s^2`` when ``clip`` is None.
+
+    Example:
+        >>> round(truncated_normal_variance(1.0, 1.0), 6)
+        0.291125
+    """
+    if clip is None:
+        return std**2
+    pdf = math.exp(-clip**2 / 2) / math.sqrt(2 * math.pi)
+    mass = math.erf(clip / math.sqrt(2))
+    return std**2 * (1 - 2 * clip * pdf / mass)
+
+
+class TeacherRegression(_Teacher):
+    """``y = mu(x) + xi``, ``|mu(x)| <= mean_bound`` surely, ``xi`` truncated Gaussian.
+
+    Args:
+        d_in, depth, width, seed: the teacher's.
+        noise_std: ``s`` of the Gaussian noise.
+        noise_clip: truncation at ``+- clip * s`` (``None``: untruncated, then ``y`` is
+            unbounded and squared-loss constants do not exist).
+        mean_bound: the teacher's head is rescaled so ``||a|| rho + |c| = mean_bound``.
+    """
+
+    loss = "squared"
+
+    def __init__(self, d_in: int, depth: int, width: int, seed: int = 0, noise_std: float = 0.1,
+                 noise_clip: float | None = 3.0, mean_bound: float = 1.0):
+        self.noise_std = _check_pos("noise_std", noise_std, allow_zero=True)
+        self.noise_clip = None if noise_clip is None else _check_pos("noise_clip", noise_clip)
+        self.mean_bound = _check_pos("mean_bound", mean_bound)
+        super().__init__(d_in, 1, depth, width, seed)
+        head = self.net.head
+        scale = self.mean_bound / (float(head.weight.norm()) * _output_radius(self.net) + float(head.bias.abs().max()))
+        with torch.no_grad():
+            head.weight.mul_(scale)
+            head.bias.mul_(scale)
+
+    @property
+    def noise_variance(self) -> float:
+        """Exact ``Var(xi)`` (truncated Gaussian)."""
+        return truncated_normal_variance(self.noise_std, self.noise_clip)
+
+    @property
+    def target_bound(self) -> float:
+        """``Y`` with ``|y| <= Y`` surely (``inf`` without truncation)."""
+        return math.inf if self.noise_clip is None else self.mean_bound + self.noise_clip * self.noise_std
+
+    @torch.no_grad()
+    def mean(self, x: torch.Tensor) -> torch.Tensor:
+        """``mu(x) = E[y | x]``, shape ``(n, 1)``."""
+        return self.net(x)
+
+    @torch.no_grad()
+    def sample(self, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(x (n, d_in), y (n, 1))``; noise by inverse CDF on the truncated range."""
+        x = self.sample_x(n, seed)
+        gen = self._generator(seed)
+        if self.noise_clip is None:
+            xi = torch.randn(n, 1, generator=gen, dtype=torch.float64)
+        else:
+            lo = 0.5 * (1 + math.erf(-self.noise_clip / math.sqrt(2)))
+            u = lo + (1 - 2 * lo) * torch.rand(n, 1, generator=gen, dtype=torch.float64)
+            xi = torch.special.ndtri(u).clamp(-self.noise_clip, self.noise_clip)
+        return x, self.mean(x) + self.noise_std * xi
+
+
+@torch.no_grad()
+def conditional_risk(task, x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """``E_{y|x} l(f(x), y)`` per sample, exactly, shape ``(n,)`` (THEORY §1 losses).
+
+    * classification: ``-sum_k p_k(x) log softmax(f(x))_k``;
+    * regression: ``||f(x) - mu(x)||^2 + Var(xi)`` (the noise has mean 0).
+    """
+    if isinstance(task, TeacherClassification):
+        return -(task.label_probs(x) * torch.log_softmax(out, dim=1)).sum(dim=1)
+    if isinstance(task, TeacherRegression):
+        return ((out - task.mean(x)) ** 2).sum(dim=1) + task.noise_variance
+    raise TypeError(f"task must be a TeacherClassification or TeacherRegression, got {type(task).__name__}")
+
+
+def _mc_mean(values: np.ndarray) -> tuple[float, float]:
+    return float(values.mean()), float(values.std(ddof=1) / math.sqrt(values.size))
+
+
+@torch.no_grad()
+def population_risk(model, task, n_mc: int, seed: int, loss: str | None = None,
+                    chunk: int = 1 << 16) -> tuple[float, float]:
+    """``R(f) = E_x E_{y|x} l(f(x), y)``: exact over ``y``, Monte Carlo over ``x``.
+
+    Returns:
+        ``(value, stderr)`` with ``stderr = std / sqrt(n_mc)`` of the per-x conditional
+        risks (a CLT standard error).
+
+    Raises:
+        ValueError: ``loss`` does not match the task's loss.
+    """
+    if loss is not None and loss != task.loss:
+        raise ValueError(f"loss == {loss!r}, must be {task.loss!r} for {type(task).__name__}.")
+    x = task.sample_x(_check_int("n_mc", n_mc, 2), seed)
+    vals = torch.cat([conditional_risk(task, x[i:i + chunk], model(x[i:i + chunk]))
+                      for i in range(0, x.shape[0], chunk)])
+    return _mc_mean(vals.numpy())
+
+
+@torch.no_grad()
+def population_risk_difference(model_a, model_b, task, n_mc: int, seed: int,
+                               chunk: int = 1 << 16) -> tuple[float, float]:
+    """``R(f_a) - R(f_b)`` on paired ``x`` (common random numbers), ``(value, stderr)``."""
+    x = task.sample_x(_check_int("n_mc", n_mc, 2), seed)
+    vals = torch.cat([conditional_risk(task, x[i:i + chunk], model_a(x[i:i + chunk]))
+                      - conditional_risk(task, x[i:i + chunk], model_b(x[i:i + chunk]))
+                      for i in range(0, x.shape[0], chunk)])
+    return _mc_mean(vals.numpy())
+
+
+def split(x, y, sizes: Mapping[str, int], seed: int = 0, name: str = "dataset") -> dict:
+    """Disjoint random splits of explicit sizes, e.g. ``{"M": 500, "K": 500, "population": 700}``.
+
+    Raises:
+        ValueError: the sizes add up to more than the samples available (names them).
+
+    Example:
+        >>> parts = split(np.arange(10), np.arange(10), {"M": 4, "K": 3}, seed=0)
+        >>> [len(parts[k][0]) for k in ("M", "K")]
+        [4, 3]
+        >>> split(np.arange(10), np.arange(10), {"M": 8, "K": 3})
+        Traceback (most recent call last):
+        ...
+        ValueError: M + K == 11 exceeds the 10 samples of dataset; reduce the split sizes.
+    """
+    n = len(x)
+    if len(y) != n:
+        raise ValueError(f"expected x (n, ...) and y (n,) with the same n, got {len(x)} and {len(y)}")
+    for key, size in sizes.items():
+        _check_int(f"sizes[{key!r}]", size, 1)
+    total = sum(sizes.values())
+    if total > n:
+        raise ValueError(f"{' + '.join(sizes)} == {total} exceeds the {n} samples of {name}; "
+                         "reduce the split sizes.")
+    perm = np.random.default_rng(seed).permutation(n)
+    out, start = {}, 0
+    for key, size in sizes.items():
+        idx = perm[start:start + size]
+        out[key] = (x[idx], y[idx])
+        start += size
+    return out
+
+
+def load_digits_split(M: int, K: int, population: int, seed: int = 0, reference: int = 0) -> dict:
+    """scikit-learn's digits (1797 x 64, scaled to [0, 1]) split into ``reference``, ``M``,
+    ``K`` and ``population`` parts (tensors: x float64 ``(n, 64)``, y int64 ``(n,)``).
+
+    Raises:
+        ValueError: ``reference + M + K + population > 1797``.
+    """
+    from sklearn.datasets import load_digits
+
+    data = load_digits()
+    x = torch.as_tensor(data.data / 16.0, dtype=torch.float64)
+    y = torch.as_tensor(data.target, dtype=torch.int64)
+    sizes = {"reference": reference, "M": M, "K": K, "population": population}
+    sizes = {k: v for k, v in sizes.items() if not (k == "reference" and v == 0)}
+    return split(x, y, sizes, seed=seed, name="digits")
+
+
+_CIFAR_FILES = {
+    10: ([f"data_batch_{i}" for i in range(1, 6)], ["test_batch"], b"labels"),
+    100: (["train"], ["test"], b"fine_labels"),
+}
+
+
+def _read_batches(folder: Path, names: list[str], label_key: bytes):
+    xs, ys = [], []
+    for name in names:
+        with open(folder / name, "rb") as fh:
+            batch = pickle.load(fh, encoding="bytes")
+        xs.append(np.asarray(batch[b"data"], dtype=np.uint8).reshape(-1, 3, 32, 32))
+        ys.append(np.asarray(batch[label_key], dtype=np.int64))
+    x = torch.as_tensor(np.concatenate(xs).astype(np.float64) / 255.0)
+    return x, torch.as_tensor(np.concatenate(ys))
+
+
+def load_cifar(path: str | os.PathLike, which: int = 10) -> dict:
+    """Load CIFAR-10/100 from a local folder of standard python-pickle batches.
+
+    Args:
+        path: folder holding ``data_batch_1..5`` + ``test_batch`` (CIFAR-10) or ``train`` +
+            ``test`` (CIFAR-100), e.g. ``cifar-10-batches-py``.
+        which: 10 or 100.
+
+    Returns:
+        ``{"train": (x, y), "test": (x, y)}``, ``x`` float64 in [0, 1] of shape
+        ``(n, 3, 32, 32)``, ``y`` int64 ``(n,)`` (fine labels for CIFAR-100).
+
+    Raises:
+        ValueError: ``which`` not in {10, 100}.
+        FileNotFoundError: a batch file is missing (the message lists the expected ones).
+    """
+    if which not in _CIFAR_FILES:
+        raise ValueError(f"which == {which!r}, must be one of [10, 100].")
+    folder = Path(path)
+    train_names, test_names, key = _CIFAR_FILES[which]
+    missing = [n for n in train_names + test_names if not (folder / n).is_file()]
+    if missing:
+        raise FileNotFoundError(f"CIFAR-{which} folder {str(folder)!r} lacks {missing}; expected "
+                                f"{train_names + test_names} (python-pickle batches).")
+    return {"train": _read_batches(folder, train_names, key), "test": _read_batches(folder, test_names, key)}

@@ -1,0 +1,182 @@
+"""Zero-output residual insertion ``x -> f_top(u + h_theta(u))``, ``u = f_bot(x)`` (THEORY §1).
+
+Families (``h_0 = 0`` because ``V`` starts at 0):
+
+* ``readout``: ``h_V(u) = V phi(u)``, ``phi(u) = relu(U0 u + b0)``, ``U0, b0`` frozen;
+* ``full``: ``h(u) = V relu(U u + b)``, ``U, b, V`` trained;
+* ``linear``: ``h_V(u) = V u`` (``phi(u) = u``).
+
+``u`` is flattened to ``(n, d)`` for the block (``d = C H W`` for the CNN). The frozen
+base model is shared, never copied, by :meth:`ExpandedModel.with_V`.
+"""
+from __future__ import annotations
+
+import copy
+import math
+
+import torch
+from torch import nn
+
+from numerics.models import PostNorm
+
+FAMILIES = ("readout", "full", "linear")
+
+
+class ResidualBlock(nn.Module):
+    """``h(u) = V phi(u)`` on flattened states; ``V: (d, r)`` starts at 0.
+
+    Attributes:
+        family: ``"readout"``, ``"full"`` or ``"linear"``.
+        V: trainable ``(d, r)``; ``U, b``: ``(r, d)``, ``(r,)`` (frozen for readout,
+            trained for full, absent for linear).
+    """
+
+    def __init__(self, family: str, d: int, r: int, seed: int, dtype: torch.dtype):
+        super().__init__()
+        self.family, self.d, self.r = family, d, r
+        self.V = nn.Parameter(torch.zeros(d, r, dtype=dtype))
+        if family == "linear":
+            self.U = self.b = None
+            return
+        gen = torch.Generator().manual_seed(seed)
+        # He-style scale so that ||phi(u)|| is of the order of ||u||.
+        U = torch.randn(r, d, generator=gen, dtype=dtype) * math.sqrt(2.0 / d)
+        b = torch.randn(r, generator=gen, dtype=dtype) * 0.1
+        if family == "readout":
+            self.register_buffer("U", U)
+            self.register_buffer("b", b)
+        else:
+            self.U, self.b = nn.Parameter(U), nn.Parameter(b)
+
+    def features(self, u: torch.Tensor) -> torch.Tensor:
+        """``phi(u)``: ``(n, r)`` from ``u`` of shape ``(n, ...)`` with ``prod(...) = d``."""
+        flat = u.reshape(u.shape[0], -1)
+        if self.family == "linear":
+            return flat
+        return torch.relu(flat @ self.U.T + self.b)
+
+    def forward(self, u: torch.Tensor) -> torch.Tensor:
+        """``h(u) = V phi(u)`` reshaped like ``u``."""
+        return (self.features(u) @ self.V.T).reshape(u.shape)
+
+
+class ExpandedModel(nn.Module):
+    """``f_new(x) = base.top(u + block(u), at)`` with ``u = base.bottom(x, at)`` (frozen base).
+
+    With ``post_norm=True`` the state passed on is ``N(u + block(u))`` (unit gain, the
+    base model's ``eps_n``), function-preserving only if ``N`` is idempotent
+    (see :func:`post_norm_report`).
+    """
+
+    def __init__(self, base: nn.Module, at: int, block: ResidualBlock, post_norm: bool = False):
+        super().__init__()
+        base._check_at(at)
+        self.base, self.at, self.block = base, at, block
+        self.post_norm = None
+        if post_norm:
+            ref = base.norm_at(at)
+            groups = ref.groups if ref.kind == "group" else 1
+            self.post_norm = PostNorm(ref.gamma.numel(), ref.kind, base.eps_n, 1.0, groups)
+            self.post_norm.to(ref.gamma.dtype).requires_grad_(False)
+        for p in self.base.parameters():
+            p.requires_grad_(False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.top_from_u(self.base.bottom(x, self.at))
+
+    def top_from_u(self, u: torch.Tensor) -> torch.Tensor:
+        """``f_top(u + h(u))`` (or ``f_top(N(u + h(u)))`` for post-norm insertion)."""
+        z = u + self.block(u)
+        if self.post_norm is not None:
+            z = self.post_norm(z)
+        return self.base.top(z, self.at)
+
+    def block_parameters(self) -> list[nn.Parameter]:
+        """The trainable parameters of the inserted block (``V``, and ``U, b`` for full)."""
+        return [p for p in self.block.parameters() if p.requires_grad]
+
+    def with_V(self, V: torch.Tensor) -> "ExpandedModel":
+        """A copy sharing the frozen base, with ``V`` replaced (e.g. a jumpboard ``-G/beta``).
+
+        Raises:
+            ValueError: ``V`` has the wrong shape.
+        """
+        if tuple(V.shape) != tuple(self.block.V.shape):
+            raise ValueError(f"expected V of shape {tuple(self.block.V.shape)}, got {tuple(V.shape)}.")
+        new = copy.copy(self)
+        new._modules = dict(self._modules)
+        new.block = copy.deepcopy(self.block)
+        with torch.no_grad():
+            new.block.V.copy_(V.detach().to(new.block.V.dtype))
+        return new
+
+
+def insert_block(model: nn.Module, at: int, family: str = "readout", width: int = 16, seed: int = 0,
+                 post_norm: bool = False) -> ExpandedModel:
+    """Insert ``h_theta`` at ``z_at``: ``H_new = {x -> f_top(u + h_theta(u))}`` (THEORY §1).
+
+    Args:
+        model: a :class:`~numerics.models.PostNormResMLP` / ``PostNormResCNN`` (frozen
+            in place: its parameters get ``requires_grad=False``).
+        at: insertion point ``l`` in ``0..D``.
+        family: ``"readout"``, ``"full"`` or ``"linear"``.
+        width: block width ``r`` (ignored for ``linear``, where ``r = d``).
+        seed: seed of the frozen ``U0, b0`` (readout) / initial ``U, b`` (full).
+        post_norm: add ``N(u + h(u))`` (see :func:`post_norm_report`).
+
+    Returns:
+        An :class:`ExpandedModel` equal to ``model`` at ``theta = 0`` (bitwise when
+        ``post_norm`` is False: ``u + 0 == u``).
+
+    Raises:
+        ValueError: unknown family, bad width or insertion point.
+
+    Example:
+        >>> from numerics.models import PostNormResMLP
+        >>> net = PostNormResMLP(3, 8, 2, 4)
+        >>> new = insert_block(net, at=1, family="readout", width=5)
+        >>> x = torch.randn(6, 3, dtype=torch.float64)
+        >>> torch.equal(new(x), net(x)), tuple(new.block.V.shape)
+        (True, (8, 5))
+    """
+    if family not in FAMILIES:
+        raise ValueError(f"family == {family!r}, must be one of {list(FAMILIES)}.")
+    if not isinstance(width, int) or width < 1:
+        raise ValueError(f"width == {width!r}, must be an int >= 1.")
+    model._check_at(at)
+    d = math.prod(model.state_shape)
+    r = d if family == "linear" else width
+    dtype = model.head.weight.dtype
+    return ExpandedModel(model, at, ResidualBlock(family, d, r, seed, dtype), post_norm)
+
+
+def post_norm_function_preserving(model: nn.Module, at: int) -> bool:
+    """Whether ``N(u + 0) == u`` for every ``u = z_at`` in exact arithmetic (THEORY §1).
+
+    True iff the normalisation producing ``z_at`` is idempotent: ``eps_n = 0``, unit gain
+    and zero shift (the inserted ``N`` has unit gain). Otherwise post-norm insertion
+    changes the function at ``theta = 0``.
+    """
+    return model.norm_at(at).is_idempotent()
+
+
+def post_norm_report(model: nn.Module, at: int, x: torch.Tensor | None = None) -> dict:
+    """Post-norm insertion report: exact-arithmetic verdict, reasons, measured deviation.
+
+    Returns:
+        dict with ``function_preserving`` (bool), ``eps_n``, ``unit_gain``, ``zero_shift``
+        and, when ``x`` is given, ``max_abs_output_change`` on that batch.
+    """
+    ref = model.norm_at(at)
+    report = {
+        "function_preserving": post_norm_function_preserving(model, at),
+        "eps_n": ref.eps_n,
+        "unit_gain": bool(torch.all(ref.gamma.detach() == 1.0)),
+        "zero_shift": ref.beta is None or bool(torch.all(ref.beta.detach() == 0.0)),
+    }
+    if x is not None:
+        with torch.no_grad():
+            plain = model(x)
+            changed = insert_block(model, at, "linear", post_norm=True)(x)
+        report["max_abs_output_change"] = float((changed - plain).abs().max())
+    return report

@@ -11,12 +11,24 @@ import math
 from typing import Mapping
 
 
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+#: Sentinel for a key that is absent from the input.
+MISSING = _Missing()
+
+
 class InputError(ValueError):
     """Bad user input: names the key, the allowed range and the value received."""
 
     def __init__(self, key: str, allowed: str, value: object):
         self.key, self.allowed, self.value = key, allowed, value
-        super().__init__(f"{key} == {value!r}, must be {allowed}.")
+        if value is MISSING:
+            super().__init__(f"{key} is missing, must be {allowed}.")
+        else:
+            super().__init__(f"{key} == {value!r}, must be {allowed}.")
 
 
 @dataclasses.dataclass(frozen=True)

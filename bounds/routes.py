@@ -22,7 +22,7 @@ import sympy as sp
 
 from bounds import _symbols as s
 from bounds._statement import evaluate
-from bounds._validation import BLOCK_PARAMETERS, LEVEL, OPTIONAL, PARAMETERS, InputError
+from bounds._validation import BLOCK_PARAMETERS, LEVEL, MISSING, OPTIONAL, PARAMETERS, InputError
 from bounds.generalisation import eps_expression
 from bounds.theorems import THEOREM_2, THEOREM_3
 
@@ -132,7 +132,7 @@ class Setup:
                 _check_all(key, interval, getattr(self, key))
         for key, interval in BLOCK_PARAMETERS[self.family].items():
             if key not in self.block:
-                raise InputError(f"block.{key}", f"given for family {self.family!r}", None)
+                raise InputError(f"block.{key}", interval.describe(), MISSING)
             _check_all(f"block.{key}", interval, self.block[key])
         return self
 

@@ -32,7 +32,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Mapping
 
-from bounds._validation import BLOCK_PARAMETERS, LEVEL, OPTIONAL, PARAMETERS, Interval, InputError
+from bounds._validation import BLOCK_PARAMETERS, LEVEL, MISSING, OPTIONAL, PARAMETERS, Interval, InputError
 from bounds.loss import cross_entropy_constants, squared_loss_constants
 from bounds.routes import Setup
 
@@ -53,7 +53,7 @@ def read_toml(path: str | Path) -> dict[str, Any]:
 
 def _number(data: Mapping, key: str, interval: Interval, prefix: str = "") -> float:
     if key not in data:
-        raise InputError(prefix + key, f"present ({interval.describe()})", None)
+        raise InputError(prefix + key, interval.describe(), MISSING)
     return interval.check(prefix + key, data[key])
 
 
@@ -64,7 +64,7 @@ def _loss_constants(loss: Mapping) -> tuple[float, float]:
     if kind == "cross_entropy":
         for key in ("head_row_norms", "head_bias"):
             if not isinstance(loss.get(key), list):
-                raise InputError(f"loss.{key}", "a list of numbers, one per class", loss.get(key))
+                raise InputError(f"loss.{key}", "a list of numbers, one per class", loss.get(key, MISSING))
             for i, v in enumerate(loss[key]):
                 _NUMBER.check(f"loss.{key}[{i}]", v)
         n_classes = _number(loss, "n_classes", Interval(2, integer=True), "loss.")
@@ -86,14 +86,14 @@ def setup_from_dict(cfg: Mapping[str, Any]) -> tuple[Setup, float | None]:
     opt = {key: interval.check(key, cfg[key]) for key, interval in OPTIONAL.items() if key in cfg}
     loss = cfg.get("loss")
     if not isinstance(loss, dict):
-        raise InputError("loss", "a [loss] table with B and L_loss (or kind)", loss)
+        raise InputError("loss", "a [loss] table with B and L_loss (or kind)", MISSING if loss is None else loss)
     B, L_loss = _loss_constants(loss)
     block = cfg.get("block")
     if not isinstance(block, dict):
-        raise InputError("block", "a [block] table with family and its parameters", block)
+        raise InputError("block", "a [block] table with family and its parameters", MISSING if block is None else block)
     family = block.get("family")
     if family not in BLOCK_PARAMETERS:
-        raise InputError("block.family", f"one of {sorted(BLOCK_PARAMETERS)}", family)
+        raise InputError("block.family", f"one of {sorted(BLOCK_PARAMETERS)}", block.get("family", MISSING))
     params = {k: _number(block, k, iv, "block.") for k, iv in BLOCK_PARAMETERS[family].items()}
     _warn_unknown(cfg, block, family)
     level = LEVEL.check("level", cfg["level"]) if "level" in cfg else None

@@ -1,0 +1,75 @@
+"""`depthcert bounds`: JSON contract, human table, bad input -> exit 2 with one line."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from depthcert.cli import main
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "setup.toml"
+
+
+def test_json_contract(capsys):
+    assert main(["bounds", "--config", str(EXAMPLE), "--json", "--level", "0.1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("eps_M", "eps_K", "population_route", "direct_route"):
+        assert key in out
+    for route in ("population_route", "direct_route"):
+        for key in ("bound", "failure_probability", "certified", "min_M"):
+            assert key in out[route]
+    assert "min_K" in out["population_route"]
+    assert out["population_route"]["certified"] is False
+
+
+def test_human_table(capsys):
+    assert main(["bounds", "--config", str(EXAMPLE)]) == 0
+    out = capsys.readouterr().out
+    assert "population (Thm 2)" in out and "direct (Thm 3)" in out and "eps_M" in out
+
+
+def _edit(tmp_path, old, new):
+    text = EXAMPLE.read_text()
+    assert old in text
+    p = tmp_path / "bad.toml"
+    p.write_text(text.replace(old, new, 1))
+    return p
+
+
+BAD = [
+    ("delta_R = 0.09", "", "delta_R is missing"),
+    ('family = "readout"', 'family = "wide"', "block.family == 'wide'"),
+    ("M = 200000", 'M = "many"', "M == 'many'"),
+    ("M = 200000", "M = nan", "M == nan"),
+    ("K = 100000", "K = inf", "K == inf"),
+    ("delta = 0.05 ", "delta = 1.5 ", "delta == 1.5"),
+    ("delta = 0.05 ", "delta = 0.0 ", "delta == 0.0"),
+    ("M = 200000", "M = 0.5", "M == 0.5"),
+    ("B = 4.2", "B = 0", "loss.B == 0"),
+    ("nu_V = 0.4", "nu_V = -0.4", "block.nu_V == -0.4"),
+    ("B = 4.2", "B = \"__import__('os').system('echo pwned')\"", "loss.B == "),
+    ("M = 200000", "M = true", "M == True"),
+    ("M = 200000", "M = [1, 2", "--config =="),
+]
+
+
+@pytest.mark.parametrize("old,new,message", BAD, ids=[b[2] for b in BAD])
+def test_bad_input_exit_2_one_line(tmp_path, capsys, old, new, message):
+    assert main(["bounds", "--config", str(_edit(tmp_path, old, new))]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err and "must be" in err
+    assert "Traceback" not in err and "pwned" not in capsys.readouterr().out
+
+
+def test_level_out_of_range_and_missing_file(tmp_path, capsys):
+    assert main(["bounds", "--config", str(EXAMPLE), "--level", "0"]) == 2
+    assert "level == 0.0" in capsys.readouterr().err
+    assert main(["bounds", "--config", str(tmp_path / "nope.toml")]) == 2
+
+
+def test_console_script_runs_in_a_subprocess():
+    out = subprocess.run([sys.executable, "-m", "depthcert", "bounds", "--config", str(EXAMPLE), "--json"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    json.loads(out.stdout)   # exactly one JSON object

@@ -18,6 +18,8 @@ from bounds.theorems import (
     THEOREM_2,
     THEOREM_2_GENERAL,
     THEOREM_3,
+    jumpboard_lower_bound,
+    jumpboard_risk_bound,
 )
 
 __all__ = [
@@ -32,4 +34,6 @@ __all__ = [
     "THEOREM_3",
     "Theorem",
     "evaluate",
+    "jumpboard_lower_bound",
+    "jumpboard_risk_bound",
 ]

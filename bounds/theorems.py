@@ -128,3 +128,24 @@ THEOREM_3 = Theorem(
 )
 
 ALL_THEOREMS = (THEOREM_1, THEOREM_1_OPTIMAL, THEOREM_2_GENERAL, THEOREM_2, THEOREM_3)
+
+
+def jumpboard_lower_bound(G_sq, beta):
+    """``||G||^2 / (2 beta)``: Theorem 1's guaranteed population gain (vectorised).
+
+    Read from :data:`THEOREM_1_OPTIMAL`'s conclusion, not re-typed.
+
+    Example:
+        >>> float(jumpboard_lower_bound(2.0, 4.0))
+        0.25
+    """
+    from bounds._statement import evaluate
+
+    return evaluate(THEOREM_1_OPTIMAL.conclusion.rhs, {"G_sq": G_sq, "beta": beta})
+
+
+def jumpboard_risk_bound(R_old, G_sq, beta, eta):
+    """``R(f_old) - eta (1 - beta eta / 2) ||G||^2`` (Theorem 1, any ``0 < eta <= 1/beta``)."""
+    from bounds._statement import evaluate
+
+    return evaluate(THEOREM_1.bound, {"R_old": R_old, "G_sq": G_sq, "beta": beta, "eta": eta})

@@ -17,6 +17,8 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
     p.add_argument("--level", type=float, default=None,
                    help=f"largest acceptable failure probability (default: config 'level' or {DEFAULT_LEVEL})")
+    p.add_argument("--plot", default=None, metavar="PNG",
+                   help="also write a figure: bounds vs M, failure probability vs Delta_R")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,5 +30,9 @@ def run(args: argparse.Namespace) -> int:
     rep = evaluate_routes(setup, level)
     regime = degenerate_regime(setup, rep.level)
     out = {**rep.to_dict(), "degenerate_regime": regime.to_dict(), "setup": report.setup_dict(setup)}
+    if args.plot:
+        from depthcert.plots import plot_routes
+
+        out["plot"] = str(plot_routes(setup, rep.level, args.plot))
     print(dumps(out) if args.json else report.routes_table(rep, regime))
     return 0

@@ -213,3 +213,22 @@ def test_level_and_family_are_validated():
         evaluate_routes(Setup(**{**EXAMPLE, "family": "wide"}), 0.1)
     with pytest.raises(InputError, match="block.nu_V is missing"):
         evaluate_routes(Setup(**{**EXAMPLE, "block": dict(d=8, L_top=2.5, rho_phi=3.0)}), 0.1)
+
+
+def test_min_K_closed_form_matches_numeric_root():
+    from scipy.optimize import brentq
+
+    cfg = {**EXAMPLE, "M": 2e7}
+    rep = evaluate_routes(Setup(**cfg), 0.1)
+    f = lambda K: float(evaluate_routes(Setup(**{**cfg, "K": K}), 0.1, validate=False).population.failure_probability) - 0.1
+    assert brentq(f, 10, 1e9, xtol=1e-9, rtol=1e-13) == pytest.approx(float(rep.population.min_K), rel=1e-9)
+
+
+def test_theorem1_evaluators():
+    from bounds import jumpboard_lower_bound, jumpboard_risk_bound
+
+    assert float(jumpboard_lower_bound(3.0, 2.0)) == pytest.approx(0.75)
+    # at eta = 1/beta the risk bound is R_old - ||G||^2/(2 beta)
+    assert float(jumpboard_risk_bound(1.0, 3.0, 2.0, 0.5)) == pytest.approx(1.0 - 0.75)
+    etas = np.linspace(0.01, 0.5, 50)
+    assert np.argmin(jumpboard_risk_bound(1.0, 3.0, 2.0, etas)) == 49   # best step is 1/beta

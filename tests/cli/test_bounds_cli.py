@@ -73,3 +73,10 @@ def test_console_script_runs_in_a_subprocess():
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     json.loads(out.stdout)   # exactly one JSON object
+
+
+def test_plot_is_written(tmp_path, capsys):
+    png = tmp_path / "routes.png"
+    assert main(["bounds", "--config", str(EXAMPLE), "--json", "--plot", str(png)]) == 0
+    assert png.stat().st_size > 10_000 and png.read_bytes()[:4] == b"\x89PNG"
+    assert json.loads(capsys.readouterr().out)["plot"] == str(png)

@@ -155,5 +155,6 @@ def fit_power_law(x: Sequence[float], y: Sequence[float], confidence: float = 0.
     res = stats.linregress(np.log(x), np.log(y))
     q = stats.t.ppf(0.5 + confidence / 2, df=max(x.size - 2, 1))
     half = q * res.stderr
-    return PowerLawFit(-res.slope, (-res.slope - half, -res.slope + half), float(np.exp(res.intercept)),
+    p = float(-res.slope)
+    return PowerLawFit(p, (p - float(half), p + float(half)), float(np.exp(res.intercept)),
                        confidence, int(x.size))

@@ -83,7 +83,7 @@ def eps_expression(
         >>> e = eps_expression("readout", s.M, s.delta)
         >>> vals = dict(B=1, L_loss=1, L_top=1, d=4, nu_V=1, rho_phi=1, M=100, delta=0.05)
         >>> round(float(e.subs({getattr(s, k): v for k, v in vals.items()})), 6)  # 4 sqrt(2)/10 + sqrt(ln 40/200)
-        0.702521
+        0.701496
     """
     lvl = level / s.n_grid if grid else level
     rad_vec = s.rad_hat if empirical else rad_vec_closed_form(family, n)

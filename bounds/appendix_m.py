@@ -17,6 +17,7 @@ qualitative: nothing here predicts specific ratios (e.g. tokens per parameter).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Sequence
 
 import numpy as np
@@ -35,6 +36,7 @@ ASSUMPTION_G = (sp.Le(c_lo * D**-alpha, signal), sp.Le(signal, c_hi * D**-alpha)
 ASSUMPTION_G_PRIME = (sp.Le(signal**2 / (2 * beta_hi), gain), sp.Le(gain, signal**2 / (2 * beta_lo)))
 
 
+@functools.lru_cache(maxsize=None)
 def gain_bounds() -> tuple[sp.Expr, sp.Expr]:
     """G and G' combined: ``c_lo^2 D^{-2 alpha} / (2 beta_hi) <= d(D) <= c_hi^2 D^{-2 alpha} / (2 beta_lo)``."""
     lower = ASSUMPTION_G_PRIME[0].lhs.subs(signal, ASSUMPTION_G[0].lhs)
@@ -48,6 +50,7 @@ def tail_sum_bounds(exponent: sp.Expr = 2 * alpha) -> tuple[sp.Expr, sp.Expr]:
     return sp.simplify(integral), sp.simplify(D**-exponent + integral)
 
 
+@functools.lru_cache(maxsize=None)
 def excess_risk_bounds() -> tuple[sp.Expr, sp.Expr]:
     """Explicit constants in ``R(D) - R_inf = Theta(D^{-(2 alpha - 1)})``.
 
@@ -62,6 +65,7 @@ def excess_risk_bounds() -> tuple[sp.Expr, sp.Expr]:
     return sp.simplify(g_lo / per_unit * t_lo), sp.simplify(g_hi / per_unit * t_hi)
 
 
+@functools.lru_cache(maxsize=None)
 def excess_exponent() -> sp.Expr:
     """The power in ``D^{-(2 alpha - 1)}``, read off the lower bound: ``2 alpha - 1``."""
     lo, _ = excess_risk_bounds()
@@ -73,6 +77,7 @@ def test_excess(depth: sp.Expr = D) -> sp.Expr:
     return A * depth**-a + c_g * sp.sqrt(depth / M)
 
 
+@functools.lru_cache(maxsize=None)
 def optimal_depth() -> sp.Expr:
     """``D*`` minimising :func:`test_excess`: ``(2 a A sqrt(M) / c_g)^{2/(2a+1)} ∝ M^{1/(2a+1)}``."""
     roots = sp.solve(sp.diff(test_excess(), D), D)
@@ -81,11 +86,13 @@ def optimal_depth() -> sp.Expr:
     return sp.simplify(roots[0])
 
 
+@functools.lru_cache(maxsize=None)
 def test_excess_at_optimum() -> sp.Expr:
     """``L* - R_inf`` at ``D*`` (``∝ M^{-a/(2a+1)}``)."""
     return sp.simplify(test_excess(optimal_depth()))
 
 
+@functools.lru_cache(maxsize=None)
 def deepest_certified_depth() -> sp.Expr:
     """Depth solving ``d_lo(D)/2 = 2 eps_M`` with ``eps_M = c_e / sqrt(M)`` (``∝ M^{1/(4 alpha)}``).
 

@@ -16,6 +16,9 @@ from bounds import _symbols as s
 from bounds._statement import Event, Hoeffding, Premise, Theorem
 
 _nonneg_costs = (s.eps_M >= 0, s.eps_K >= 0, s.delta_R >= 0, s.delta_erm >= 0)
+# losses take values in [0, B]: every risk is >= 0 (THEORY §1)
+_risks = (s.L_test_old >= 0, s.L_test_new >= 0, s.R_old >= 0, s.R_new >= 0, s.RS_new >= 0, s.RS_jump >= 0,
+          s.R_jump >= 0)
 _sizes = (s.M > 0, s.K > 0, s.B > 0, s.delta > 0, s.delta < 1, s.delta_prime > 0, s.delta_prime < 1)
 
 E_S = Event("E_S", s.delta, "sup_F |R - R_S| > eps_M on the training sample S (THEORY §4)")
@@ -89,7 +92,7 @@ THEOREM_2_GENERAL = Theorem(
     events=(E_S, _hoeffding_event("H_new", "L_test(f_new) - R(f_new)"),
             _hoeffding_event("H_old", "R(f_old) - L_test(f_old)")),
     failure_probability=s.delta + 2 * sp.exp(-2 * s.K * s.t**2 / s.B**2),
-    side_conditions=_nonneg_costs + _sizes + (s.t > 0,),
+    side_conditions=_nonneg_costs + _sizes + _risks + (s.t > 0,),
 )
 
 #: The paper's statement: ``t = Delta_R / 4``.
@@ -98,7 +101,7 @@ THEOREM_2 = THEOREM_2_GENERAL.substitute({s.t: s.delta_R / 4}, name="theorem2_po
     description="L_test(f_new) <= L_test(f_old) - Delta_R/2 - Delta_ERM + 2 eps_M "
     "w.p. >= 1 - delta - 2 exp(-K Delta_R^2 / (8 B^2)).",
     failure_probability=s.delta + 2 * sp.exp(-s.K * s.delta_R**2 / (8 * s.B**2)),
-    side_conditions=_nonneg_costs + _sizes + (s.delta_R > 0,),
+    side_conditions=_nonneg_costs + _sizes + _risks + (s.delta_R > 0,),
 )
 
 # ---- Theorem 3: direct route (THEORY §6) ---------------------------------------------
@@ -124,7 +127,7 @@ THEOREM_3 = Theorem(
     ),
     events=(E_T, E_S),
     failure_probability=s.delta + s.delta_prime,
-    side_conditions=_nonneg_costs + _sizes,
+    side_conditions=_nonneg_costs + _sizes + _risks + (s.L_test_jump >= 0,),
 )
 
 ALL_THEOREMS = (THEOREM_1, THEOREM_1_OPTIMAL, THEOREM_2_GENERAL, THEOREM_2, THEOREM_3)

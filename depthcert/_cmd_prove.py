@@ -40,13 +40,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_chain(args: argparse.Namespace) -> int:
+    from depthcert.errors import InputError
     from proofs_check import ChainSyntaxError, check_chain, format_chain, load_chain
 
     try:
         chain = load_chain(args.chain)
-    except ChainSyntaxError as exc:
+    except (ChainSyntaxError, InputError) as exc:  # malformed input: one line, exit 2
         if args.json:
-            print(dumps({"error": str(exc), "key": exc.key, "column": exc.column, "entailed": None}))
+            print(dumps({"error": str(exc), "key": exc.key, "column": getattr(exc, "column", None),
+                         "entailed": None}))
         print(f"depthcert prove: error: {exc}", file=sys.stderr)
         return 2
     result = check_chain(chain, timeout_s=args.timeout)

@@ -96,8 +96,7 @@ def farkas(constraints: list[Constraint]) -> FarkasOutcome:
     if lam is None:
         return FarkasOutcome("infeasible", {}, "LP infeasible: no Farkas certificate exists")
     reason = ""
-    for den in _DENOMINATORS:
-        exact = [sp.Rational(Fraction(float(v)).limit_denominator(den)) for v in lam]
+    for exact in _candidates(constraints, lam):
         exact = [x if (c.op == "==" or x > 0) else sp.Integer(0) for c, x in zip(constraints, exact)]
         reason = _exact_check(constraints, exact)
         if not reason:
@@ -107,3 +106,16 @@ def farkas(constraints: list[Constraint]) -> FarkasOutcome:
                     out[c.label] = out.get(c.label, sp.Integer(0)) + x
             return FarkasOutcome("certificate", {k: v for k, v in out.items() if v != 0})
     return FarkasOutcome("inexact", {}, f"LP certificate did not verify exactly: {reason}")
+
+
+def _candidates(constraints: list[Constraint], lam):
+    """Exact candidates for the float multipliers: rationals of growing denominators, then
+    (when the coefficients hold irrational constants such as ``sqrt(2)``) ``nsimplify``
+    over those constants."""
+    for den in _DENOMINATORS:
+        yield [sp.Rational(Fraction(float(v)).limit_denominator(den)) for v in lam]
+    numbers = [n for c in constraints for n in list(c.coeffs.values()) + [c.const]]
+    irrational = sorted({a for n in numbers for a in sp.sympify(n).atoms(sp.Pow, sp.log, sp.NumberSymbol)
+                         if a.is_number and not a.is_Rational}, key=sp.default_sort_key)
+    if irrational:
+        yield [sp.nsimplify(float(v), irrational, tolerance=1e-9) for v in lam]

@@ -15,6 +15,25 @@ import dataclasses
 import sympy as sp
 
 Relational = sp.core.relational.Relational
+MAX_TERMS = 5000  # bound on the expanded size, so ((a+b)*(c+d))^k cannot exhaust memory
+
+
+class TooLarge(ValueError):
+    """The expansion into monomials would exceed :data:`MAX_TERMS` terms."""
+
+
+def expanded_size(expr: sp.Expr) -> int:
+    """An upper bound on the number of monomials of ``expand(expr)`` (no expansion done)."""
+    if isinstance(expr, sp.Add):
+        return sum(expanded_size(a) for a in expr.args)
+    if isinstance(expr, sp.Mul):
+        out = 1
+        for a in expr.args:
+            out *= expanded_size(a)
+        return out
+    if isinstance(expr, sp.Pow) and expr.exp.is_Integer and expr.exp > 1:
+        return expanded_size(expr.base) ** int(expr.exp)
+    return 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,10 +78,14 @@ def linear_form(expr: sp.Expr) -> tuple[dict, sp.Expr]:
 
     Example:
         >>> a, b = sp.symbols("a b", real=True)
-        >>> linear_form(3*a*(b - 1) + 2)
-        ({a*b: 3, a: -3}, 2)
+        >>> coeffs, const = linear_form(3*a*(b - 1) + 2)
+        >>> coeffs == {a*b: 3, a: -3}, const
+        (True, 2)
     """
-    expanded = sp.expand(expr, power_exp=False, power_base=False, log=False, deep=False)
+    size = expanded_size(expr)
+    if size > MAX_TERMS:
+        raise TooLarge(f"expanding {str(expr)[:60]}... gives up to {size} terms (limit {MAX_TERMS})")
+    expanded = sp.expand(expr, power_exp=False, power_base=False, log=False)
     coeffs: dict = {}
     const = sp.Integer(0)
     for term in sp.Add.make_args(expanded):

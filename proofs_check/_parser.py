@@ -148,9 +148,15 @@ class _Parser:
             raise self.error("exponent must be a numeric constant (use exp(...) otherwise)", start)
         if abs(exponent) > MAX_EXPONENT or exponent.q > MAX_EXPONENT:
             raise self.error(f"exponent {exponent} outside [-{MAX_EXPONENT}, {MAX_EXPONENT}]", start)
-        if base == 0 and exponent <= 0:
-            raise self.error("0 raised to a non-positive power", op)
-        return base**exponent
+        if base == 0 and exponent < 0:
+            raise self.error("0 raised to a negative power", op)
+        return self._defined(base**exponent, op)
+
+    def _defined(self, value: sp.Expr, tok: _Tok) -> sp.Expr:
+        """Reject values that are not finite reals (``log(0)``, ``sqrt(-1)``)."""
+        if value.has(sp.zoo, sp.nan, sp.oo, -sp.oo, sp.I):
+            raise self.error(f"{value} is not a finite real number", tok)
+        return value
 
     def atom(self) -> sp.Expr:
         tok = self.tok
@@ -179,7 +185,7 @@ class _Parser:
                 raise self.error(f"function {tok.text!r} needs an argument in parentheses", tok)
             self.i += 1
             arg = self._group(tok)
-            return FUNCTIONS[tok.text](arg)
+            return self._defined(FUNCTIONS[tok.text](arg), tok)
         if is_call:
             raise self.error(f"unknown function {tok.text!r}; allowed: {', '.join(FUNCTIONS)}", tok)
         return sp.Symbol(tok.text, real=True)

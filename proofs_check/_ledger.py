@@ -1,0 +1,174 @@
+"""The probability ledger of a proof chain (THEORY §5, §6).
+
+Each premise lives outside a failure event (``E_S``, ``E_T``, a Hoeffding tail) or none
+(a definition). The ledger checks, with sympy:
+
+* every event a premise names is declared, and every declared event is used;
+* every Hoeffding event's probability is the tail ``exp(-2 n t^2 / range^2)`` of its
+  recorded ``(n, t, range)``, and ``t`` is exactly the slack of the premises on it
+  (``A <= B + t`` with risks ``A``, ``B``);
+* the union bound over the events the premises use equals the stated failure probability
+  (THEORY §5: ``delta + 2 exp(-K Delta_R^2 / (8 B^2))``; §6: ``delta + delta'``).
+
+A mismatch comes with a witness point (symbol values, respecting the side conditions)
+where the two probabilities differ, the most optimistic statement first.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import sympy as sp
+
+from bounds import _symbols as sym
+from proofs_check._results import Check
+
+#: The risk quantities of THEORY's notation; a Hoeffding premise bounds a difference of two.
+_SIZE_SYMBOLS = frozenset((sym.M, sym.K, sym.n))
+_RISKS = frozenset((sym.L_test_old, sym.L_test_new, sym.L_test_jump, sym.R_old, sym.R_new,
+                    sym.R_jump, sym.RS_new, sym.RS_jump))
+
+_GRID = (0.01, 0.05, 0.25, 0.5, 0.9, 1.0, 2.0, 4.0, 16.0, 100.0, 1000.0)
+_SIZES = (1.0, 2.0, 10.0, 100.0, 1000.0)  # sample sizes are counts: at least 1
+
+
+def _sample_points(symbols, side_conditions, n_points: int = 300, seed: int = 0):
+    """Points (name -> float) on a log grid respecting signs and side conditions."""
+    rng = np.random.default_rng(seed)
+    args = sorted(symbols, key=lambda x: x.name)
+    conds = [c for c in side_conditions if c not in (sp.true,) and c.free_symbols <= set(args)]
+    tests = [sp.lambdify(args, sp.And(*conds), modules="math")] if conds else []
+    points = []
+    for _ in range(n_points):
+        vals = [float(rng.choice(_SIZES if a in _SIZE_SYMBOLS else _GRID))
+                * (1 if (a.is_nonnegative or rng.random() < 0.5) else -1) for a in args]
+        if all(bool(t(*vals)) for t in tests):
+            points.append(dict(zip([a.name for a in args], vals)))
+    return points
+
+
+def witness(stated: sp.Expr, derived: sp.Expr, side_conditions) -> dict | None:
+    """A point where ``stated != derived`` (prefer ``stated < derived``), with both values."""
+    syms = stated.free_symbols | derived.free_symbols
+    f = sp.lambdify(sorted(syms, key=lambda x: x.name), stated - derived, modules="math")
+    gaps = []
+    for p in _sample_points(syms, side_conditions):
+        try:
+            gap = f(*[p[k] for k in sorted(p)])
+        except (OverflowError, ZeroDivisionError, ValueError):
+            continue
+        if math.isfinite(gap) and abs(gap) > 1e-9:
+            gaps.append((gap, p))
+    if not gaps:
+        return None
+    # the most optimistic statement if there is one, else the largest discrepancy
+    best = min(gaps, key=lambda g: g[0]) if min(g[0] for g in gaps) < 0 else max(gaps, key=lambda g: g[0])
+    gap, p = best
+    subs = {s: p[s.name] for s in syms}
+    return {**p, "stated": float(stated.subs(subs)), "derived": float(derived.subs(subs))}
+
+
+def _equal(a: sp.Expr, b: sp.Expr) -> bool:
+    """Symbolic equality; a cheap numeric probe first, so a mismatch skips ``simplify``."""
+    diff = sp.expand(a - b)
+    if diff == 0:
+        return True
+    syms = sorted(diff.free_symbols, key=lambda x: x.name)
+    f = sp.lambdify(syms, diff, modules="math")
+    for vals in ((0.3 + 0.1 * i for i in range(len(syms))), (1.7 - 0.2 * i for i in range(len(syms)))):
+        try:
+            if abs(f(*vals)) > 1e-9:
+                return False
+        except (ValueError, ZeroDivisionError, OverflowError):
+            continue
+    return sp.simplify(diff) == 0
+
+
+def check_events(theorem) -> list[Check]:
+    """Every premise's event is declared; every declared event is used (else a FINDING)."""
+    declared = theorem.event_map
+    missing = sorted({p.event for p in theorem.premises if p.event is not None} - set(declared))
+    used = {p.event for p in theorem.premises}
+    unused = [e.name for e in theorem.events if e.name not in used]
+    out = [Check(theorem.name, "ledger/events_declared", "FAIL" if missing else "PASS", "ledger",
+                 f"undeclared events {missing}" if missing else f"events {sorted(declared)}")]
+    if unused:
+        out.append(Check(theorem.name, "ledger/unused_events", "FINDING", "ledger",
+                         f"declared but used by no premise: {unused}"))
+    return out
+
+
+def _premise_slack_matches(premise, t: sp.Expr) -> bool:
+    """``premise`` reads ``A <= B + t`` for two distinct risk symbols ``A``, ``B``."""
+    rel = premise.relation
+    if isinstance(rel, (sp.LessThan, sp.StrictLessThan)):
+        slack = rel.rhs - rel.lhs
+    elif isinstance(rel, (sp.GreaterThan, sp.StrictGreaterThan)):
+        slack = rel.lhs - rel.rhs
+    else:
+        return False
+    rest = sp.expand(slack - t)
+    terms = sp.Add.make_args(rest)
+    coeffs = sorted(term.as_coeff_Mul()[0] for term in terms)
+    bare = all(isinstance(term.as_coeff_Mul()[1], sp.Symbol) for term in terms)
+    return len(terms) == 2 and bare and coeffs == [-1, 1]
+
+
+def check_hoeffding(theorem) -> list[Check]:
+    """Each Hoeffding event: probability == its tail, and its ``t`` is the premises' slack."""
+    out = []
+    for ev in theorem.events:
+        if ev.hoeffding is None:
+            continue
+        t0, name = time.perf_counter(), f"ledger/hoeffding/{ev.name}"
+        tail = ev.hoeffding.tail()
+        if not _equal(ev.probability, tail):
+            w = witness(ev.probability, tail, theorem.side_conditions)
+            out.append(Check(theorem.name, name, "FAIL", "sympy",
+                             f"P({ev.name}) = {ev.probability} but the tail at t = {ev.hoeffding.t} is {tail}",
+                             countermodel=w, seconds=time.perf_counter() - t0))
+            continue
+        users = [p for p in theorem.premises if p.event == ev.name]
+        bad = [p.name for p in users if not _premise_slack_matches(p, ev.hoeffding.t)]
+        status = "FAIL" if bad else "PASS"
+        detail = (f"premises {bad} do not have slack t = {ev.hoeffding.t}" if bad
+                  else f"P = exp(-2 n t^2/range^2) = {tail} with t = {ev.hoeffding.t}, slack of {[p.name for p in users]}")
+        cm = _slack_witness(theorem, ev, bad) if bad else None
+        out.append(Check(theorem.name, name, status, "sympy", detail, countermodel=cm,
+                         seconds=time.perf_counter() - t0))
+    return out
+
+
+def _slack_witness(theorem, ev, bad) -> dict | None:
+    """Values where the tail at the premise's slack exceeds the recorded probability."""
+    p = next(p for p in theorem.premises if p.name == bad[0])
+    rel = p.relation
+    slack = (rel.rhs - rel.lhs) if isinstance(rel, (sp.LessThan, sp.StrictLessThan)) else (rel.lhs - rel.rhs)
+    t_used = slack.subs({s: 0 for s in slack.free_symbols if s in _RISKS})
+    h = ev.hoeffding
+    return witness(ev.probability, sp.exp(-2 * h.n * t_used**2 / h.range**2), theorem.side_conditions)
+
+
+def check_union_bound(theorem) -> Check:
+    """Union bound over the used events == the stated failure probability."""
+    t0 = time.perf_counter()
+    try:
+        derived = theorem.union_bound()
+    except KeyError as exc:
+        return Check(theorem.name, "ledger/union_bound", "FAIL", "sympy", f"undeclared event {exc}")
+    stated = theorem.failure_probability
+    if _equal(stated, derived):
+        return Check(theorem.name, "ledger/union_bound", "PASS", "sympy",
+                     f"union bound {derived} == stated {stated}", seconds=time.perf_counter() - t0)
+    w = witness(stated, derived, theorem.side_conditions)
+    status = "FAIL" if w is not None else "UNKNOWN"
+    how = "" if w is None else (" (stated is optimistic there)" if w["stated"] < w["derived"]
+                                else " (stated differs, looser there)")
+    return Check(theorem.name, "ledger/union_bound", status, "sympy+numeric",
+                 f"union bound {derived} != stated {stated}{how}", countermodel=w, seconds=time.perf_counter() - t0)
+
+
+def check_ledger(theorem) -> list[Check]:
+    """All ledger checks of one theorem (THEORY §5, §6)."""
+    return check_events(theorem) + check_hoeffding(theorem) + [check_union_bound(theorem)]

@@ -42,6 +42,21 @@ NOTEBOOKS = {
                  "am.growth_exponent(am.optimal_depth()))\nprint('deepest certified depth ~ M^', "
                  "am.growth_exponent(am.deepest_certified_depth()))"),
     ],
+    "02_proofs.ipynb": [
+        ("md", "# Proof chains, machine-checked\nEach theorem object of `bounds/` is checked by `proofs_check`: "
+               "an exact Farkas certificate, a z3 proof, necessity of every premise, the probability ledger."),
+        ("code", "import proofs_check\nfrom bounds import THEOREM_2, THEOREM_3\n"
+                 "res = proofs_check.verify(THEOREM_2)\nprint(res.ok)\nfor c in res.to_dict()['checks'][:6]:\n"
+                 "    print(c['status'], c['name'], '-', c['detail'][:80])"),
+        ("md", "## A mutant must be rejected\nThe margin `Delta_R` instead of `Delta_R/2` does not follow."),
+        ("code", "from bounds import _symbols as s\nimport sympy as sp\n"
+                 "wrong = THEOREM_2.replace(conclusion=sp.Le(s.L_test_new, s.L_test_old - s.delta_R - s.delta_erm + 2 * s.eps_M))\n"
+                 "bad = proofs_check.verify(wrong, necessity=False)\nprint(bad.ok)\nassert not bad.ok"),
+        ("md", "## Your own chain\nFormulas are parsed by a restricted grammar (never `sympify`)."),
+        ("code", "chain = proofs_check.parse_chain({'name': 'mine', 'assume': ['epsM >= 0'],\n"
+                 "    'premises': ['Rnew <= RSnew + epsM', 'RSnew <= Rold + epsM'], 'conclusion': 'Rnew <= Rold + 2*epsM'}, 'mine')\n"
+                 "out = proofs_check.check_chain(chain)\nprint(out.entailed, out.engines)"),
+    ],
 }
 
 

@@ -48,6 +48,16 @@ class ResidualBlock(nn.Module):
         else:
             self.U, self.b = nn.Parameter(U), nn.Parameter(b)
 
+    @property
+    def U0(self):
+        """Alias of ``U`` (THEORY's ``U0`` for the frozen readout features)."""
+        return self.U
+
+    @property
+    def b0(self):
+        """Alias of ``b`` (THEORY's ``b0``)."""
+        return self.b
+
     def features(self, u: torch.Tensor) -> torch.Tensor:
         """``phi(u)``: ``(n, r)`` from ``u`` of shape ``(n, ...)`` with ``prod(...) = d``."""
         flat = u.reshape(u.shape[0], -1)
@@ -150,13 +160,24 @@ def insert_block(model: nn.Module, at: int, family: str = "readout", width: int 
     return ExpandedModel(model, at, ResidualBlock(family, d, r, seed, dtype), post_norm)
 
 
-def post_norm_function_preserving(model: nn.Module, at: int) -> bool:
+def post_norm_function_preserving(model: nn.Module, at: int | None = None) -> bool:
     """Whether ``N(u + 0) == u`` for every ``u = z_at`` in exact arithmetic (THEORY §1).
 
     True iff the normalisation producing ``z_at`` is idempotent: ``eps_n = 0``, unit gain
     and zero shift (the inserted ``N`` has unit gain). Otherwise post-norm insertion
     changes the function at ``theta = 0``.
+
+    Args:
+        model: a base model (then ``at`` is required) or an :class:`ExpandedModel`
+            (its own ``base`` and ``at`` are used when ``at`` is None).
+
+    Raises:
+        ValueError: ``at`` missing for a base model.
     """
+    if isinstance(model, ExpandedModel):
+        model, at = model.base, model.at if at is None else at
+    if at is None:
+        raise ValueError("at == None, must be an insertion point in [0, D] for a base model.")
     return model.norm_at(at).is_idempotent()
 
 

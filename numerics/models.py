@@ -15,6 +15,7 @@ on each normalisation, ``lipschitz_bound(scale_min)``.
 from __future__ import annotations
 
 import math
+import numbers
 
 import torch
 from torch import nn
@@ -94,7 +95,8 @@ class PostNorm(nn.Module):
         return self.eps_n == 0.0 and unit and no_shift
 
 
-def _build(seed: int, dtype: torch.dtype, build) -> None:
+def _build(seed: int, build) -> None:
+    """Run ``build`` under a forked, seeded global RNG (the caller's RNG state is untouched)."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         build()
@@ -147,7 +149,7 @@ class _PostNormResNet(nn.Module):
         return self._readout(z), states
 
     def _check_at(self, at: int) -> None:
-        if not isinstance(at, int) or not 0 <= at <= self.depth:
+        if isinstance(at, bool) or not isinstance(at, numbers.Integral) or not 0 <= at <= self.depth:
             raise ValueError(f"at == {at!r}, must be an int in [0, {self.depth}].")
 
     def norm_at(self, at: int) -> PostNorm:
@@ -206,7 +208,7 @@ class PostNormResMLP(_PostNormResNet):
             self.norms = nn.ModuleList(PostNorm(width, norm, eps_n, gain) for _ in range(depth))
             self.head = nn.Linear(width, n_out)
 
-        _build(seed, dtype, build)
+        _build(seed, build)
         self.to(dtype)
 
     def branch_lipschitz_bound(self, j: int) -> float:
@@ -260,7 +262,7 @@ class PostNormResCNN(_PostNormResNet):
             self.norms = nn.ModuleList(make_norm() for _ in range(depth))
             self.head = nn.Linear(channels, n_out)
 
-        _build(seed, dtype, build)
+        _build(seed, build)
         self.to(dtype)
 
     def _readout(self, z: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,94 @@
+"""Estimators of the quantities in THEORY.md, each citing its section.
+
+* §1/§8 gradients: :func:`activation_gradients`, :func:`cross_gradient`,
+  :func:`u_statistic_sq_norm`, :func:`first_order_scan`.
+* §2-§3, §6 smoothness and margins: :func:`smoothness_beta`, :func:`smoothness_beta_report`,
+  :func:`jumpboard`, :func:`mean_loss`, :func:`delta_r`, :func:`delta_r_lower_bound`,
+  :func:`delta_erm`, :func:`delta_test_r`.
+* §1-§2 constants: :func:`loss_constants`, :func:`lipschitz_top_certified`,
+  :func:`lipschitz_top_empirical`.
+* §4 complexity: :func:`rho_phi`, :func:`rademacher_readout_mc`,
+  :func:`rademacher_readout_jensen`, :func:`eps_n_closed_form`, :func:`eps_n_readout_mc`,
+  :func:`cap_grid`, :func:`cap_for`.
+* §2 diagnostics: :func:`covariance_diagnostics`, :func:`norm_diagnostics`, :func:`c1_test`.
+* §8 saturation: :func:`projection_score`, :func:`cross_gradient_score`, :func:`ag_max`,
+  :func:`ag_max_per_candidate`, :func:`realisability_ratio`, :func:`saturation_test`.
+"""
+from numerics.estimators._diagnostics import covariance_diagnostics, norm_diagnostics
+from numerics.estimators._gradients import (
+    activation_gradients,
+    cross_gradient,
+    first_order_scan,
+    u_statistic_sq_norm,
+)
+from numerics.estimators._lipschitz import (
+    lipschitz_top_certified,
+    lipschitz_top_empirical,
+    loss_constants,
+)
+from numerics.estimators._rademacher import (
+    cap_for,
+    cap_grid,
+    eps_n_closed_form,
+    eps_n_readout_mc,
+    rademacher_readout_jensen,
+    rademacher_readout_mc,
+    rho_phi,
+)
+from numerics.estimators._saturation import (
+    SaturationTest,
+    ag_max,
+    ag_max_per_candidate,
+    c1_test,
+    cross_gradient_score,
+    projection_score,
+    realisability_ratio,
+    saturation_test,
+)
+from numerics.estimators._smoothness import (
+    BetaEstimate,
+    delta_erm,
+    delta_r,
+    delta_r_lower_bound,
+    delta_test_r,
+    jumpboard,
+    mean_loss,
+    smoothness_beta,
+    smoothness_beta_report,
+)
+
+__all__ = [
+    "BetaEstimate",
+    "SaturationTest",
+    "activation_gradients",
+    "ag_max",
+    "ag_max_per_candidate",
+    "c1_test",
+    "cap_for",
+    "cap_grid",
+    "covariance_diagnostics",
+    "cross_gradient",
+    "cross_gradient_score",
+    "delta_erm",
+    "delta_r",
+    "delta_r_lower_bound",
+    "delta_test_r",
+    "eps_n_closed_form",
+    "eps_n_readout_mc",
+    "first_order_scan",
+    "jumpboard",
+    "lipschitz_top_certified",
+    "lipschitz_top_empirical",
+    "loss_constants",
+    "mean_loss",
+    "norm_diagnostics",
+    "projection_score",
+    "rademacher_readout_jensen",
+    "rademacher_readout_mc",
+    "realisability_ratio",
+    "rho_phi",
+    "saturation_test",
+    "smoothness_beta",
+    "smoothness_beta_report",
+    "u_statistic_sq_norm",
+]

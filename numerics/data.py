@@ -52,23 +52,10 @@ def _check_pos(name: str, value, allow_zero: bool = False) -> float:
     return float(value)
 
 
-def _output_radius(net) -> float:
-    """``rho = ||gamma||_inf sqrt(d) + ||beta||`` of the last normalisation (THEORY §1)."""
-    from bounds.loss import post_norm_radius
-
-    norm = net.norms[-1] if len(net.norms) else None
-    gain = getattr(norm, "weight", None) if norm is not None else None
-    gain = getattr(norm, "gain", gain) if norm is not None else None
-    bias = getattr(norm, "bias", None) if norm is not None else None
-    g_inf = float(torch.as_tensor(gain).abs().max()) if gain is not None else float(getattr(net, "gain", 1.0))
-    b_norm = float(torch.as_tensor(bias).norm()) if bias is not None else 0.0
-    return post_norm_radius(g_inf, net.width, b_norm)
-
-
 def _build_teacher(d_in: int, n_out: int, depth: int, width: int, seed: int):
     from numerics.models import PostNormResMLP
 
-    net = PostNormResMLP(d_in, width, depth, n_out, norm="rms", eps_n=0.0, seed=seed).double()
+    net = PostNormResMLP(d_in, width, depth, n_out, norm="rms", eps_n=0.0, seed=seed)
     for p in net.parameters():
         p.requires_grad_(False)
     return net.eval()
@@ -102,8 +89,10 @@ class TeacherClassification(_Teacher):
         logit_scale: temperature inverse (larger = less label noise).
 
     Example:
-        >>> task = TeacherClassification(3, 4, depth=2, width=8, seed=0)  # doctest: +SKIP
-        >>> x, y = task.sample(5, seed=1)  # doctest: +SKIP
+        >>> task = TeacherClassification(3, 4, depth=2, width=8, seed=0)
+        >>> x, y = task.sample(5, seed=1)
+        >>> tuple(x.shape), tuple(y.shape), bool(torch.allclose(task.label_probs(x).sum(1), torch.ones(5, dtype=torch.float64)))
+        ((5, 3), (5,), True)
     """
 
     loss = "cross_entropy"
@@ -118,6 +107,10 @@ class TeacherClassification(_Teacher):
     def label_probs(self, x: torch.Tensor) -> torch.Tensor:
         """``p(y = k | x)``, shape ``(n, C)``, rows summing to 1."""
         return torch.softmax(self.logit_scale * self.net(x), dim=1)
+
+    def soft_targets(self, x: torch.Tensor) -> torch.Tensor:
+        """``p(. | x)`` (n, C): CE is linear in the target, so these give ``E_{y|x}`` exactly."""
+        return self.label_probs(x)
 
     @torch.no_grad()
     def sample(self, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -152,18 +145,29 @@ class TeacherRegression(_Teacher):
         noise_clip: truncation at ``+- clip * s`` (``None``: untruncated, then ``y`` is
             unbounded and squared-loss constants do not exist).
         mean_bound: the teacher's head is rescaled so ``||a|| rho + |c| = mean_bound``.
+        head_bias: keep the teacher's output bias ``c`` (False: ``c = 0``, so the whole
+            range ``mean_bound`` is spent on signal).
+
+    Example:
+        >>> task = TeacherRegression(3, depth=2, width=4, seed=0, noise_std=0.1, noise_clip=2.0)
+        >>> x, y = task.sample(1000, seed=1)
+        >>> bool(y.abs().max() <= task.target_bound), round(task.target_bound, 6)
+        (True, 1.2)
     """
 
     loss = "squared"
 
     def __init__(self, d_in: int, depth: int, width: int, seed: int = 0, noise_std: float = 0.1,
-                 noise_clip: float | None = 3.0, mean_bound: float = 1.0):
+                 noise_clip: float | None = 3.0, mean_bound: float = 1.0, head_bias: bool = True):
         self.noise_std = _check_pos("noise_std", noise_std, allow_zero=True)
         self.noise_clip = None if noise_clip is None else _check_pos("noise_clip", noise_clip)
         self.mean_bound = _check_pos("mean_bound", mean_bound)
         super().__init__(d_in, 1, depth, width, seed)
         head = self.net.head
-        scale = self.mean_bound / (float(head.weight.norm()) * _output_radius(self.net) + float(head.bias.abs().max()))
+        if not head_bias:
+            with torch.no_grad():
+                head.bias.zero_()
+        scale = self.mean_bound / (float(head.weight.norm()) * self.net.head_input_bound() + float(head.bias.abs().max()))
         with torch.no_grad():
             head.weight.mul_(scale)
             head.bias.mul_(scale)
@@ -182,6 +186,11 @@ class TeacherRegression(_Teacher):
     def mean(self, x: torch.Tensor) -> torch.Tensor:
         """``mu(x) = E[y | x]``, shape ``(n, 1)``."""
         return self.net(x)
+
+    def soft_targets(self, x: torch.Tensor) -> torch.Tensor:
+        """``mu(x)`` (n, 1): the squared loss against ``mu`` has the same gradient and Hessian
+        in ``f`` as ``E_{y|x}`` of the squared loss (it differs by the constant ``Var(xi)``)."""
+        return self.mean(x)
 
     @torch.no_grad()
     def sample(self, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:

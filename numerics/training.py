@@ -99,7 +99,7 @@ def project_to_caps(named: Mapping[str, torch.Tensor], caps: Mapping[str, float]
     return active
 
 
-def _check_train_args(named, caps, optimizer, lr, steps, loss, x, y):
+def _check_train_args(named, caps, optimizer, lr, steps, loss, x, y, batch_size):
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer == {optimizer!r}, must be one of {list(OPTIMIZERS)}.")
     if loss not in LOSSES:
@@ -108,6 +108,8 @@ def _check_train_args(named, caps, optimizer, lr, steps, loss, x, y):
         raise ValueError(f"lr == {lr!r}, must be a finite number > 0.")
     if not (isinstance(steps, int) and steps >= 0):
         raise ValueError(f"steps == {steps!r}, must be an integer >= 0.")
+    if batch_size is not None and not (isinstance(batch_size, int) and batch_size >= 1):
+        raise ValueError(f"batch_size == {batch_size!r}, must be None or an integer >= 1.")
     if x.shape[0] != y.shape[0]:
         raise ValueError(f"expected x (n, ...) and y (n, ...) with the same n, got {tuple(x.shape)} "
                          f"and {tuple(y.shape)}")
@@ -152,7 +154,7 @@ def train(model: Callable, params, x: torch.Tensor, y: torch.Tensor, *, optimize
         ValueError: bad argument (names it, the allowed range and the value).
     """
     named = _as_named(params)
-    _check_train_args(named, caps, optimizer, lr, steps, loss, x, y)
+    _check_train_args(named, caps, optimizer, lr, steps, loss, x, y, batch_size)
     tensors = list(named.values())
     project_to_caps(named, caps)
     opt = _make_optimizer(optimizer, tensors, float(lr))
@@ -164,8 +166,8 @@ def train(model: Callable, params, x: torch.Tensor, y: torch.Tensor, *, optimize
         idx = torch.randint(n, (bs,), generator=gen) if bs < n else slice(None)
         value = per_sample_loss(model(x[idx]), y[idx], loss).mean()
         if not torch.isfinite(value):
-            raise DivergenceError(step, float(value), float(lr))
-        losses[step] = float(value)
+            raise DivergenceError(step, value.item(), float(lr))
+        losses[step] = value.item()
         grads = torch.autograd.grad(value, tensors)
         for p, g in zip(tensors, grads):
             p.grad = g

@@ -1,0 +1,530 @@
+"""End to end: reference model, insertion, block training, measurements, Theorems 2-3.
+
+:func:`run_experiment` (THEORY §1-§6) on a synthetic teacher task:
+
+1. train a reference post-norm network ``f_old`` on its own sample (independent of ``S``
+   and ``T``, so ``H_new`` is fixed before ``S`` and ``T`` are drawn);
+2. insert a zero-output ``readout`` block at ``at`` with a Frobenius cap ``nu_V`` fixed
+   *before* training (no cap grid is needed: ``n_grid = 1``);
+3. population signal ``G`` (exact ``y``-expectation: soft targets give ``m_bar``, §8),
+   smoothness ``beta`` (§2), jumpboards ``f~_pop``, ``f~_S`` with step
+   ``eta = min(1/beta, nu_V/||G||)`` so that they stay in the capped class (§3: Theorem 1
+   holds for every ``0 < eta <= 1/beta``);
+4. train the block on ``S`` with the (C2) fallback over both jumpboards;
+5. measure every quantity and evaluate both routes *only* through
+   :func:`bounds.routes.evaluate_routes`.
+
+``Delta_R`` is a Monte-Carlo estimate over ``x``; the value fed to Theorem 2 is its lower
+CLT bound ``Delta_R_hat - z se`` (one-sided ``z = 3.29``, level 5e-4, stated and reported;
+Theorem 2 stays valid with any ``Delta_R' <= Delta_R``).
+"""
+from __future__ import annotations
+
+import copy
+import math
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+import torch
+
+from bounds._validation import Interval, InputError
+
+__all__ = ["CONFIG_SCHEMA", "DEFAULT_DEMO_CONFIG", "atomic_write_text", "bounds_config", "format_table",
+           "merge_config", "run_experiment", "to_json", "to_toml", "validate_config", "write_outputs"]
+
+Z_DELTA_R = 3.29  # one-sided standard-normal quantile at 5e-4 (CLT bound on Delta_R)
+
+_I = lambda lo, **kw: Interval(lo, **kw)  # noqa: E731
+_int = lambda lo: Interval(lo, integer=True)  # noqa: E731
+_unit = Interval(0, 1, closed_low=False, closed_high=False)
+_pos = Interval(0, closed_low=False)
+
+#: Allowed values, as data: an :class:`Interval` or a tuple of choices (STYLE: Errors).
+CONFIG_SCHEMA: Mapping[str, Mapping[str, Any]] = {
+    "": {"seed": _int(0), "level": Interval(0, 1, closed_low=False)},
+    "task": {"kind": ("regression", "classification"), "d_in": _int(1), "depth": _int(0), "width": _int(1),
+             "noise_std": _I(0), "noise_clip": _pos, "mean_bound": _pos, "head_bias": (True, False),
+             "n_classes": _int(2), "logit_scale": _pos},
+    "model": {"width": _int(1), "depth": _int(0), "norm": ("rms", "layer"), "eps_n": _I(0)},
+    "reference": {"n": _int(1), "optimizer": ("sgd", "momentum", "adam"), "lr": _pos, "steps": _int(0),
+                  "batch_size": _int(1)},
+    "insertion": {"at": _int(-1), "family": ("readout",), "width": _int(1), "seed": _int(0),
+                  "output_cap": _pos},
+    "block_training": {"optimizer": ("sgd", "momentum", "adam"), "lr": _pos, "steps": _int(0),
+                       "batch_size": _int(1)},
+    "sizes": {"M": _int(2), "K": _int(2), "population": _int(2), "delta": _unit, "delta_prime": _unit},
+}
+
+#: The demo (``depthcert demo``): a weak (deliberately under-trained, 15 Adam steps)
+#: depth-1 width-4 reference against a depth-4 teacher, a readout block at the top (``L_top`` is
+#: then exactly ``||A||_2`` and the squared risk is quadratic in ``V``), small ``d``.
+DEFAULT_DEMO_CONFIG: dict = {
+    "seed": 4,
+    "level": 0.05,
+    "task": {"kind": "regression", "d_in": 3, "depth": 4, "width": 2, "noise_std": 0.05, "noise_clip": 3.0,
+             "mean_bound": 1.0, "head_bias": False},
+    "model": {"width": 4, "depth": 1, "norm": "rms", "eps_n": 0.0},
+    "reference": {"n": 4000, "optimizer": "adam", "lr": 0.01, "steps": 15, "batch_size": 256},
+    "insertion": {"at": -1, "family": "readout", "width": 16, "seed": 2, "output_cap": 0.5},
+    "block_training": {"optimizer": "sgd", "lr": 0.5, "steps": 400, "batch_size": 8192},
+    "sizes": {"M": 4_000_000, "K": 4_000_000, "population": 1_000_000, "delta": 0.025, "delta_prime": 0.025},
+}
+
+
+def merge_config(base: Mapping, override: Mapping) -> dict:
+    """Deep-merge ``override`` into a copy of ``base`` (tables merge, values replace)."""
+    out = copy.deepcopy(dict(base))
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = merge_config(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _check_value(key: str, rule, value) -> None:
+    if isinstance(rule, tuple):
+        if value not in rule or isinstance(value, bool) != isinstance(rule[0], bool):
+            raise InputError(key, f"one of {list(rule)}", value)
+    else:
+        rule.check(key, value)
+
+
+def validate_config(config: Mapping) -> dict:
+    """Merge ``config`` over :data:`DEFAULT_DEMO_CONFIG` and check it against :data:`CONFIG_SCHEMA`.
+
+    Raises:
+        InputError: unknown section/key, or a value outside its range (names the dotted
+            key, the allowed values and the value).
+    """
+    for section, value in config.items():
+        if isinstance(value, Mapping):
+            if section not in CONFIG_SCHEMA:
+                raise InputError(section, f"one of the sections {sorted(k for k in CONFIG_SCHEMA if k)}", "?")
+            for key in value:
+                if key not in CONFIG_SCHEMA[section]:
+                    raise InputError(f"{section}.{key}", f"one of {sorted(CONFIG_SCHEMA[section])}", value[key])
+        elif section not in CONFIG_SCHEMA[""]:
+            raise InputError(section, f"a section or one of {sorted(CONFIG_SCHEMA[''])}", value)
+    cfg = merge_config(DEFAULT_DEMO_CONFIG, config)
+    for section, rules in CONFIG_SCHEMA.items():
+        table = cfg if section == "" else cfg[section]
+        for key, rule in rules.items():
+            if key in table:
+                _check_value(f"{section}.{key}".lstrip("."), rule, table[key])
+    at = cfg["insertion"]["at"]
+    if at > cfg["model"]["depth"]:
+        raise InputError("insertion.at", f"an integer in [-1, {cfg['model']['depth']}] (-1: top)", at)
+    if at not in (-1, cfg["model"]["depth"]) and cfg["model"]["eps_n"] <= 0:
+        # below the top, L_top needs Lip(N) <= gamma/sqrt(eps_n) (THEORY §2, A-Lip): a data
+        # r_min does not cover the states u + h(u) of the whole capped class.
+        raise InputError("model.eps_n", "> 0 when insertion.at is below the top (certified L_top)",
+                         cfg["model"]["eps_n"])
+    return cfg
+
+
+# ------------------------------------------------------------------------- building blocks
+def _make_task(t: Mapping):
+    from numerics.data import TeacherClassification, TeacherRegression
+
+    if t["kind"] == "regression":
+        return TeacherRegression(t["d_in"], t["depth"], t["width"], seed=t.get("seed", 0),
+                                 noise_std=t["noise_std"], noise_clip=t["noise_clip"],
+                                 mean_bound=t["mean_bound"], head_bias=t["head_bias"])
+    return TeacherClassification(t["d_in"], t.get("n_classes", 2), t["depth"], t["width"], seed=t.get("seed", 0),
+                                 logit_scale=t.get("logit_scale", 1.0))
+
+
+def _train_reference(cfg: Mapping, task, seed: int):
+    from numerics.models import PostNormResMLP
+    from numerics.training import train
+
+    m, r = cfg["model"], cfg["reference"]
+    n_out = 1 if cfg["task"]["kind"] == "regression" else cfg["task"].get("n_classes", 2)
+    net = PostNormResMLP(cfg["task"]["d_in"], m["width"], m["depth"], n_out, norm=m["norm"],
+                         eps_n=m["eps_n"], seed=seed)
+    x, y = task.sample(r["n"], seed=seed + 1)
+    res = train(net, dict(net.named_parameters()), x, y, optimizer=r["optimizer"], lr=r["lr"],
+                steps=r["steps"], batch_size=r["batch_size"], seed=seed, loss=task.loss)
+    for p in net.parameters():
+        p.requires_grad_(False)
+    return net.eval(), res
+
+
+@torch.no_grad()
+def _features(expanded, x: torch.Tensor) -> torch.Tensor:
+    return expanded.block.features(expanded.base.bottom(x, expanded.at))
+
+
+class _OnStates(torch.nn.Module):
+    """``u -> f_top(u + h(u))``: an expanded model on precomputed states ``u = f_bot(x)``.
+
+    ``f_bot`` is frozen, so ``u`` is computed once per sample (THEORY §1); training and
+    risks on ``S``/``T`` then never re-run the bottom of the network.
+    """
+
+    def __init__(self, expanded):
+        super().__init__()
+        self.expanded = expanded
+
+    def forward(self, u: torch.Tensor) -> torch.Tensor:
+        return self.expanded.top_from_u(u)
+
+    def block_parameters(self):
+        return self.expanded.block_parameters()
+
+
+@torch.no_grad()
+def _states(net, at: int, x: torch.Tensor, chunk: int = 1 << 18) -> torch.Tensor:
+    return torch.cat([net.bottom(x[i:i + chunk], at) for i in range(0, x.shape[0], chunk)])
+
+
+def _cross_gradient(expanded, x, y, loss: str, chunk: int = 1 << 18) -> torch.Tensor:
+    """``G = (1/n) sum_i m_i phi_i^T`` in chunks (THEORY §1), via the N1 estimators."""
+    from numerics.estimators import activation_gradients
+
+    G = torch.zeros_like(expanded.block.V)
+    for i in range(0, x.shape[0], chunk):
+        xs, ys = x[i:i + chunk], y[i:i + chunk]
+        m = activation_gradients(expanded, xs, ys, expanded.at, loss)[expanded.at]
+        G += m.T @ _features(expanded, xs)
+    return G / x.shape[0]
+
+
+def _jumpboard(expanded, G: torch.Tensor, beta: float, nu_V: float):
+    """``V = -eta G`` with ``eta = min(1/beta, nu_V/||G||)`` (inside the cap), and ``eta``."""
+    from numerics.estimators import jumpboard
+
+    eta = min(1.0 / beta, nu_V / float(G.norm()))
+    return jumpboard(expanded, G, 1.0 / eta), eta
+
+
+def _theorem1_lower(G_sq: float, beta: float, eta: float) -> float:
+    """``R_old - bound`` of Theorem 1 at step ``eta``: ``eta (1 - beta eta / 2) ||G||^2``."""
+    from bounds import _symbols as s
+    from bounds._statement import evaluate
+    from bounds.theorems import THEOREM_1
+
+    return float(evaluate(s.R_old - THEOREM_1.bound, {"R_old": 0.0, "G_sq": G_sq, "beta": beta, "eta": eta}))
+
+
+# ------------------------------------------------------------------------- measurement
+def _signal(ctx: dict) -> dict:
+    """Population ``G``, ``beta``, jumpboards (THEORY §1-§3)."""
+    from numerics.estimators import smoothness_beta_report
+
+    ex, task, cfg, seed = ctx["expanded"], ctx["task"], ctx["cfg"], ctx["seed"]
+    x_g = task.sample_x(cfg["sizes"]["population"], seed + 5)
+    soft = task.soft_targets(x_g)  # exact y-expectation: m_bar and the Hessian of g (§8)
+    G = _cross_gradient(ex, x_g, soft, task.loss)
+    if not float(G.norm()) > 0:
+        raise ArithmeticError("||G|| == 0: condition (C1) fails, no first-order signal to certify.")
+    est = smoothness_beta_report(ex, x_g, soft, G, task.loss)
+    x_S, y_S = ctx["S"]
+    G_S = _cross_gradient(ex, x_S, y_S, task.loss)
+    jump_pop, eta = _jumpboard(ex, G, est.beta, ctx["nu_V"])
+    jump_S, eta_S = _jumpboard(ex, G_S, est.beta, ctx["nu_V"])
+    return {"G": G, "G_S": G_S, "beta": est, "eta": eta, "eta_S": eta_S, "jump_pop": jump_pop, "jump_S": jump_S}
+
+
+def _constants(ctx: dict) -> dict:
+    """``rho, rho_phi, nu_V, L_top`` (certified and empirical), ``B, L_loss`` (THEORY §1-§4)."""
+    from numerics.estimators import lipschitz_top_certified, lipschitz_top_empirical, loss_constants, rho_phi
+
+    ex, net, at = ctx["expanded"], ctx["net"], ctx["at"]
+    rho = net.rho(at)
+    r_phi = rho_phi(ex.block, rho)
+    L_top = lipschitz_top_certified(net, at)  # ||A||_2 at the top, else the eps_n route
+    nu_V = ctx["cfg"]["insertion"]["output_cap"] / (L_top * r_phi)
+    extra = nu_V * r_phi if at == net.depth else 0.0  # ||u + h(u)|| <= rho + nu_V rho_phi at the top
+    target = getattr(ctx["task"], "target_bound", None)
+    B, L_loss = loss_constants(net, ctx["task"].loss, target_bound=target, extra_head_input=extra)
+    u = net.bottom(ctx["S"][0][:2048], at)
+    L_emp = lipschitz_top_empirical(net, at, u)
+    return {"rho": rho, "rho_phi": r_phi, "nu_V": nu_V, "L_top_certified": L_top, "L_top_empirical": L_emp,
+            "B": B, "L_loss": L_loss}
+
+
+def _risks(ctx: dict, sig: dict, new) -> dict:
+    """Empirical and population risks of ``f_old``, ``f_new`` and the jumpboards."""
+    from numerics.data import population_risk, population_risk_difference
+    from numerics.training import empirical_risk
+
+    task, old, seed, n_pop = ctx["task"], ctx["net"], ctx["seed"], ctx["cfg"]["sizes"]["population"]
+    (u_S, y_S), (u_T, y_T), loss = ctx["uS"], ctx["uT"], task.loss
+    models = {"old": old, "new": new, "jump_pop": sig["jump_pop"], "jump_S": sig["jump_S"]}
+    on_u = {k: _OnStates(ctx["expanded"].with_V(torch.zeros_like(new.block.V)) if k == "old" else m)
+            for k, m in models.items()}
+    out = {f"R_S_{k}": empirical_risk(m, u_S, y_S, loss) for k, m in on_u.items()}
+    out.update({f"L_test_{k}": empirical_risk(m, u_T, y_T, loss) for k, m in on_u.items()})
+    for k in ("old", "new"):
+        out[f"R_{k}"], out[f"R_{k}_stderr"] = population_risk(models[k], task, n_pop, seed + 4)
+    out["delta_R_hat"], out["delta_R_stderr"] = population_risk_difference(old, sig["jump_pop"], task, n_pop, seed + 4)
+    return out
+
+
+def _quantities(ctx: dict, sig: dict, const: dict, risks: dict, info: dict) -> dict:
+    G_sq = float(sig["G"].pow(2).sum())
+    delta_R = risks["delta_R_hat"] - Z_DELTA_R * risks["delta_R_stderr"]
+    sizes = ctx["cfg"]["sizes"]
+    return {
+        "delta_R": delta_R, "delta_R_hat": risks["delta_R_hat"], "delta_R_stderr": risks["delta_R_stderr"],
+        "delta_R_lower": _theorem1_lower(G_sq, sig["beta"].beta, sig["eta"]),
+        "beta": sig["beta"].beta, "beta_self_consistent": sig["beta"].self_consistent,
+        "eta": sig["eta"], "eta_S": sig["eta_S"], "G_norm": math.sqrt(G_sq), "G_S_norm": float(sig["G_S"].norm()),
+        "delta_erm_pop": risks["R_S_jump_pop"] - risks["R_S_new"],
+        "delta_erm_S": risks["R_S_jump_S"] - risks["R_S_new"],
+        "delta_test_R": risks["L_test_old"] - risks["L_test_jump_S"],
+        "V_norm": float(ctx["new"].block.V.detach().norm()),
+        **const, "d": ctx["expanded"].block.d, "r": ctx["expanded"].block.r,
+        "M": sizes["M"], "K": sizes["K"], "delta": sizes["delta"], "delta_prime": sizes["delta_prime"],
+        "jumpboard_returned": info["jumpboard_returned"], "returned": info["returned"],
+    }
+
+
+def _setup(q: Mapping, risks: Mapping):
+    from bounds.routes import Setup
+
+    block = {"d": q["d"], "L_top": q["L_top_certified"], "rho_phi": q["rho_phi"], "nu_V": q["nu_V"]}
+    return Setup(L_test_old=risks["L_test_old"], delta_R=q["delta_R"], delta_erm=q["delta_erm_pop"],
+                 delta_test_R=q["delta_test_R"], M=q["M"], K=q["K"], delta=q["delta"],
+                 delta_prime=q["delta_prime"], B=q["B"], L_loss=q["L_loss"], family="readout", block=block,
+                 delta_erm_S=q["delta_erm_S"])
+
+
+def _prepare(cfg: dict) -> dict:
+    seed = cfg["seed"]
+    task = _make_task({**cfg["task"], "seed": seed})
+    net, ref = _train_reference(cfg, task, seed + 10)
+    at = net.depth if cfg["insertion"]["at"] == -1 else cfg["insertion"]["at"]
+    from numerics.insertion import insert_block
+
+    ins = cfg["insertion"]
+    expanded = insert_block(net, at, ins["family"], width=ins["width"], seed=ins["seed"])
+    ctx = {"cfg": cfg, "seed": seed, "task": task, "net": net, "at": at, "expanded": expanded, "reference": ref,
+           "S": task.sample(cfg["sizes"]["M"], seed + 2), "T": task.sample(cfg["sizes"]["K"], seed + 3)}
+    ctx["uS"] = (_states(net, at, ctx["S"][0]), ctx["S"][1])
+    ctx["uT"] = (_states(net, at, ctx["T"][0]), ctx["T"][1])
+    return ctx
+
+
+def _train_block(ctx: dict, sig: dict):
+    from numerics.training import train_block_with_fallback
+
+    bt = ctx["cfg"]["block_training"]
+    model, info = train_block_with_fallback(
+        _OnStates(ctx["expanded"]), [_OnStates(sig["jump_S"]), _OnStates(sig["jump_pop"])], ctx["uS"],
+        loss=ctx["task"].loss, caps={"0": ctx["nu_V"]}, optimizer=bt["optimizer"], lr=bt["lr"],
+        steps=bt["steps"], batch_size=bt["batch_size"], seed=ctx["seed"])
+    return model.expanded, info
+
+
+def run_experiment(config: Mapping, out_dir: str | Path | None = None) -> dict:
+    """Run the pipeline of the module docstring; return (and write) the ``result.json`` content.
+
+    Args:
+        config: nested dict (see :data:`DEFAULT_DEMO_CONFIG`); missing keys take the demo's.
+        out_dir: if given, ``result.json``, ``bounds_config.toml`` and
+            ``bound_vs_observed.png`` are written there (atomically for the files).
+
+    Returns:
+        dict with ``L_test_old``, ``L_test_new``, ``R_old``, ``R_new``, ``quantities``,
+        ``routes`` (``population``/``direct``: ``bound``, ``observed``,
+        ``failure_probability``, ``certified``, ...), ``timings``, ``config``, ``notes``.
+
+    Raises:
+        InputError: invalid config.
+        ArithmeticError: (C1) fails (``G == 0``).
+    """
+    cfg, t0, timings = validate_config(config), time.perf_counter(), {}
+    with torch.random.fork_rng(devices=[]):  # every draw is seeded explicitly; leave the global RNG alone
+        torch.manual_seed(cfg["seed"])
+        return _run(cfg, out_dir, t0, timings)
+
+
+def _run(cfg: dict, out_dir, t0: float, timings: dict) -> dict:
+    from bounds.routes import evaluate_routes
+
+    ctx = _prepare(cfg)
+    timings["data_and_reference_s"] = time.perf_counter() - t0
+    const = _constants(ctx)
+    ctx["nu_V"] = const["nu_V"]
+    sig = _signal(ctx)
+    timings["signal_s"] = time.perf_counter() - t0 - sum(timings.values())
+    new, info = _train_block(ctx, sig)
+    ctx["new"] = new
+    timings["block_training_s"] = time.perf_counter() - t0 - sum(timings.values())
+    risks = _risks(ctx, sig, new)
+    q = _quantities(ctx, sig, const, risks, info)
+    report = evaluate_routes(_setup(q, risks), cfg["level"])
+    q.update(eps_M=float(report.eps_M), eps_K=float(report.eps_K))
+    timings["measure_and_bounds_s"] = time.perf_counter() - t0 - sum(timings.values())
+    timings["total_s"] = time.perf_counter() - t0
+    result = _assemble(cfg, ctx, risks, q, report, info, timings)
+    if out_dir is not None:
+        write_outputs(result, out_dir)
+    return result
+
+
+def _route_dict(route, observed: float) -> dict:
+    d = route.to_dict()
+    d["observed"] = observed
+    d["observed_minus_bound"] = observed - d["bound"]
+    return d
+
+
+def _assemble(cfg, ctx, risks, q, report, info, timings) -> dict:
+    observed = risks["L_test_new"]
+    notes = list(report.notes) + [
+        f"delta_R fed to Theorem 2 is the one-sided CLT lower bound delta_R_hat - {Z_DELTA_R} * stderr "
+        "(Monte Carlo over x, level 5e-4, not included in the route failure probabilities).",
+        "reference model trained on its own sample, independent of S and T; nu_V fixed before S is drawn "
+        "(nu_V = insertion.output_cap / (L_top rho_phi)), so no cap grid (n_grid = 1).",
+        "f_new is the (C2) selection over {trained block, f~_S, f~_pop}: Delta_ERM >= 0 for both routes.",
+        "f~_pop uses G and beta estimated on an independent population sample (exact y-expectation); "
+        "Theorem 2 only needs f~_pop in the capped class and independent of S and T.",
+    ]
+    if not q["beta_self_consistent"]:
+        notes.append("beta iteration did not converge: Theorem 1's lower bound is not certified.")
+    ref = ctx["reference"]
+    return {
+        "L_test_old": risks["L_test_old"], "L_test_new": observed,
+        "R_old": risks["R_old"], "R_new": risks["R_new"],
+        "R_old_stderr": risks["R_old_stderr"], "R_new_stderr": risks["R_new_stderr"],
+        "quantities": q,
+        "risks": risks,
+        "eps_M": float(report.eps_M), "eps_K": float(report.eps_K), "level": report.level,
+        "routes": {"population": _route_dict(report.population, observed),
+                   "direct": _route_dict(report.direct, observed)},
+        "any_certified": bool(report.population.certified) or bool(report.direct.certified),
+        "training": {"block": {k: v for k, v in info.items() if k != "train"}, "jumpboards": ["f~_S", "f~_pop"],
+                     "block_final_loss": info["train"].final_loss, "block_projections": info["train"].projections,
+                     "reference_final_loss": ref.final_loss},
+        "timings": timings,
+        "notes": notes,
+        "config": cfg,
+    }
+
+
+def bounds_config(result: Mapping) -> dict:
+    """The ``depthcert bounds --config`` setup of ``result`` (same numbers, same formula)."""
+    q = result["quantities"]
+    top = {"L_test_old": result["L_test_old"], "delta_R": q["delta_R"], "delta_erm": q["delta_erm_pop"],
+           "delta_test_R": q["delta_test_R"], "M": q["M"], "K": q["K"], "delta": q["delta"],
+           "delta_prime": q["delta_prime"], "delta_erm_S": q["delta_erm_S"], "level": result["level"]}
+    return {**top, "loss": {"B": q["B"], "L_loss": q["L_loss"]},
+            "block": {"family": "readout", "d": q["d"], "L_top": q["L_top_certified"], "rho_phi": q["rho_phi"],
+                      "nu_V": q["nu_V"]}}
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, int):
+        return str(v)
+    return repr(float(v))  # repr round-trips a float64 exactly
+
+
+def to_toml(data: Mapping) -> str:
+    """Flat top-level keys then one level of ``[tables]`` (enough for setups and configs)."""
+    lines = [f"{k} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, Mapping)]
+    for k, v in data.items():
+        if isinstance(v, Mapping):
+            lines += ["", f"[{k}]"] + [f"{kk} = {_toml_value(vv)}" for kk, vv in v.items()]
+    return "\n".join(lines) + "\n"
+
+
+def format_table(result: Mapping) -> str:
+    """Plain-text report: each quantity, then each route's bound vs observed ``L_test(f_new)``."""
+    q, lines = result["quantities"], []
+    keys = ["delta_R", "delta_R_hat", "delta_R_stderr", "delta_R_lower", "beta", "G_norm", "delta_erm_pop",
+            "delta_erm_S", "delta_test_R", "eps_M", "eps_K", "B", "L_loss", "L_top_certified", "L_top_empirical",
+            "rho_phi", "nu_V", "V_norm", "M", "K", "delta", "delta_prime", "returned"]
+    vals = {**q, "eps_M": result["eps_M"], "eps_K": result["eps_K"]}
+    lines.append(f"L_test(f_old) = {result['L_test_old']:.6g}   L_test(f_new) = {result['L_test_new']:.6g}   "
+                 f"R(f_old) = {result['R_old']:.6g} ± {result['R_old_stderr']:.2g}   "
+                 f"R(f_new) = {result['R_new']:.6g} ± {result['R_new_stderr']:.2g}")
+    lines += [f"  {k:<18} {_fmt(vals[k])}" for k in keys]
+    lines += ["", f"{'route':<12} {'bound':>12} {'observed':>12} {'fail. prob':>12}  verdict"]
+    for name, r in result["routes"].items():
+        verdict = ("CERTIFIED improvement of " + _fmt(r["improvement"]) if r["certified"]
+                   else "not certified: " + r["message"].removeprefix("not certified: "))
+        lines.append(f"{name:<12} {_fmt(r['bound']):>12} {_fmt(r['observed']):>12} "
+                     f"{_fmt(r['failure_probability']):>12}  {verdict}")
+    lines += ["", f"total time {result['timings']['total_s']:.1f} s"] + [f"note: {n}" for n in result["notes"]]
+    return "\n".join(lines)
+
+
+def versions() -> dict:
+    """Versions of Python and the numerical packages (mirrors ``depthcert._io.versions``;
+    ``numerics`` may not import the CLI layer)."""
+    import platform
+
+    out = {"python": platform.python_version()}
+    for name in ("numpy", "scipy", "sympy", "torch"):
+        out[name] = __import__(name).__version__
+    return out
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically: temp file in the same folder, fsync, rename."""
+    import os
+    import tempfile
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def to_json(obj) -> str:
+    """Indented JSON; non-finite floats become ``null`` (JSON has no inf/nan)."""
+    import json
+
+    def clean(o):
+        if isinstance(o, Mapping):
+            return {str(k): clean(v) for k, v in o.items()}
+        if isinstance(o, (list, tuple)):
+            return [clean(v) for v in o]
+        if hasattr(o, "tolist") and not isinstance(o, str):
+            return clean(o.tolist())
+        return None if isinstance(o, float) and not math.isfinite(o) else o
+
+    return json.dumps(clean(obj), indent=2, allow_nan=False) + "\n"
+
+
+def write_outputs(result: dict, out_dir: str | Path) -> dict:
+    """Write ``result.json``, ``bounds_config.toml`` (atomically) and ``bound_vs_observed.png``.
+
+    Returns:
+        ``{"result": path, "bounds_config": path, "figure": path}``.
+    """
+    from numerics.plots import plot_bound_vs_observed
+
+    out = Path(out_dir)
+    result.setdefault("versions", versions())
+    paths = {"result": atomic_write_text(out / "result.json", to_json(result)),
+             "bounds_config": atomic_write_text(out / "bounds_config.toml", to_toml(bounds_config(result)))}
+    paths["figure"] = plot_bound_vs_observed(result, out / "bound_vs_observed.png")
+    return paths
+
+
+def _fmt(v) -> str:
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return "—" if v is None else str(v)

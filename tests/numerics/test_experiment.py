@@ -1,0 +1,154 @@
+"""Tests for numerics.experiment: the end-to-end pipeline on tiny sizes (+ the demo, slow)."""
+import math
+import time
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bounds._validation import InputError
+from numerics.experiment import (
+    DEFAULT_DEMO_CONFIG,
+    bounds_config,
+    merge_config,
+    run_experiment,
+    to_toml,
+    validate_config,
+)
+from tests._tolerances import TOL
+
+TINY = {
+    "sizes": {"M": 3000, "K": 3000, "population": 3000},
+    "reference": {"n": 500, "steps": 15},
+    "block_training": {"steps": 60, "batch_size": 512},
+}
+
+REQUIRED_QUANTITIES = ["delta_R", "delta_R_lower", "beta", "G_norm", "delta_erm_pop", "delta_erm_S",
+                       "delta_test_R", "B", "L_loss", "L_top_certified", "L_top_empirical", "M", "K",
+                       "delta", "delta_prime"]
+
+
+@pytest.fixture(scope="module")
+def tiny_result(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    return run_experiment(TINY, out), out
+
+
+def test_result_has_required_keys(tiny_result):
+    res, out = tiny_result
+    for key in ("L_test_old", "L_test_new", "R_old", "R_new", "config", "versions"):
+        assert key in res
+    for key in REQUIRED_QUANTITIES:
+        assert key in res["quantities"] and res["quantities"][key] is not None
+    assert "eps_M" in res and "eps_K" in res
+    for route in ("population", "direct"):
+        for key in ("bound", "observed", "failure_probability", "certified"):
+            assert key in res["routes"][route]
+        assert res["routes"][route]["observed"] == res["L_test_new"]
+    assert {p.name for p in out.iterdir()} >= {"result.json", "bounds_config.toml", "bound_vs_observed.png"}
+
+
+def test_c2_and_certification_flags_consistent(tiny_result):
+    res, _ = tiny_result
+    q = res["quantities"]
+    assert q["delta_erm_pop"] >= 0 and q["delta_erm_S"] >= 0  # (C2) enforced
+    assert q["V_norm"] <= q["nu_V"] * (1 + 1e-12)  # cap respected
+    assert q["L_top_certified"] >= q["L_top_empirical"] * (1 - 1e-12)
+    for route in res["routes"].values():
+        certified = route["bound"] < res["L_test_old"] and route["failure_probability"] <= res["level"]
+        assert route["certified"] == certified
+
+
+def test_theorem1_lower_bound_holds_in_measurement(tiny_result):
+    # Theorem 1: Delta_R >= eta (1 - beta eta/2) ||G||^2, up to Monte-Carlo error (99.9%:
+    # 3.29 standard errors of the paired difference).
+    q = tiny_result[0]["quantities"]
+    assert q["delta_R_hat"] + 3.29 * q["delta_R_stderr"] >= q["delta_R_lower"] - 1e-12
+
+
+def test_l_test_old_recomputed_independently(tiny_result):
+    # Rebuild f_old and T from the public API with the pipeline's seeds and recompute.
+    from numerics.data import TeacherRegression
+    from numerics.models import PostNormResMLP
+    from numerics.training import empirical_risk, train
+
+    res, _ = tiny_result
+    cfg, seed = res["config"], res["config"]["seed"]
+    t = cfg["task"]
+    task = TeacherRegression(t["d_in"], t["depth"], t["width"], seed=seed, noise_std=t["noise_std"],
+                             noise_clip=t["noise_clip"], mean_bound=t["mean_bound"], head_bias=t["head_bias"])
+    net = PostNormResMLP(t["d_in"], cfg["model"]["width"], cfg["model"]["depth"], 1, eps_n=cfg["model"]["eps_n"],
+                         seed=seed + 10)
+    x, y = task.sample(cfg["reference"]["n"], seed=seed + 11)
+    r = cfg["reference"]
+    train(net, dict(net.named_parameters()), x, y, optimizer=r["optimizer"], lr=r["lr"], steps=r["steps"],
+          batch_size=r["batch_size"], seed=seed + 10, loss="squared")
+    x_T, y_T = task.sample(cfg["sizes"]["K"], seed=seed + 3)
+    np.testing.assert_allclose(empirical_risk(net, x_T, y_T, "squared"), res["L_test_old"], rtol=1e-9)
+
+
+def test_bounds_config_roundtrip(tiny_result):
+    res, out = tiny_result
+    parsed = tomllib.loads((out / "bounds_config.toml").read_text())
+    assert parsed == tomllib.loads(to_toml(bounds_config(res)))
+    assert parsed["delta_R"] == res["quantities"]["delta_R"]  # repr round-trips float64 exactly
+
+
+def test_deterministic_given_seed():
+    small = merge_config(TINY, {"sizes": {"M": 1000, "K": 1000, "population": 1000}})
+    a, b = run_experiment(small), run_experiment(small)
+    assert a["L_test_new"] == b["L_test_new"] and a["quantities"]["beta"] == b["quantities"]["beta"]
+
+
+@pytest.mark.parametrize("override,match", [
+    ({"sizes": {"M": 1}}, r"sizes.M == 1, must be an integer in \[2, inf\)"),
+    ({"insertion": {"family": "full"}}, r"insertion.family == 'full', must be one of \['readout'\]"),
+    ({"level": 0.0}, r"level == 0.0, must be"),
+    ({"insertion": {"at": 5}}, r"insertion.at == 5, must be an integer in \[-1, 1\]"),
+    ({"model": {"widht": 3}}, r"model.widht == 3, must be one of"),
+    ({"task": {"kind": "ranking"}}, r"task.kind == 'ranking'"),
+    ({"task": {"head_bias": 1}}, r"task.head_bias == 1, must be one of \[True, False\]"),
+    ({"sizes": {"delta": 1.5}}, r"sizes.delta == 1.5, must be a finite number in \(0, 1\)"),
+    ({"insertion": {"at": 0}}, r"model.eps_n == 0.0, must be > 0 when insertion.at is below the top"),
+])
+def test_bad_config_rejected(override, match):
+    with pytest.raises(InputError, match=match):
+        validate_config(override)
+
+
+def test_default_config_is_valid_and_matches_shipped_toml():
+    assert validate_config({}) == DEFAULT_DEMO_CONFIG
+    shipped = Path(__file__).resolve().parents[2] / "depthcert" / "configs" / "demo.toml"
+    assert tomllib.loads(shipped.read_text()) == DEFAULT_DEMO_CONFIG
+
+
+@pytest.mark.slow
+def test_demo_certifies_within_two_minutes(tmp_path):
+    t0 = time.perf_counter()
+    res = run_experiment(DEFAULT_DEMO_CONFIG, tmp_path)
+    wall = time.perf_counter() - t0
+    assert wall < 120, f"demo took {wall:.1f} s"
+    assert res["any_certified"], res["routes"]
+    assert res["L_test_new"] < res["L_test_old"]
+    for route in res["routes"].values():
+        if route["certified"]:  # the guarantee holds on this draw
+            assert res["L_test_new"] <= route["bound"]
+
+
+def test_classification_task_runs_light():
+    cfg = merge_config(TINY, {"task": {"kind": "classification", "n_classes": 3, "logit_scale": 3.0, "width": 4},
+                              "sizes": {"M": 1000, "K": 1000, "population": 1000}})
+    res = run_experiment(cfg)
+    q = res["quantities"]
+    np.testing.assert_allclose(q["L_loss"], math.sqrt(2), **TOL["float64"])  # CE: L_l = sqrt(2)
+    assert q["delta_erm_pop"] >= 0 and q["delta_erm_S"] >= 0
+    assert res["routes"]["population"]["observed"] == res["L_test_new"]
+
+
+def test_insertion_below_top_uses_eps_route():
+    cfg = merge_config(TINY, {"insertion": {"at": 0}, "model": {"eps_n": 1e-3},
+                              "sizes": {"M": 1000, "K": 1000, "population": 1000}})
+    q = run_experiment(cfg)["quantities"]
+    assert q["L_top_certified"] >= q["L_top_empirical"]
+    assert q["delta_erm_pop"] >= 0

@@ -6,19 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
+from bounds._io import pyplot, save_figure
 from bounds.regimes import degenerate_regime
 from bounds.routes import Setup, evaluate_routes
-
-
-def _pyplot():
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - matplotlib is a dependency
-        raise ImportError("plotting needs matplotlib: pip install matplotlib") from exc
-    return plt
 
 
 def _with(setup: Setup, **changes) -> Setup:
@@ -31,7 +21,7 @@ def plot_routes(setup: Setup, level: float, path: str | Path) -> Path:
     Returns:
         The path of the written PNG.
     """
-    plt = _pyplot()
+    plt = pyplot()
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     M0 = float(setup.M)
     Ms = np.geomspace(max(1.0, M0 / 100), M0 * 1000, 200)
@@ -56,9 +46,4 @@ def plot_routes(setup: Setup, level: float, path: str | Path) -> Path:
     ax2.axvline(reg.delta_R_crossover, color="grey", ls="-.", lw=1, label="population route crossover")
     ax2.set(xlabel="Delta_R", ylabel="failure probability", title="Degenerate regime (Delta_R -> 0)")
     ax2.legend(fontsize=8)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

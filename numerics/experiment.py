@@ -28,6 +28,7 @@ from typing import Any, Mapping
 
 import torch
 
+from bounds._io import atomic_write_text, dumps, versions  # noqa: F401  (re-exported)
 from bounds._validation import Interval, InputError
 
 __all__ = ["CONFIG_SCHEMA", "DEFAULT_DEMO_CONFIG", "atomic_write_text", "bounds_config", "format_table",
@@ -202,11 +203,9 @@ def _jumpboard(expanded, G: torch.Tensor, beta: float, nu_V: float):
 
 def _theorem1_lower(G_sq: float, beta: float, eta: float) -> float:
     """``R_old - bound`` of Theorem 1 at step ``eta``: ``eta (1 - beta eta / 2) ||G||^2``."""
-    from bounds import _symbols as s
-    from bounds._statement import evaluate
-    from bounds.theorems import THEOREM_1
+    from bounds import jumpboard_risk_bound
 
-    return float(evaluate(s.R_old - THEOREM_1.bound, {"R_old": 0.0, "G_sq": G_sq, "beta": beta, "eta": eta}))
+    return -float(jumpboard_risk_bound(0.0, G_sq, beta, eta))
 
 
 # ------------------------------------------------------------------------- measurement
@@ -458,52 +457,9 @@ def format_table(result: Mapping) -> str:
     return "\n".join(lines)
 
 
-def versions() -> dict:
-    """Versions of Python and the numerical packages (mirrors ``depthcert._io.versions``;
-    ``numerics`` may not import the CLI layer)."""
-    import platform
-
-    out = {"python": platform.python_version()}
-    for name in ("numpy", "scipy", "sympy", "torch"):
-        out[name] = __import__(name).__version__
-    return out
-
-
-def atomic_write_text(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` atomically: temp file in the same folder, fsync, rename."""
-    import os
-    import tempfile
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
-
-
 def to_json(obj) -> str:
     """Indented JSON; non-finite floats become ``null`` (JSON has no inf/nan)."""
-    import json
-
-    def clean(o):
-        if isinstance(o, Mapping):
-            return {str(k): clean(v) for k, v in o.items()}
-        if isinstance(o, (list, tuple)):
-            return [clean(v) for v in o]
-        if hasattr(o, "tolist") and not isinstance(o, str):
-            return clean(o.tolist())
-        return None if isinstance(o, float) and not math.isfinite(o) else o
-
-    return json.dumps(clean(obj), indent=2, allow_nan=False) + "\n"
+    return dumps(obj, indent=2) + "\n"
 
 
 def write_outputs(result: dict, out_dir: str | Path) -> dict:

@@ -9,18 +9,9 @@ import json
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from bounds._io import pyplot, save_figure
+
 __all__ = ["load_result", "plot_bound_vs_observed", "plot_sweep"]
-
-
-def _pyplot():
-    try:
-        import matplotlib
-    except ImportError as exc:  # pragma: no cover - matplotlib is a dependency
-        raise ImportError("plots need matplotlib: pip install matplotlib") from exc
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def load_result(result: Mapping | str | Path) -> Mapping:
@@ -41,7 +32,7 @@ def plot_bound_vs_observed(result: Mapping | str | Path, path: str | Path) -> Pa
         The written PNG path.
     """
     res = load_result(result)
-    plt = _pyplot()
+    plt = pyplot()
     names = list(res["routes"])
     bounds = [res["routes"][n]["bound"] for n in names]
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
@@ -56,12 +47,7 @@ def plot_bound_vs_observed(result: Mapping | str | Path, path: str | Path) -> Pa
     ax.set_title("bound vs observed test loss after insertion")
     ax.set_ylim(0, 1.3 * max(bounds + [res["L_test_old"], res["L_test_new"]]))
     ax.legend(fontsize=7, loc="upper center", ncol=2)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def plot_sweep(points: Sequence[Mapping], x_key: str, y_keys: Sequence[str], path: str | Path,
@@ -76,7 +62,7 @@ def plot_sweep(points: Sequence[Mapping], x_key: str, y_keys: Sequence[str], pat
     """
     from numerics.sweeps import get_dotted
 
-    plt = _pyplot()
+    plt = pyplot()
     def x_of(p):
         return p["params"][x_key] if x_key in p["params"] else get_dotted(p["config"], x_key)
 
@@ -89,9 +75,4 @@ def plot_sweep(points: Sequence[Mapping], x_key: str, y_keys: Sequence[str], pat
         ax.set_xscale("log")
     ax.set_xlabel(x_key)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

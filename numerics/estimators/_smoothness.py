@@ -137,10 +137,12 @@ def delta_r(old, jump, x_pop: torch.Tensor, y_pop: torch.Tensor, loss: str = "cr
 
 
 def delta_r_lower_bound(G: torch.Tensor, beta: float) -> float:
-    """Theorem 1: ``Delta_R >= ||G||^2 / (2 beta)`` (THEORY §3)."""
+    """Theorem 1: ``Delta_R >= ||G||^2 / (2 beta)`` (THEORY §3), read from ``bounds``."""
+    from bounds import jumpboard_lower_bound
+
     if not beta > 0:
         raise ValueError(f"beta == {beta!r}, must be > 0.")
-    return float(G.detach().pow(2).sum()) / (2.0 * beta)
+    return float(jumpboard_lower_bound(float(G.detach().pow(2).sum()), beta))
 
 
 def delta_erm(jump, new, x_S: torch.Tensor, y_S: torch.Tensor, loss: str = "cross_entropy") -> float:

@@ -7,12 +7,6 @@ import torch
 from benchmarks import bench_numerics
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
 
 
 def test_quick_benchmarks_run_and_report_every_targeted_ratio():

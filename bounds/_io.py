@@ -1,0 +1,90 @@
+"""Plumbing shared by every layer: atomic writes, JSON without inf/nan, versions, figures.
+
+It lives in the lowest layer (no torch, no matplotlib at import) so that :mod:`numerics`
+and the CLI layer use one implementation without :mod:`numerics` importing the CLI.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def _jsonable(obj: Any) -> Any:
+    """Replace non-finite floats by ``None`` and numpy scalars/arrays by Python values."""
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if hasattr(obj, "tolist") and not isinstance(obj, (str, bytes)):
+        return _jsonable(obj.tolist())
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def dumps(obj: Any, **kw) -> str:
+    """JSON text of ``obj`` (non-finite floats become ``null``: JSON has no inf/nan)."""
+    return json.dumps(_jsonable(obj), allow_nan=False, **kw)
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically (temp file in the same folder + rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
+    """Write ``obj`` as indented JSON to ``path`` atomically."""
+    return atomic_write_text(path, dumps(obj, indent=2, sort_keys=False) + "\n")
+
+
+def versions() -> dict[str, str]:
+    """Versions of Python and the numerical packages, for result files."""
+    out = {"python": platform.python_version(), "depthcert": __import__("depthcert").__version__}
+    for name in ("numpy", "sympy", "scipy", "torch", "z3"):
+        try:
+            mod = __import__(name)
+            out[name] = getattr(mod, "__version__", None) or getattr(mod, "get_version_string", lambda: "?")()
+        except ImportError:
+            continue
+    return out
+
+
+def pyplot():
+    """``matplotlib.pyplot`` with the Agg backend (imported lazily: headless, no display)."""
+    try:
+        import matplotlib
+    except ImportError as exc:  # pragma: no cover - matplotlib is a dependency
+        raise ImportError("plots need matplotlib: pip install matplotlib") from exc
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig, path: str | os.PathLike, dpi: int = 110) -> Path:
+    """``tight_layout``, save ``fig`` as PNG at ``path`` (folders created), close it."""
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi)
+    fig.clf()
+    pyplot().close(fig)
+    return path

@@ -54,6 +54,7 @@ from numerics.estimators import (
     smoothness_beta_report,
     u_statistic_sq_norm,
 )
+from numerics.diagnostics import probe_diagnostics
 from numerics.experiment import DEFAULT_DEMO_CONFIG, format_table, run_experiment, validate_config, write_outputs
 from numerics.insertion import ExpandedModel, insert_block, post_norm_function_preserving, post_norm_report
 from numerics.models import PostNormResCNN, PostNormResMLP
@@ -105,6 +106,7 @@ __all__ = [
     "population_risk_difference",
     "post_norm_function_preserving",
     "post_norm_report",
+    "probe_diagnostics",
     "projection_score",
     "rademacher_readout_jensen",
     "rademacher_readout_mc",

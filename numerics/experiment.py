@@ -29,12 +29,14 @@ from typing import Any, Mapping
 import torch
 
 from bounds._io import atomic_write_text, dumps, versions  # noqa: F401  (re-exported)
+from numerics.diagnostics import probe_diagnostics
 from bounds._validation import Interval, InputError
 
 __all__ = ["CONFIG_SCHEMA", "DEFAULT_DEMO_CONFIG", "atomic_write_text", "bounds_config", "format_table",
            "merge_config", "run_experiment", "to_json", "to_toml", "validate_config", "write_outputs"]
 
 Z_DELTA_R = 3.29  # one-sided standard-normal quantile at 5e-4 (CLT bound on Delta_R)
+N_PROBE = 200_000  # probe sample of the assumption diagnostics (independent of S, T, population)
 
 _I = lambda lo, **kw: Interval(lo, **kw)  # noqa: E731
 _int = lambda lo: Interval(lo, integer=True)  # noqa: E731
@@ -359,6 +361,9 @@ def _run(cfg: dict, out_dir, t0: float, timings: dict) -> dict:
     report = evaluate_routes(_setup(q, risks), cfg["level"])
     q.update(eps_M=float(report.eps_M), eps_K=float(report.eps_K))
     timings["measure_and_bounds_s"] = time.perf_counter() - t0 - sum(timings.values())
+    ctx["diagnostics"] = probe_diagnostics(ctx["net"], ctx["expanded"], ctx["task"],
+                                           min(cfg["sizes"]["population"], N_PROBE), cfg["seed"] + 6, cfg["level"])
+    timings["diagnostics_s"] = time.perf_counter() - t0 - sum(timings.values())
     timings["total_s"] = time.perf_counter() - t0
     result = _assemble(cfg, ctx, risks, q, report, info, timings)
     if out_dir is not None:
@@ -400,6 +405,7 @@ def _assemble(cfg, ctx, risks, q, report, info, timings) -> dict:
         "training": {"block": {k: v for k, v in info.items() if k != "train"}, "jumpboards": ["f~_S", "f~_pop"],
                      "block_final_loss": info["train"].final_loss, "block_projections": info["train"].projections,
                      "reference_final_loss": ref.final_loss},
+        "diagnostics": ctx["diagnostics"],
         "timings": timings,
         "notes": notes,
         "config": cfg,
@@ -453,8 +459,23 @@ def format_table(result: Mapping) -> str:
                    else "not certified: " + r["message"].removeprefix("not certified: "))
         lines.append(f"{name:<12} {_fmt(r['bound']):>12} {_fmt(r['observed']):>12} "
                      f"{_fmt(r['failure_probability']):>12}  {verdict}")
+    lines += _diagnostics_lines(result.get("diagnostics"))
     lines += ["", f"total time {result['timings']['total_s']:.1f} s"] + [f"note: {n}" for n in result["notes"]]
     return "\n".join(lines)
+
+
+def _diagnostics_lines(diag: Mapping | None) -> list[str]:
+    if not diag:
+        return []
+    c1, cov, pb = diag["c1_test"], diag["covariance"], diag["paper_b"]
+    verdict = "signal detected (C1 holds)" if c1["signal_detected"] else "no signal detected (saturated or n too small)"
+    return ["", f"diagnostics on an independent probe sample (n = {diag['n_probe']}):",
+            f"  (C1) U-statistic test at level {c1['level']:g}: S_hat = {_fmt(c1['s_hat'])} vs threshold "
+            f"{_fmt(c1['threshold'])}: {verdict}",
+            f"  (A3) ||Sigma_m||_2 = {_fmt(cov['spectral_norm'])}, off-diagonal mass ratio {_fmt(cov['offdiag_ratio'])}",
+            f"  (A-norm) min pre-norm RMS = {_fmt(diag['norms']['r_min_overall'])}",
+            f"  Paper B: AG_max = {_fmt(pb['ag_max'])}, ||G||^2 = {_fmt(pb['cross_gradient_score'])}, "
+            f"projection score = {_fmt(pb['projection_score'])}, realisability = {_fmt(pb['realisability_ratio'])}"]
 
 
 def to_json(obj) -> str:

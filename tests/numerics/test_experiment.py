@@ -11,6 +11,7 @@ from bounds._validation import InputError
 from numerics.experiment import (
     DEFAULT_DEMO_CONFIG,
     bounds_config,
+    format_table,
     merge_config,
     run_experiment,
     to_toml,
@@ -152,3 +153,18 @@ def test_insertion_below_top_uses_eps_route():
     q = run_experiment(cfg)["quantities"]
     assert q["L_top_certified"] >= q["L_top_empirical"]
     assert q["delta_erm_pop"] >= 0
+
+
+def test_probe_diagnostics_are_reported_and_consistent(tiny_result):
+    diag = tiny_result[0]["diagnostics"]
+    per = diag["paper_b"]["ag_max_per_candidate"]
+    assert set(per) == {"0", "1"}                                   # every candidate l = 0..D
+    assert diag["paper_b"]["ag_max"] == max(per.values())
+    assert 0.0 <= diag["paper_b"]["realisability_ratio"] <= 1.0 + 1e-9
+    cov = diag["covariance"]
+    assert cov["trace"] >= cov["spectral_norm"] * (1 - 1e-12) and 0.0 <= cov["offdiag_ratio"] <= 1.0
+    c1 = diag["c1_test"]
+    assert c1["signal_detected"] == (c1["s_hat"] > c1["threshold"]) and c1["b_from_data"]
+    norms = diag["norms"]
+    assert all(m <= r * (1 + 1e-9) for m, r in zip(norms["state_norm_max"], norms["rho"]))
+    assert "(C1) U-statistic test" in format_table(tiny_result[0])

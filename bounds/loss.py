@@ -63,7 +63,11 @@ def cross_entropy_constants(
             f"expected head_row_norms and head_bias of length n_classes={n_classes}, "
             f"got {len(head_row_norms)} and {len(head_bias)}")
     rho = _check_nonneg("rho", rho)
-    bound = max(_check_nonneg("head_row_norms", a) * rho + abs(float(c)) for a, c in zip(head_row_norms, head_bias))
+    for i, c in enumerate(head_bias):
+        if not math.isfinite(float(c)):
+            raise InputError(f"head_bias[{i}]", "a finite number", c)
+    bound = max(_check_nonneg(f"head_row_norms[{i}]", a) * rho + abs(float(c))
+                for i, (a, c) in enumerate(zip(head_row_norms, head_bias)))
     B = float(CROSS_ENTROPY_B.subs({C: n_classes, logit_bound: bound}))
     return B, float(CROSS_ENTROPY_L)
 

@@ -67,9 +67,10 @@ def degenerate_regime(setup: Setup, level_value: float = 0.05) -> DegenerateRegi
     """
     rep = evaluate_routes(setup, level_value)
     v = {**setup.values(), "eps_M": rep.eps_M, "eps_K": rep.eps_K, "level": level_value}
+    delta_eff = float(setup.delta) + float(v["delta_R_failure"])   # extra failure term acts as a larger delta
     margin_e, failure_e = delta_R_threshold_expressions()
     m_thr = float(evaluate(margin_e, v))
-    f_thr = float(evaluate(failure_e, v)) if level_value > setup.delta else float("inf")
+    f_thr = float(evaluate(failure_e, {**v, "delta": delta_eff})) if level_value > delta_eff else float("inf")
     crossover = max(m_thr, f_thr, 0.0)
     erm_S = setup.delta_erm if setup.delta_erm_S is None else setup.delta_erm_S
     # L_old - dR/2 - dERM + 2 eps_M == L_old - dTR - dERM_S + 2 eps_M + 2 eps_K
@@ -79,9 +80,8 @@ def degenerate_regime(setup: Setup, level_value: float = 0.05) -> DegenerateRegi
              (False, True): "only the direct route certifies", (False, False): "neither route certifies"}
     summary = (f"{which[(pop, dire)]}; the population route needs Delta_R > {crossover:.4g} "
                f"(margin: {m_thr:.4g}, failure probability: {f_thr:.4g}) at K={float(setup.K):g}; "
-               f"as Delta_R -> 0 its failure probability -> delta + 2 = {float(setup.delta) + 2:.4g} (vacuous).")
-    return DegenerateRegime(pop, dire, m_thr, f_thr, crossover, float(equal),
-                            float(setup.delta) + 2.0, summary)
+               f"as Delta_R -> 0 its failure probability -> {delta_eff + 2:.4g} (vacuous).")
+    return DegenerateRegime(pop, dire, m_thr, f_thr, crossover, float(equal), delta_eff + 2.0, summary)
 
 
 def deepest_certified_depth(depths: Sequence[int], setups: Sequence[Setup], level_value: float = 0.05):

@@ -98,6 +98,10 @@ class Setup:
         eps_M, eps_K: measured costs overriding the closed forms (e.g. empirical
             Rademacher); ``None`` to use the closed forms.
         n_grid: number of caps in the post-hoc cap grid (union bound, level/n_grid).
+        delta_R_failure: when ``delta_R`` is an estimate, the probability that it exceeds
+            the true ``Delta_R`` (e.g. the level of :func:`bounds.confidence.
+            empirical_bernstein_lower`); added to the population route's failure
+            probability (union bound; this project's **Choice**). Default: exact ``Delta_R``.
     """
 
     L_test_old: object
@@ -116,6 +120,7 @@ class Setup:
     eps_M: object = None
     eps_K: object = None
     n_grid: object = 1
+    delta_R_failure: object = None
 
     def validate(self) -> "Setup":
         """Check every value against :data:`~bounds._validation.PARAMETERS`.
@@ -130,6 +135,10 @@ class Setup:
         for key, interval in OPTIONAL.items():
             if getattr(self, key) is not None:
                 _check_all(key, interval, getattr(self, key))
+        extra = sorted(set(self.block) - set(BLOCK_PARAMETERS[self.family]))
+        if extra:
+            raise InputError(f"block.{extra[0]}", f"one of {sorted(BLOCK_PARAMETERS[self.family])} for family "
+                             f"{self.family!r}", self.block[extra[0]])
         for key, interval in BLOCK_PARAMETERS[self.family].items():
             if key not in self.block:
                 raise InputError(f"block.{key}", interval.describe(), MISSING)
@@ -139,7 +148,11 @@ class Setup:
     def values(self) -> dict[str, np.ndarray]:
         keys = list(PARAMETERS) + ["n_grid"]
         out = {k: np.asarray(getattr(self, k), dtype=np.float64) for k in keys}
-        out.update({k: np.asarray(v, dtype=np.float64) for k, v in self.block.items()})
+        out["delta_R_failure"] = np.asarray(0.0 if self.delta_R_failure is None else self.delta_R_failure,
+                                            dtype=np.float64)
+        # only the family's own keys: a block entry can never shadow a top-level quantity
+        out.update({k: np.asarray(self.block[k], dtype=np.float64)
+                    for k in BLOCK_PARAMETERS.get(self.family, {}) if k in self.block})
         return out
 
 
@@ -268,19 +281,29 @@ def evaluate_routes(setup: Setup, level: float = 0.05, *, validate: bool = True)
     notes = []
     if setup.eps_M is not None or setup.eps_K is not None:
         notes.append("eps overridden by measured values: min_M/min_K assume eps_n ∝ 1/sqrt(n).")
-    if np.any(np.asarray(setup.n_grid) > 1):
+    if np.any(np.asarray(setup.n_grid) > 1) and (setup.eps_M is None or setup.eps_K is None):
         notes.append("caps chosen after training: delta and delta' are split over the cap grid (union bound).")
     pop = _population(v)
     v_dir = dict(v)
     if setup.delta_erm_S is not None:
         v_dir["delta_erm"] = np.asarray(setup.delta_erm_S, dtype=np.float64)
+    else:
+        notes.append("direct route: delta_erm_S not given, so Delta_ERM relative to f~_pop (delta_erm) stands in "
+                     "for Delta_ERM relative to f~_S (THEORY §6); give delta_erm_S when it is measured.")
     dire = _direct(v_dir)
+    if setup.delta_R_failure is not None:
+        notes.append("delta_R is an estimate: the probability that it exceeds the true Delta_R is added to the "
+                     "population route's failure probability.")
     if np.any(v["delta_R"] <= 0):
         notes.append("Delta_R <= 0: Theorem 2 does not apply (failure probability set to its limit delta + 2).")
     return RoutesReport(eps_M=eps_M, eps_K=eps_K, level=level, population=pop, direct=dire, notes=tuple(notes))
 
 
 def _finish(route, theorem, bound, fail, v, min_M, min_K) -> RouteResult:
+    # every field has the batch shape, whichever inputs were batched
+    shape = np.broadcast_shapes(*(np.shape(x) for x in v.values()))
+    bound, fail, min_M, min_K = (np.broadcast_to(np.asarray(a, dtype=np.float64), shape)
+                                 for a in (bound, fail, min_M, min_K))
     improvement = v["L_test_old"] - bound
     lvl = v["level"]
     return RouteResult(
@@ -297,15 +320,17 @@ def _finish(route, theorem, bound, fail, v, min_M, min_K) -> RouteResult:
 def _population(v) -> RouteResult:
     T = THEOREM_2
     bound = evaluate(T.bound, v)
+    extra = v["delta_R_failure"]   # the estimated delta_R may exceed the true one (union bound)
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        fail = np.where(v["delta_R"] > 0, evaluate(T.failure_probability, v), v["delta"] + 2.0)
+        fail = np.where(v["delta_R"] > 0, evaluate(T.failure_probability, v), v["delta"] + 2.0) + extra
         gain = v["delta_R"] / 2 + v["delta_erm"]
         ok_fail = fail <= v["level"]
         min_M = np.where((gain > 0) & ok_fail & (v["delta_R"] > 0),
                          evaluate(min_M_expression("population"), {**v, "c_M": v["eps_M"] * np.sqrt(v["M"])}), np.nan)
         improvement = v["L_test_old"] - bound
-        min_K = np.where((v["level"] > v["delta"]) & (v["delta_R"] > 0) & (improvement > 0),
-                         evaluate(min_K_expression("population"), v), np.nan)
+        # the extra failure term acts as a larger delta in delta + 2 exp(...) = level
+        min_K = np.where((v["level"] > v["delta"] + extra) & (v["delta_R"] > 0) & (improvement > 0),
+                         evaluate(min_K_expression("population"), {**v, "delta": v["delta"] + extra}), np.nan)
     return _finish("population", T, bound, fail, v, min_M, min_K)
 
 

@@ -6,6 +6,7 @@ import argparse
 from depthcert import report
 from depthcert._io import dumps
 from depthcert.config import load_setup
+from depthcert.errors import InputError
 
 DEFAULT_LEVEL = 0.1
 
@@ -33,6 +34,9 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         from depthcert.plots import plot_routes
 
-        out["plot"] = str(plot_routes(setup, rep.level, args.plot))
+        try:
+            out["plot"] = str(plot_routes(setup, rep.level, args.plot))
+        except OSError as exc:
+            raise InputError("--plot", "a writable PNG path", f"{args.plot} ({exc.strerror})") from None
     print(dumps(out) if args.json else report.routes_table(rep, regime))
     return 0

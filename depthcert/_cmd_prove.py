@@ -8,6 +8,7 @@ malformed input (the message names the formula and the column).
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from depthcert._io import dumps
@@ -28,8 +29,8 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from depthcert.errors import InputError
 
-    if not args.timeout > 0:
-        raise InputError("--timeout", "> 0 seconds", args.timeout)
+    if not (math.isfinite(args.timeout) and 0 < args.timeout <= 3600):
+        raise InputError("--timeout", "a number of seconds in (0, 3600]", args.timeout)
     if args.chain is not None:
         return _run_chain(args)
     from proofs_check import format_report, verify_all

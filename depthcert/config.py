@@ -68,6 +68,10 @@ def _loss_constants(loss: Mapping) -> tuple[float, float]:
             for i, v in enumerate(loss[key]):
                 _NUMBER.check(f"loss.{key}[{i}]", v)
         n_classes = _number(loss, "n_classes", Interval(2, integer=True), "loss.")
+        for key in ("head_row_norms", "head_bias"):
+            if len(loss[key]) != n_classes:
+                raise InputError(f"loss.{key}", f"a list of n_classes = {int(n_classes)} numbers",
+                                 loss[key])
         rho = _number(loss, "rho", Interval(0), "loss.")
         return cross_entropy_constants(int(n_classes), loss["head_row_norms"], loss["head_bias"], rho)
     if kind == "squared":
@@ -92,7 +96,7 @@ def setup_from_dict(cfg: Mapping[str, Any]) -> tuple[Setup, float | None]:
     if not isinstance(block, dict):
         raise InputError("block", "a [block] table with family and its parameters", MISSING if block is None else block)
     family = block.get("family")
-    if family not in BLOCK_PARAMETERS:
+    if not isinstance(family, str) or family not in BLOCK_PARAMETERS:
         raise InputError("block.family", f"one of {sorted(BLOCK_PARAMETERS)}", block.get("family", MISSING))
     params = {k: _number(block, k, iv, "block.") for k, iv in BLOCK_PARAMETERS[family].items()}
     _warn_unknown(cfg, block, family)

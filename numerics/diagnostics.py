@@ -4,7 +4,8 @@ Everything here is measured on a fresh probe sample ``x`` (labels drawn from the
 independent of ``S``, ``T`` and the population sample of the route quantities:
 
 * (C1) finite-sample test of ``G != 0`` (THEORY §2, §8): the Hoeffding U-statistic test at
-  the experiment's level;
+  the experiment's level, with a data-free bound ``b >= ||m_i|| ||phi_i||`` (the level then
+  holds) and, for comparison, with ``b`` = the sample maximum (level only approximate);
 * (A3) the activation-gradient covariance: spectral norm, trace, off-diagonal mass ratio;
 * (A-norm) norms and the minimum pre-norm RMS at every normalisation;
 * Paper B (THEORY §8): AG_max per candidate ``l = 0..D`` and overall (all from one
@@ -18,7 +19,7 @@ import torch
 __all__ = ["probe_diagnostics"]
 
 
-def probe_diagnostics(net, expanded, task, n: int, seed: int, level: float) -> dict:
+def probe_diagnostics(net, expanded, task, n: int, seed: int, level: float, b: float | None = None) -> dict:
     """Diagnostics of the reference model ``net`` and the inserted block of ``expanded``.
 
     Args:
@@ -28,6 +29,8 @@ def probe_diagnostics(net, expanded, task, n: int, seed: int, level: float) -> d
         n: probe sample size (``>= 2``).
         seed: seed of the probe sample.
         level: level of the (C1) test.
+        b: a data-free bound on ``||m_i|| ||phi_i||`` (e.g. ``L_loss L_top rho_phi``: THEORY
+            §1-§4); ``None`` reports only the approximate test.
 
     Returns:
         ``{"c1_test": {...}, "covariance": {...}, "norms": {...}, "paper_b": {...}}``.
@@ -44,12 +47,14 @@ def probe_diagnostics(net, expanded, task, n: int, seed: int, level: float) -> d
     m_bar = activation_gradients(net, x, task.soft_targets(x), at, task.loss)[at]
     with torch.no_grad():
         phi = expanded.block.features(net.bottom(x, at))
-    test = c1_test(ms[at], phi, level=level)
+    tests = {"c1_test_approx": c1_test(ms[at], phi, level=level)}
+    if b is not None:
+        tests["c1_test"] = c1_test(ms[at], phi, level=level, b=b)
     ag = ag_max_per_candidate(ms)
     return {
         "n_probe": n,
-        "c1_test": {"s_hat": test.s_hat, "threshold": test.threshold, "level": test.level,
-                    "signal_detected": test.signal_detected, "b": test.b, "b_from_data": test.b_from_data},
+        **{k: {"s_hat": r.s_hat, "threshold": r.threshold, "level": r.level, "signal_detected": r.signal_detected,
+               "b": r.b, "b_from_data": r.b_from_data} for k, r in tests.items()},
         "covariance": covariance_diagnostics(ms[at]),
         "norms": norm_diagnostics(net, x),
         "paper_b": {

@@ -14,9 +14,11 @@
 5. measure every quantity and evaluate both routes *only* through
    :func:`bounds.routes.evaluate_routes`.
 
-``Delta_R`` is a Monte-Carlo estimate over ``x``; the value fed to Theorem 2 is its lower
-CLT bound ``Delta_R_hat - z se`` (one-sided ``z = 3.29``, level 5e-4, stated and reported;
-Theorem 2 stays valid with any ``Delta_R' <= Delta_R``).
+``Delta_R`` is a Monte-Carlo estimate over ``x``; the value fed to Theorem 2 is its
+finite-sample empirical-Bernstein lower bound at level ``DELTA_R_LEVEL`` (paired
+conditional-risk differences lie in ``[-B, B]``), and that level is added to the
+population route's failure probability (``Setup.delta_R_failure``): Theorem 2 stays valid
+with any ``Delta_R' <= Delta_R``, and the event ``Delta_R' > Delta_R`` joins the union bound.
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ from bounds._validation import Interval, InputError
 __all__ = ["CONFIG_SCHEMA", "DEFAULT_DEMO_CONFIG", "atomic_write_text", "bounds_config", "format_table",
            "merge_config", "run_experiment", "to_json", "to_toml", "validate_config", "write_outputs"]
 
-Z_DELTA_R = 3.29  # one-sided standard-normal quantile at 5e-4 (CLT bound on Delta_R)
+DELTA_R_LEVEL = 5e-4  # failure probability of the lower confidence bound on Delta_R (added to Theorem 2's)
 N_PROBE = 200_000  # probe sample of the assumption diagnostics (independent of S, T, population)
 
 _I = lambda lo, **kw: Interval(lo, **kw)  # noqa: E731
@@ -139,14 +141,21 @@ def _make_task(t: Mapping):
                                  logit_scale=t.get("logit_scale", 1.0))
 
 
-def _train_reference(cfg: Mapping, task, seed: int):
+def _build_model(cfg: Mapping, seed: int):
+    """The (untrained) reference architecture of ``cfg["model"]``, initialised from ``seed``."""
     from numerics.models import PostNormResMLP
+
+    m = cfg["model"]
+    n_out = 1 if cfg["task"]["kind"] == "regression" else cfg["task"].get("n_classes", 2)
+    return PostNormResMLP(cfg["task"]["d_in"], m["width"], m["depth"], n_out, norm=m["norm"],
+                          eps_n=m["eps_n"], seed=seed)
+
+
+def _train_reference(cfg: Mapping, task, seed: int):
     from numerics.training import train
 
-    m, r = cfg["model"], cfg["reference"]
-    n_out = 1 if cfg["task"]["kind"] == "regression" else cfg["task"].get("n_classes", 2)
-    net = PostNormResMLP(cfg["task"]["d_in"], m["width"], m["depth"], n_out, norm=m["norm"],
-                         eps_n=m["eps_n"], seed=seed)
+    r = cfg["reference"]
+    net = _build_model(cfg, seed)
     x, y = task.sample(r["n"], seed=seed + 1)
     res = train(net, dict(net.named_parameters()), x, y, optimizer=r["optimizer"], lr=r["lr"],
                 steps=r["steps"], batch_size=r["batch_size"], seed=seed, loss=task.loss)
@@ -267,10 +276,16 @@ def _risks(ctx: dict, sig: dict, new) -> dict:
 
 def _quantities(ctx: dict, sig: dict, const: dict, risks: dict, info: dict) -> dict:
     G_sq = float(sig["G"].pow(2).sum())
-    delta_R = risks["delta_R_hat"] - Z_DELTA_R * risks["delta_R_stderr"]
+    from bounds.confidence import empirical_bernstein_lower
+
+    n_pop = ctx["cfg"]["sizes"]["population"]
+    # stderr = std(ddof=1)/sqrt(n): the unbiased sample variance is stderr^2 n; range 2B
+    delta_R = float(empirical_bernstein_lower(risks["delta_R_hat"], risks["delta_R_stderr"] ** 2 * n_pop, n_pop,
+                                              2.0 * const["B"], DELTA_R_LEVEL))
     sizes = ctx["cfg"]["sizes"]
     return {
         "delta_R": delta_R, "delta_R_hat": risks["delta_R_hat"], "delta_R_stderr": risks["delta_R_stderr"],
+        "delta_R_failure": DELTA_R_LEVEL,
         "delta_R_lower": _theorem1_lower(G_sq, sig["beta"].beta, sig["eta"]),
         "beta": sig["beta"].beta, "beta_self_consistent": sig["beta"].self_consistent,
         "eta": sig["eta"], "eta_S": sig["eta_S"], "G_norm": math.sqrt(G_sq), "G_S_norm": float(sig["G_S"].norm()),
@@ -291,7 +306,7 @@ def _setup(q: Mapping, risks: Mapping):
     return Setup(L_test_old=risks["L_test_old"], delta_R=q["delta_R"], delta_erm=q["delta_erm_pop"],
                  delta_test_R=q["delta_test_R"], M=q["M"], K=q["K"], delta=q["delta"],
                  delta_prime=q["delta_prime"], B=q["B"], L_loss=q["L_loss"], family="readout", block=block,
-                 delta_erm_S=q["delta_erm_S"])
+                 delta_erm_S=q["delta_erm_S"], delta_R_failure=q["delta_R_failure"])
 
 
 def _prepare(cfg: dict) -> dict:
@@ -361,8 +376,10 @@ def _run(cfg: dict, out_dir, t0: float, timings: dict) -> dict:
     report = evaluate_routes(_setup(q, risks), cfg["level"])
     q.update(eps_M=float(report.eps_M), eps_K=float(report.eps_K))
     timings["measure_and_bounds_s"] = time.perf_counter() - t0 - sum(timings.values())
+    b_data_free = const["L_loss"] * const["L_top_certified"] * const["rho_phi"]   # ||m_i|| ||phi_i|| <= b
     ctx["diagnostics"] = probe_diagnostics(ctx["net"], ctx["expanded"], ctx["task"],
-                                           min(cfg["sizes"]["population"], N_PROBE), cfg["seed"] + 6, cfg["level"])
+                                           min(cfg["sizes"]["population"], N_PROBE), cfg["seed"] + 6, cfg["level"],
+                                           b=b_data_free)
     timings["diagnostics_s"] = time.perf_counter() - t0 - sum(timings.values())
     timings["total_s"] = time.perf_counter() - t0
     result = _assemble(cfg, ctx, risks, q, report, info, timings)
@@ -381,8 +398,9 @@ def _route_dict(route, observed: float) -> dict:
 def _assemble(cfg, ctx, risks, q, report, info, timings) -> dict:
     observed = risks["L_test_new"]
     notes = list(report.notes) + [
-        f"delta_R fed to Theorem 2 is the one-sided CLT lower bound delta_R_hat - {Z_DELTA_R} * stderr "
-        "(Monte Carlo over x, level 5e-4, not included in the route failure probabilities).",
+        f"delta_R fed to Theorem 2 is the empirical-Bernstein lower bound on the Monte-Carlo estimate at level "
+        f"{DELTA_R_LEVEL:g} (paired differences in [-B, B]); that level is included in the population route's "
+        "failure probability.",
         "reference model trained on its own sample, independent of S and T; nu_V fixed before S is drawn "
         "(nu_V = insertion.output_cap / (L_top rho_phi)), so no cap grid (n_grid = 1).",
         "f_new is the (C2) selection over {trained block, f~_S, f~_pop}: Delta_ERM >= 0 for both routes.",
@@ -417,7 +435,8 @@ def bounds_config(result: Mapping) -> dict:
     q = result["quantities"]
     top = {"L_test_old": result["L_test_old"], "delta_R": q["delta_R"], "delta_erm": q["delta_erm_pop"],
            "delta_test_R": q["delta_test_R"], "M": q["M"], "K": q["K"], "delta": q["delta"],
-           "delta_prime": q["delta_prime"], "delta_erm_S": q["delta_erm_S"], "level": result["level"]}
+           "delta_prime": q["delta_prime"], "delta_erm_S": q["delta_erm_S"],
+           "delta_R_failure": q["delta_R_failure"], "level": result["level"]}
     return {**top, "loss": {"B": q["B"], "L_loss": q["L_loss"]},
             "block": {"family": "readout", "d": q["d"], "L_top": q["L_top_certified"], "rho_phi": q["rho_phi"],
                       "nu_V": q["nu_V"]}}
@@ -467,15 +486,19 @@ def format_table(result: Mapping) -> str:
 def _diagnostics_lines(diag: Mapping | None) -> list[str]:
     if not diag:
         return []
-    c1, cov, pb = diag["c1_test"], diag["covariance"], diag["paper_b"]
-    verdict = "signal detected (C1 holds)" if c1["signal_detected"] else "no signal detected (saturated or n too small)"
-    return ["", f"diagnostics on an independent probe sample (n = {diag['n_probe']}):",
-            f"  (C1) U-statistic test at level {c1['level']:g}: S_hat = {_fmt(c1['s_hat'])} vs threshold "
-            f"{_fmt(c1['threshold'])}: {verdict}",
-            f"  (A3) ||Sigma_m||_2 = {_fmt(cov['spectral_norm'])}, off-diagonal mass ratio {_fmt(cov['offdiag_ratio'])}",
-            f"  (A-norm) min pre-norm RMS = {_fmt(diag['norms']['r_min_overall'])}",
-            f"  Paper B: AG_max = {_fmt(pb['ag_max'])}, ||G||^2 = {_fmt(pb['cross_gradient_score'])}, "
-            f"projection score = {_fmt(pb['projection_score'])}, realisability = {_fmt(pb['realisability_ratio'])}"]
+    cov, pb = diag["covariance"], diag["paper_b"]
+    lines = ["", f"diagnostics on an independent probe sample (n = {diag['n_probe']}):"]
+    for key, what in (("c1_test", "data-free b, level holds"), ("c1_test_approx", "b = sample max, level approximate")):
+        if key in diag:
+            c1 = diag[key]
+            verdict = "signal detected (C1 holds)" if c1["signal_detected"] else "no signal detected at this n"
+            lines.append(f"  (C1) U-statistic test at level {c1['level']:g} ({what}, b = {_fmt(c1['b'])}): "
+                         f"S_hat = {_fmt(c1['s_hat'])} vs threshold {_fmt(c1['threshold'])}: {verdict}")
+    return lines + [
+        f"  (A3) ||Sigma_m||_2 = {_fmt(cov['spectral_norm'])}, off-diagonal mass ratio {_fmt(cov['offdiag_ratio'])}",
+        f"  (A-norm) min pre-norm RMS = {_fmt(diag['norms']['r_min_overall'])}",
+        f"  Paper B: AG_max = {_fmt(pb['ag_max'])}, ||G||^2 = {_fmt(pb['cross_gradient_score'])}, "
+        f"projection score = {_fmt(pb['projection_score'])}, realisability = {_fmt(pb['realisability_ratio'])}"]
 
 
 def to_json(obj) -> str:

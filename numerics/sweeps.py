@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+import torch
+
 __all__ = ["get_dotted", "growth_vs_scratch", "grid_points", "load_points", "point_key", "run_sweep",
            "set_dotted"]
 
@@ -71,8 +73,9 @@ def run_sweep(base_config: Mapping, grid: Mapping[str, Sequence], out_dir: str |
     """Run ``runner(config)`` at every grid point; resumable.
 
     Each point's record ``{"params", "config", "result"}`` is written atomically to
-    ``out_dir/points/<point_key>.json`` as soon as it finishes; points whose file exists are
-    loaded, not re-run (so an interrupted sweep resumes where it stopped).
+    ``out_dir/points/<point_key>.json`` as soon as it finishes; points whose file exists
+    with the same full config are loaded, not re-run (so an interrupted sweep resumes where
+    it stopped); a file left by a different base config is recomputed and overwritten.
 
     Args:
         base_config: the experiment config the grid modifies.
@@ -92,12 +95,13 @@ def run_sweep(base_config: Mapping, grid: Mapping[str, Sequence], out_dir: str |
     bar = _progress(len(points), progress)
     for params in points:
         path = folder / f"{point_key(params)}.json"
-        if path.is_file():
-            records.append(json.loads(path.read_text(encoding="utf-8")))
-        else:
-            config = merge_config(base_config, {})
-            for key, value in params.items():
-                set_dotted(config, key, value)
+        config = merge_config(base_config, {})
+        for key, value in params.items():
+            set_dotted(config, key, value)
+        stored = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        if stored is not None and stored["config"] == json.loads(to_json(config)):
+            records.append(stored)
+        else:  # new point, or a stale one from another base config: (re)run it
             record = {"params": params, "config": config, "result": runner(config)}
             atomic_write_text(path, to_json(record))
             records.append(json.loads(to_json(record)))
@@ -119,40 +123,52 @@ def load_points(out_dir: str | Path) -> list[dict]:
 
 
 def growth_vs_scratch(config: Mapping, *, grow_steps: int, base_steps: int, seed: int = 0) -> dict:
-    """Paper B's comparison at one final architecture (depth ``D + 1``), THEORY §8.
+    """Paper B's comparison at one final architecture, THEORY §8.
 
-    * grown: train depth ``D`` for ``base_steps``, insert a zero-output block (``full``
-      family, at the top, function-preserving), then train *every* parameter for
+    The final architecture is the depth-``D`` reference model with a ``full`` block inserted
+    at the top (``u -> f_top(u + V relu(U u + b))``):
+
+    * grown: train the depth-``D`` model for ``base_steps``, insert the zero-output block
+      (function-preserving: checked bitwise), then train *every* parameter for
       ``grow_steps``;
-    * scratch: train depth ``D + 1`` from its initialisation for ``base_steps + grow_steps``.
+    * scratch: the same architecture from the same initialisation (untrained base, the
+      same inserted block), every parameter trained for ``base_steps + grow_steps``.
 
-    Both see the same training sample and optimiser; test risk is the exact-``y``
-    population risk (Monte Carlo over ``x``, with standard errors).
+    Both see the same training sample, optimiser and step budget; test risk is the
+    exact-``y`` population risk (Monte Carlo over ``x``, with standard errors).
 
     Returns:
-        dict with train loss, population risk (and stderr) of both, and
-        ``relative_test_gain = (R_scratch - R_grown) / R_scratch``.
+        dict with train loss, population risk (and stderr) of both,
+        ``relative_test_gain = (R_scratch - R_grown) / R_scratch``, and the checks
+        ``function_preserving_at_insertion``, ``same_architecture``, ``steps``.
     """
     from numerics.data import population_risk
-    from numerics.experiment import _make_task, _train_reference, merge_config, validate_config
+    from numerics.experiment import _build_model, _make_task, _train_reference, merge_config, validate_config
     from numerics.insertion import insert_block
     from numerics.training import train
 
     cfg = validate_config(config)
     task = _make_task({**cfg["task"], "seed": cfg["seed"]})
-    r = cfg["reference"]
-    x, y = task.sample(r["n"], seed=seed + 1)
+    r, width = cfg["reference"], cfg["model"]["width"]
+    x, y = task.sample(r["n"], seed=seed + 1)   # the reference's own training sample
     kw = dict(optimizer=r["optimizer"], lr=r["lr"], batch_size=r["batch_size"], seed=seed, loss=task.loss)
     base, _ = _train_reference(merge_config(cfg, {"reference": {"steps": base_steps}}), task, seed)
-    grown = insert_block(base, base.depth, "full", width=cfg["model"]["width"], seed=seed)
-    params = {n: p.requires_grad_(True) for n, p in grown.named_parameters()}
-    res_grown = train(grown, params, x, y, steps=grow_steps, **kw)
-    deeper = merge_config(cfg, {"model": {"depth": cfg["model"]["depth"] + 1},
-                                "reference": {"steps": base_steps + grow_steps}})
-    scratch, res_scratch = _train_reference(deeper, task, seed)
+    grown = insert_block(base, base.depth, "full", width=width, seed=seed)
+    with torch.no_grad():
+        preserved = torch.equal(grown(x[:256]), base(x[:256]))
+    res_grown = train(grown, _all_trainable(grown), x, y, steps=grow_steps, **kw)
+    scratch = insert_block(_build_model(cfg, seed), cfg["model"]["depth"], "full", width=width, seed=seed)
+    res_scratch = train(scratch, _all_trainable(scratch), x, y, steps=base_steps + grow_steps, **kw)
+    shapes = [[tuple(p.shape) for p in m.parameters()] for m in (grown, scratch)]
     n_pop = cfg["sizes"]["population"]
     R_g = population_risk(grown, task, n_pop, seed + 4)
     R_s = population_risk(scratch, task, n_pop, seed + 4)
     return {"train_loss_grown": res_grown.final_loss, "train_loss_scratch": res_scratch.final_loss,
             "R_grown": R_g[0], "R_grown_stderr": R_g[1], "R_scratch": R_s[0], "R_scratch_stderr": R_s[1],
-            "relative_test_gain": (R_s[0] - R_g[0]) / R_s[0]}
+            "relative_test_gain": (R_s[0] - R_g[0]) / R_s[0],
+            "function_preserving_at_insertion": preserved, "same_architecture": shapes[0] == shapes[1],
+            "steps": {"grown": base_steps + grow_steps, "scratch": base_steps + grow_steps}}
+
+
+def _all_trainable(model) -> dict:
+    return {n: p.requires_grad_(True) for n, p in model.named_parameters()}

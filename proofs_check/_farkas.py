@@ -46,6 +46,8 @@ def _matrix(constraints: list[Constraint]):
 def _solve_lp(constraints: list[Constraint]):
     """Float multipliers from the LP, or ``None`` when the LP is infeasible."""
     _, a, b = _matrix(constraints)
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise ValueError("a coefficient or constant is too large for the floating-point LP")
     m = len(constraints)
     free = np.array([c.op == "==" for c in constraints])
     strict = np.array([1.0 if c.strict else 0.0 for c in constraints])

@@ -27,6 +27,7 @@ RELATIONS = {"<=": sp.Le, ">=": sp.Ge, "<": sp.Lt, ">": sp.Gt, "=": sp.Eq, "==":
 MAX_LENGTH = 2000          # characters in one formula
 MAX_DEPTH = 64             # nesting of parentheses / unary operators
 MAX_EXPONENT = 64          # |numeric exponent|, so `2^999999999` cannot exhaust memory
+MAX_BITS = 4096            # size of an exact numeric power, so `((3^64)^64)^64` cannot either
 MAX_NUMBER_CHARS = 40      # digits of one numeric literal
 
 _TOKEN = re.compile(
@@ -150,7 +151,14 @@ class _Parser:
             raise self.error(f"exponent {exponent} outside [-{MAX_EXPONENT}, {MAX_EXPONENT}]", start)
         if base == 0 and exponent < 0:
             raise self.error("0 raised to a negative power", op)
-        return self._defined(base**exponent, op)
+        if base.is_Rational and abs(exponent) * max(base.p.bit_length(), base.q.bit_length()) > MAX_BITS:
+            raise self.error(f"number too large: {base}^{exponent} has more than {MAX_BITS} bits", op)
+        value = base**exponent
+        # nesting, e.g. ((x^64)^64)^64, must not escape the exponent limit
+        for pw in value.atoms(sp.Pow):
+            if pw.exp.is_Rational and (abs(pw.exp.p) > MAX_EXPONENT or pw.exp.q > MAX_EXPONENT):
+                raise self.error(f"combined exponent {pw.exp} outside [-{MAX_EXPONENT}, {MAX_EXPONENT}]", start)
+        return self._defined(value, op)
 
     def _defined(self, value: sp.Expr, tok: _Tok) -> sp.Expr:
         """Reject values that are not finite reals (``log(0)``, ``sqrt(-1)``)."""

@@ -6,9 +6,9 @@ from fractions import Fraction
 from typing import Mapping
 
 #: Statuses that do not make a theorem fail: a FINDING (e.g. a superfluous premise) is
-#: reported, N/A means an engine does not apply, SKIP that an optional API is missing.
-OK_STATUSES = ("PASS", "FINDING", "N/A", "SKIP")
-STATUSES = OK_STATUSES + ("FAIL", "UNKNOWN")
+#: reported, N/A means an engine does not apply. SKIP (a check that did not run) fails.
+OK_STATUSES = ("PASS", "FINDING", "N/A")
+STATUSES = OK_STATUSES + ("FAIL", "UNKNOWN", "SKIP")
 
 
 def _number(v):

@@ -24,6 +24,9 @@ import sympy as sp
 import z3
 
 
+MAX_POWER = 256   # x**k is encoded as a k-fold product: keep it small
+
+
 class Untranslatable(ValueError):
     """An expression outside the fragment the z3 encoding supports."""
 
@@ -37,7 +40,8 @@ class Translator:
 
     def __init__(self):
         self.vars: dict[str, z3.ArithRef] = {}
-        self.aux: list = []
+        self.aux: list = []      # facts that hold for every real assignment (guarded definitions)
+        self.dom: list = []      # domain conditions (sqrt of >= 0, log of > 0, 1/x with x != 0)
         self._fresh = itertools.count()
         self._apps: dict[str, list] = {"exp": [], "log": []}
         self._funcs = {name: z3.Function(f"!{name}", z3.RealSort(), z3.RealSort()) for name in self._apps}
@@ -80,17 +84,21 @@ class Translator:
         b = self.expr(base)
         if exp.q != 1:
             root = z3.Real(f"!root{next(self._fresh)}")
-            self.aux.append(self._power(root, exp.q) == b)
-            if exp.q % 2 == 0:
-                self.aux += [root >= 0, b >= 0]
+            if exp.q % 2 == 0:   # defined for b >= 0 only: the definition is guarded by its domain
+                self.dom.append(b >= 0)
+                self.aux.append(z3.Implies(b >= 0, z3.And(root >= 0, self._power(root, exp.q) == b)))
+            else:
+                self.aux.append(self._power(root, exp.q) == b)
             b, exp = root, sp.Integer(exp.p)
         if exp < 0:
-            self.aux.append(b != 0)
+            self.dom.append(b != 0)
             return 1 / self._power(b, -int(exp))
         return self._power(b, int(exp))
 
     @staticmethod
     def _power(b, k: int):
+        if k > MAX_POWER:
+            raise Untranslatable(f"power {k} > {MAX_POWER} is too large for the z3 encoding")
         return z3.RealVal(1) if k == 0 else z3.Product([b] * k) if k > 1 else b
 
     def _function(self, name: str, arg: sp.Expr) -> z3.ArithRef:
@@ -99,7 +107,8 @@ class Translator:
         if name == "exp":
             self.aux += [app > 0, app >= 1 + a]
         else:
-            self.aux += [a > 0, app <= a - 1]
+            self.dom.append(a > 0)
+            self.aux.append(z3.Implies(a > 0, app <= a - 1))
         for a2, app2 in self._apps[name]:  # both functions are increasing
             self.aux += [z3.Implies(a <= a2, app <= app2), z3.Implies(a2 <= a, app2 <= app)]
         self._apps[name].append((a, app))
@@ -175,14 +184,18 @@ def entails(premises, conclusion, timeout_s: float = 5.0) -> SmtOutcome:
     """
     tr = Translator()
     encoded = [tr.relation(p) for p in premises]
+    premise_domain, tr.dom = tr.dom, []
     goal = tr.relation(conclusion)
-    return check_sat(encoded + [z3.Not(goal)], tr, timeout_s)
+    # the conclusion's domain belongs to what must be proved: an ill-defined conclusion
+    # (sqrt or log of a negative quantity) is not entailed, never vacuously "proved"
+    return check_sat(encoded + premise_domain + [z3.Not(z3.And(*tr.dom, goal))], tr, timeout_s)
 
 
 def satisfiable(relations, timeout_s: float = 5.0) -> SmtOutcome:
     """Whether the conjunction of ``relations`` has a real model (consistency check)."""
     tr = Translator()
-    return check_sat([tr.relation(p) for p in relations], tr, timeout_s)
+    encoded = [tr.relation(p) for p in relations]
+    return check_sat(encoded + tr.dom, tr, timeout_s)
 
 
 def confirm(countermodel: dict, premises, conclusion) -> bool:
@@ -194,13 +207,14 @@ def confirm(countermodel: dict, premises, conclusion) -> bool:
     subs = {k: (sp.Rational(v.numerator, v.denominator) if isinstance(v, Fraction) else sp.Float(v, 30))
             for k, v in countermodel.items()}
 
-    def holds(rel) -> bool | None:
-        value = rel.xreplace({s: subs[s.name] for s in rel.free_symbols if s.name in subs})
-        if value in (sp.true, sp.false):
-            return bool(value)
-        try:
+    def holds(rel, undefined) -> bool | None:
+        try:   # a comparison of non-real values (sqrt or log of a negative) raises TypeError
+            value = rel.xreplace({s: subs[s.name] for s in rel.free_symbols if s.name in subs})
+            if value in (sp.true, sp.false):
+                return bool(value)
             return bool(value.doit())
         except TypeError:
-            return None
+            return undefined
 
-    return all(holds(p) is True for p in premises) and holds(conclusion) is False
+    # an undefined premise is not confirmed; an undefined conclusion does not hold
+    return all(holds(p, None) is True for p in premises) and holds(conclusion, False) is False

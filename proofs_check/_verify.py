@@ -51,7 +51,11 @@ def farkas_check(subject: str, premises: list[tuple[str, object]], conclusion) -
     nonlinear = sorted((str(a) for a in atoms if _linear.is_nonlinear_atom(a)))
     certificates = []
     for alt in alternatives:
-        outcome = _farkas.farkas(base + alt)
+        try:
+            outcome = _farkas.farkas(base + alt)
+        except ValueError as exc:   # e.g. a constant too large for the floating-point LP
+            return Check(subject, "entailment/farkas", "N/A", "farkas-lp+exact",
+                         f"not applicable: {exc}; z3 decides", seconds=time.perf_counter() - t0)
         if outcome.status != "certificate":
             return _farkas_negative(subject, outcome, nonlinear, time.perf_counter() - t0)
         certificates.append(outcome.multipliers)
@@ -174,8 +178,15 @@ def verify(theorem, timeout_s: float = DEFAULT_TIMEOUT_S, necessity: bool = True
 
 
 def _agreement(subject: str, farkas: Check, smt: Check) -> list[Check]:
-    """A sound certificate against a z3 countermodel means a bug in one engine: FAIL."""
+    """Definite answers of the two engines must agree; a disagreement is a bug: FAIL.
+
+    Farkas FAIL is definite only on a linear chain (it is N/A otherwise), where Farkas'
+    lemma makes it complete; z3 PASS/FAIL are definite.
+    """
     if farkas.status == "PASS" and smt.status == "FAIL":
         return [Check(subject, "entailment/agreement", "FAIL", "farkas+z3",
                       "Farkas certificate and z3 countermodel disagree", countermodel=smt.countermodel)]
+    if farkas.status == "FAIL" and smt.status == "PASS":
+        return [Check(subject, "entailment/agreement", "FAIL", "farkas+z3",
+                      "no Farkas certificate for a linear chain, yet z3 reports entailment: engines disagree")]
     return []

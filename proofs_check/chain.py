@@ -22,7 +22,8 @@ from typing import Mapping
 from bounds._validation import MISSING, InputError
 from proofs_check._parser import ChainSyntaxError, parse_relation
 from proofs_check._results import Check
-from proofs_check._verify import DEFAULT_TIMEOUT_S, consistency_check, farkas_check, necessity_checks, z3_check
+from proofs_check._verify import (DEFAULT_TIMEOUT_S, _agreement, consistency_check, farkas_check, necessity_checks,
+                                  z3_check)
 
 _KEYS = {"name": "a string", "assume": "a list of strings", "premises": "a list of strings",
          "conclusion": "a string"}
@@ -138,12 +139,15 @@ def check_chain(chain: Chain, timeout_s: float = DEFAULT_TIMEOUT_S, necessity: b
     checks = [farkas_check(chain.name, labelled, chain.conclusion),
               z3_check(chain.name, "entailment/z3", relations, chain.conclusion, timeout_s)]
     smt = checks[1]
-    entailed = smt.status == "PASS" or checks[0].status == "PASS"
+    disagreement = _agreement(chain.name, checks[0], smt)
+    checks += disagreement
+    entailed = not disagreement and (smt.status == "PASS" or checks[0].status == "PASS")
     if entailed:
         checks += _vacuity(chain.name, relations, timeout_s)
     if entailed and necessity:
         checks += necessity_checks(chain, timeout_s)
-    status = "entailed" if entailed else "not entailed" if smt.status == "FAIL" else "unknown"
+    status = ("entailed" if entailed else "engines disagree" if disagreement
+              else "not entailed" if smt.status == "FAIL" else "unknown")
     return ChainResult(chain.name, entailed, status, tuple(checks), smt.countermodel if not entailed else None)
 
 

@@ -61,8 +61,12 @@ def lipschitz_top_certified(model, at: int, r_min: float | Sequence[float] | Non
 
     ``Lip(N_j) = ||gamma_j||_inf / sqrt(r_min_j^2 + eps_n)`` when the pre-norm scale is at
     least ``r_min_j`` on the domain, else the engineering-eps route
-    ``||gamma_j||_inf / sqrt(eps_n)``. Certified on the domain where the ``r_min``
-    premise holds (e.g. at the samples it was measured on, see ``norm_diagnostics``).
+    ``||gamma_j||_inf / sqrt(eps_n)``. With ``r_min`` the bound holds only on the domain
+    where every pre-norm scale is ``>= r_min_j``. For the generalisation costs (THEORY §4)
+    that domain must contain every ``u_i + h`` of the capped class, not only the sample
+    states: an ``r_min`` measured by ``norm_diagnostics`` at the samples gives a *local*
+    Jacobian bound, not a certified ``L_top`` (``numerics.experiment`` therefore uses the
+    top insertion, where ``L_top = ||A||_2`` exactly, or the engineering-eps route).
 
     Args:
         model: post-norm model, or expanded model (its post-norm, if any, counts too).

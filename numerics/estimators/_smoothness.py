@@ -91,7 +91,8 @@ def smoothness_beta_report(expanded, x: torch.Tensor, y: torch.Tensor, G: torch.
     for k in range(1, max_iter + 1):
         seen = max(curvature(i / ((n_grid - 1) * beta)) for i in range(n_grid))
         if seen <= beta * (1 + rtol):
-            return BetaEstimate(beta, c0, seen, k, True)
+            # never report less than the largest curvature seen on the grid
+            return BetaEstimate(max(beta, seen), c0, seen, k, True)
         beta = seen
     return BetaEstimate(beta, c0, seen, max_iter, False)
 

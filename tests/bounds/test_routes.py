@@ -143,10 +143,29 @@ def test_vectorised_matches_scalar():
     n = 50
     batch = {**EXAMPLE, "M": rng.uniform(1e3, 1e7, n), "delta_R": rng.uniform(0.01, 0.5, n)}
     rep = evaluate_routes(Setup(**batch), 0.1)
+    fields = ("bound", "failure_probability", "improvement", "certified", "vacuous", "min_M", "min_K")
     for i in (0, 17, 49):
         one = evaluate_routes(Setup(**{**EXAMPLE, "M": batch["M"][i], "delta_R": batch["delta_R"][i]}), 0.1)
-        assert rep.population.bound[i] == pytest.approx(float(one.population.bound), rel=1e-12)
-        assert np.array_equal(np.isnan(rep.population.min_M[i]), np.isnan(one.population.min_M))
+        for route in ("population", "direct"):
+            for f in fields:
+                got, want = getattr(getattr(rep, route), f)[i], getattr(getattr(one, route), f)
+                np.testing.assert_allclose(np.asarray(got, dtype=float), np.asarray(want, dtype=float),
+                                           rtol=1e-12, equal_nan=True, err_msg=f"{route}.{f}")
+
+
+def test_every_result_field_has_the_batch_shape():
+    rep = evaluate_routes(Setup(**{**EXAMPLE, "K": np.array([1e4, 1e5, 1e6])}), 0.1)   # only K batched
+    for route in (rep.population, rep.direct):
+        for f in ("bound", "failure_probability", "certified", "min_M", "min_K"):
+            assert np.shape(getattr(route, f)) == (3,), f
+
+
+def test_block_entries_cannot_shadow_top_level_quantities():
+    bad = {**EXAMPLE["block"], "M": 1e12}
+    with pytest.raises(InputError, match="block.M == "):
+        evaluate_routes(Setup(**{**EXAMPLE, "block": bad}), 0.1)
+    assert "M" not in Setup(**{**EXAMPLE, "block": bad}).values() or \
+        Setup(**{**EXAMPLE, "block": bad}).values()["M"] == 2e5
 
 
 # ---------------------------------------------------------------- solvers must reject mis-stated roots
@@ -232,3 +251,37 @@ def test_theorem1_evaluators():
     assert float(jumpboard_risk_bound(1.0, 3.0, 2.0, 0.5)) == pytest.approx(1.0 - 0.75)
     etas = np.linspace(0.01, 0.5, 50)
     assert np.argmin(jumpboard_risk_bound(1.0, 3.0, 2.0, etas)) == 49   # best step is 1/beta
+
+
+def test_estimated_delta_R_pays_its_failure_probability():
+    cfg = {**EXAMPLE, "M": 2e7}
+    exact = evaluate_routes(Setup(**cfg), 0.1)
+    est = evaluate_routes(Setup(**cfg, delta_R_failure=0.01), 0.1)
+    assert est.population.failure_probability == pytest.approx(exact.population.failure_probability + 0.01)
+    assert est.direct.failure_probability == exact.direct.failure_probability    # the direct route does not use it
+    assert est.population.bound == exact.population.bound
+    # min_K still makes the (larger) failure probability equal to the level
+    at = evaluate_routes(Setup(**{**cfg, "K": float(est.population.min_K)}, delta_R_failure=0.01), 0.1)
+    assert at.population.failure_probability == pytest.approx(0.1, rel=1e-9)
+    assert float(est.population.min_K) > float(exact.population.min_K)
+    with pytest.raises(InputError, match="delta_R_failure == 1.0"):
+        evaluate_routes(Setup(**cfg, delta_R_failure=1.0), 0.1)
+
+
+def test_empirical_bernstein_lower_bound():
+    from bounds.confidence import empirical_bernstein_lower
+
+    # written out: mean - sqrt(2 V ln(2/l)/n) - 7 R ln(2/l)/(3(n-1))
+    got = float(empirical_bernstein_lower(0.3, 0.04, 10_000, 2.0, 1e-3))
+    L = math.log(2 / 1e-3)
+    assert got == pytest.approx(0.3 - math.sqrt(2 * 0.04 * L / 10_000) - 7 * 2.0 * L / (3 * 9_999), rel=1e-12)
+    # coverage: the lower bound must fall below the true mean in >= 1 - level of repetitions
+    # (Clopper-Pearson 99% upper bound on the failure rate must not exceed 5x the level 0.05)
+    from scipy.stats import beta as beta_dist
+    rng = np.random.default_rng(0)
+    z = rng.uniform(-1, 1, size=(2000, 200)) ** 3          # true mean 0, range 2
+    lows = empirical_bernstein_lower(z.mean(1), z.var(1, ddof=1), 200, 2.0, 0.05)
+    fails = int(np.sum(lows > 0.0))
+    assert beta_dist.ppf(0.01, fails, 2000 - fails + 1) <= 0.05 if fails else True
+    with pytest.raises(InputError):
+        empirical_bernstein_lower(0.0, 1.0, 1, 1.0, 0.05)

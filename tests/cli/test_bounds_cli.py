@@ -51,15 +51,24 @@ BAD = [
     ("B = 4.2", "B = \"__import__('os').system('echo pwned')\"", "loss.B == "),
     ("M = 200000", "M = true", "M == True"),
     ("M = 200000", "M = [1, 2", "--config =="),
+    ('family = "readout"', 'family = ["readout"]', "block.family == ['readout']"),
+    ('family = "readout"', "family = {a = 1}", "block.family == {'a': 1}"),
+    ("B = 4.2\nL_loss = 1.4142135623730951",
+     'kind = "cross_entropy"\nn_classes = 3\nhead_row_norms = [1.0, 1.0]\nhead_bias = [0.0, 0.0, 0.0]\nrho = 2.0',
+     "loss.head_row_norms == [1.0, 1.0]"),
+    ("B = 4.2\nL_loss = 1.4142135623730951",
+     'kind = "cross_entropy"\nn_classes = 2\nhead_row_norms = [1.0, 1.0]\nhead_bias = [0.0, nan]\nrho = 2.0',
+     "loss.head_bias[1] == nan"),
 ]
 
 
 @pytest.mark.parametrize("old,new,message", BAD, ids=[b[2] for b in BAD])
 def test_bad_input_exit_2_one_line(tmp_path, capsys, old, new, message):
     assert main(["bounds", "--config", str(_edit(tmp_path, old, new))]) == 2
-    err = capsys.readouterr().err.strip()
+    captured = capsys.readouterr()
+    err = captured.err.strip()
     assert len(err.splitlines()) == 1 and message in err and "must be" in err
-    assert "Traceback" not in err and "pwned" not in capsys.readouterr().out
+    assert "Traceback" not in err and "pwned" not in captured.out
 
 
 def test_level_out_of_range_and_missing_file(tmp_path, capsys):
@@ -80,3 +89,10 @@ def test_plot_is_written(tmp_path, capsys):
     assert main(["bounds", "--config", str(EXAMPLE), "--json", "--plot", str(png)]) == 0
     assert png.stat().st_size > 10_000 and png.read_bytes()[:4] == b"\x89PNG"
     assert json.loads(capsys.readouterr().out)["plot"] == str(png)
+
+
+def test_unwritable_plot_path_is_bad_input(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    assert main(["bounds", "--config", str(EXAMPLE), "--plot", str(blocker / "routes.png")]) == 2
+    assert "--plot ==" in capsys.readouterr().err

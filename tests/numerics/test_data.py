@@ -101,7 +101,9 @@ def test_population_risk_covers_sample_mean(reg_task):
     losses = ((model(x) - y) ** 2).numpy().ravel()
     se2 = losses.std(ddof=1) / math.sqrt(losses.size)
     assert abs(R - losses.mean()) <= 3.29 * math.hypot(se, se2)
-    R_wrong = R + 10 * math.hypot(se, se2)
+    # a plausible bug -- forgetting the noise variance in E_y (f - y)^2 -- must fail the same check
+    x_pop = reg_task.sample_x(50000, seed=5)
+    R_wrong = float(((model(x_pop) - reg_task.mean(x_pop)) ** 2).mean())
     assert abs(R_wrong - losses.mean()) > 3.29 * math.hypot(se, se2)
 
 

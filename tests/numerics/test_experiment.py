@@ -163,8 +163,12 @@ def test_probe_diagnostics_are_reported_and_consistent(tiny_result):
     assert 0.0 <= diag["paper_b"]["realisability_ratio"] <= 1.0 + 1e-9
     cov = diag["covariance"]
     assert cov["trace"] >= cov["spectral_norm"] * (1 - 1e-12) and 0.0 <= cov["offdiag_ratio"] <= 1.0
-    c1 = diag["c1_test"]
-    assert c1["signal_detected"] == (c1["s_hat"] > c1["threshold"]) and c1["b_from_data"]
+    for key, from_data in (("c1_test", False), ("c1_test_approx", True)):
+        c1 = diag[key]
+        assert c1["signal_detected"] == (c1["s_hat"] > c1["threshold"]) and c1["b_from_data"] is from_data
+    q = tiny_result[0]["quantities"]
+    assert diag["c1_test"]["b"] == pytest.approx(q["L_loss"] * q["L_top_certified"] * q["rho_phi"])
+    assert diag["c1_test"]["b"] >= diag["c1_test_approx"]["b"]     # the data-free b bounds the sample
     norms = diag["norms"]
     assert all(m <= r * (1 + 1e-9) for m, r in zip(norms["state_norm_max"], norms["rho"]))
     assert "(C1) U-statistic test" in format_table(tiny_result[0])

@@ -102,3 +102,27 @@ def test_saturation_test_rejects_invalid_b_and_level():
         est.saturation_test(m, phi, b, 1.5)
     res = est.saturation_test(m, phi, None, 0.05)
     assert res.b_from_data and res.threshold > 0
+
+
+def test_saturation_threshold_is_the_hoeffding_u_statistic_deviation():
+    """THEORY §8: t = b^2 sqrt(2 ln(2/level) / floor(n/2)), written out independently here;
+    a wrong exponent of b, n instead of floor(n/2), or ln(1/level) would change it."""
+    m, phi, b = _null_sample(65, 3)
+    res = est.saturation_test(m, phi, b, 0.05)
+    expected = b**2 * math.sqrt(2 * math.log(2 / 0.05) / 32)
+    assert res.threshold == pytest.approx(expected, rel=1e-12)
+    for wrong in (b * math.sqrt(2 * math.log(2 / 0.05) / 32), b**2 * math.sqrt(2 * math.log(2 / 0.05) / 65),
+                  b**2 * math.sqrt(2 * math.log(1 / 0.05) / 32)):
+        assert res.threshold != pytest.approx(wrong, rel=1e-6)
+
+
+def test_saturation_decision_just_above_and_below_the_threshold():
+    """Constructed samples with S_hat on either side of t: the test must decide each correctly."""
+    n = 200
+    phi = torch.ones(n, 1, dtype=F64)
+    t = est.saturation_test(torch.ones(n, 1, dtype=F64), phi, 1.0, 0.1).threshold
+    for factor, detected in ((1.02, True), (0.98, False)):
+        a = math.sqrt(factor * t)              # X_i = a for all i: S_hat = a^2 exactly
+        res = est.saturation_test(torch.full((n, 1), a, dtype=F64), phi, 1.0, 0.1)
+        assert res.s_hat == pytest.approx(factor * t, rel=1e-12)
+        assert res.signal_detected is detected

@@ -48,6 +48,16 @@ def test_sweep_saves_each_point_and_resumes(tmp_path):
     assert not list((tmp_path / "points").glob(".*.tmp"))
 
 
+def test_sweep_recomputes_points_of_another_base_config(tmp_path):
+    grid = {"sizes.M": [10, 20]}
+    run_sweep(TINY, grid, tmp_path, runner=_CountingRunner(), progress=False)
+    other = merge_config(TINY, {"seed": 12345})
+    again = _CountingRunner()
+    records = run_sweep(other, grid, tmp_path, runner=again, progress=False)
+    assert len(again.calls) == 2                      # stale points are not silently reused
+    assert all(r["config"]["seed"] == 12345 for r in records)
+
+
 def test_sweep_does_not_mutate_base_config(tmp_path):
     base = merge_config(TINY, {})
     run_sweep(base, {"sizes.M": [5]}, tmp_path, runner=_CountingRunner(), progress=False)
@@ -80,3 +90,8 @@ def test_growth_vs_scratch_light():
     for key in ("R_grown", "R_scratch", "train_loss_grown", "train_loss_scratch", "relative_test_gain"):
         assert isinstance(out[key], float)
     assert out["R_grown_stderr"] > 0
+    assert out["function_preserving_at_insertion"] is True     # growth starts from f_old exactly
+    assert out["same_architecture"] is True                    # Paper B: same final architecture
+    assert out["steps"]["grown"] == out["steps"]["scratch"] == 40
+    gain = (out["R_scratch"] - out["R_grown"]) / out["R_scratch"]
+    assert out["relative_test_gain"] == pytest.approx(gain)

@@ -115,6 +115,21 @@ def _premise_slack_matches(premise, t: sp.Expr) -> bool:
     return len(terms) == 2 and bare and coeffs == [-1, 1]
 
 
+def _sample_mismatch(h, users):
+    """``("", None)`` when the tail's range is the loss bound ``B`` (THEORY §1) and its ``n``
+    is the size of the sample the premises average over (``K`` for a test loss
+    ``L_test_*``); else the reason and the correctly specified :class:`Hoeffding` record."""
+    from bounds import Hoeffding, _symbols as s
+
+    if sp.simplify(h.range - s.B) != 0:
+        return f"Hoeffding range {h.range} is not the loss bound B", Hoeffding(h.n, h.t, s.B)
+    on_test = any(sym.name.startswith("L_test") for p in users for sym in p.relation.free_symbols)
+    if on_test and sp.simplify(h.n - s.K) != 0:
+        return (f"Hoeffding sample size {h.n} is not the test size K of the premises' L_test terms",
+                Hoeffding(s.K, h.t, h.range))
+    return "", None
+
+
 def check_hoeffding(theorem) -> list[Check]:
     """Each Hoeffding event: probability == its tail, and its ``t`` is the premises' slack."""
     out = []
@@ -130,6 +145,12 @@ def check_hoeffding(theorem) -> list[Check]:
                              countermodel=w, seconds=time.perf_counter() - t0))
             continue
         users = [p for p in theorem.premises if p.event == ev.name]
+        wrong, right = _sample_mismatch(ev.hoeffding, users)
+        if wrong:   # witness: a point where the stated tail differs from the one of the right sample
+            w = witness(ev.probability, right.tail(), theorem.side_conditions)
+            out.append(Check(theorem.name, name, "FAIL", "sympy", wrong, countermodel=w,
+                             seconds=time.perf_counter() - t0))
+            continue
         bad = [p.name for p in users if not _premise_slack_matches(p, ev.hoeffding.t)]
         status = "FAIL" if bad else "PASS"
         detail = (f"premises {bad} do not have slack t = {ev.hoeffding.t}" if bad

@@ -104,6 +104,11 @@ MUTANTS: tuple[Mutant, ...] = (
            lambda: _swap_event(THEOREM_2, "H_old", "t2_deviation_mismatch",
                                hoeffding=Hoeffding(s.K, s.delta_R / 2, s.B),
                                probability=Hoeffding(s.K, s.delta_R / 2, s.B).tail())),
+    Mutant("t2_hoeffding_on_M", "Theorem 2 with the test-sample Hoeffding tail computed with the training size M",
+           "ledger/hoeffding/H_new",
+           lambda: _swap_event(THEOREM_2, "H_new", "t2_hoeffding_on_M",
+                               hoeffding=Hoeffding(s.M, s.delta_R / 4, s.B),
+                               probability=Hoeffding(s.M, s.delta_R / 4, s.B).tail())),
     Mutant("t3_missing_delta_prime", "Theorem 3 failure probability delta (E_T forgotten)", "ledger/union_bound",
            lambda: THEOREM_3.replace(name="t3_missing_delta_prime", failure_probability=s.delta)),
 )

@@ -22,7 +22,8 @@ Format (keys may be extended, never renamed)::
 
 Optional top-level keys: ``delta_erm_S`` (Delta_ERM relative to f~_S, direct route),
 ``eps_M``/``eps_K`` (measured costs overriding the closed forms), ``n_grid`` (cap grid
-size), ``level``. ``[loss] kind = "cross_entropy"`` takes ``n_classes``,
+size), ``delta_R_failure`` (probability that an estimated ``delta_R`` exceeds the true
+margin; added to the population route's failure probability), ``level``. ``[loss] kind = "cross_entropy"`` takes ``n_classes``,
 ``head_row_norms``, ``head_bias``, ``rho``; ``kind = "squared"`` takes ``F``, ``Y``.
 """
 from __future__ import annotations

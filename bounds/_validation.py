@@ -52,7 +52,7 @@ class Interval:
             return False
         return True
 
-    def mask(self, values) -> "np.ndarray":
+    def mask(self, values):
         """Vectorised :meth:`contains` over a numpy array."""
         import numpy as np
 

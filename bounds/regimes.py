@@ -17,7 +17,7 @@ import sympy as sp
 
 from bounds import _symbols as s
 from bounds._statement import evaluate
-from bounds.routes import Setup, evaluate_routes, improvement_expression, level, min_K_expression
+from bounds.routes import Setup, evaluate_routes, improvement_expression, min_K_expression
 from bounds.theorems import THEOREM_2
 
 

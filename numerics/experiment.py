@@ -30,7 +30,8 @@ from typing import Any, Mapping
 
 import torch
 
-from bounds._io import atomic_write_text, dumps, versions  # noqa: F401  (re-exported)
+from bounds._io import atomic_write_text, versions  # noqa: F401  (re-exported)
+from numerics._outputs import bounds_config, format_table, to_json, to_toml, write_outputs  # noqa: F401
 from numerics.diagnostics import probe_diagnostics
 from bounds._validation import Interval, InputError
 
@@ -428,103 +429,3 @@ def _assemble(cfg, ctx, risks, q, report, info, timings) -> dict:
         "notes": notes,
         "config": cfg,
     }
-
-
-def bounds_config(result: Mapping) -> dict:
-    """The ``depthcert bounds --config`` setup of ``result`` (same numbers, same formula)."""
-    q = result["quantities"]
-    top = {"L_test_old": result["L_test_old"], "delta_R": q["delta_R"], "delta_erm": q["delta_erm_pop"],
-           "delta_test_R": q["delta_test_R"], "M": q["M"], "K": q["K"], "delta": q["delta"],
-           "delta_prime": q["delta_prime"], "delta_erm_S": q["delta_erm_S"],
-           "delta_R_failure": q["delta_R_failure"], "level": result["level"]}
-    return {**top, "loss": {"B": q["B"], "L_loss": q["L_loss"]},
-            "block": {"family": "readout", "d": q["d"], "L_top": q["L_top_certified"], "rho_phi": q["rho_phi"],
-                      "nu_V": q["nu_V"]}}
-
-
-def _toml_value(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(v, int):
-        return str(v)
-    return repr(float(v))  # repr round-trips a float64 exactly
-
-
-def to_toml(data: Mapping) -> str:
-    """Flat top-level keys then one level of ``[tables]`` (enough for setups and configs)."""
-    lines = [f"{k} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, Mapping)]
-    for k, v in data.items():
-        if isinstance(v, Mapping):
-            lines += ["", f"[{k}]"] + [f"{kk} = {_toml_value(vv)}" for kk, vv in v.items()]
-    return "\n".join(lines) + "\n"
-
-
-def format_table(result: Mapping) -> str:
-    """Plain-text report: each quantity, then each route's bound vs observed ``L_test(f_new)``."""
-    q, lines = result["quantities"], []
-    keys = ["delta_R", "delta_R_hat", "delta_R_stderr", "delta_R_lower", "beta", "G_norm", "delta_erm_pop",
-            "delta_erm_S", "delta_test_R", "eps_M", "eps_K", "B", "L_loss", "L_top_certified", "L_top_empirical",
-            "rho_phi", "nu_V", "V_norm", "M", "K", "delta", "delta_prime", "returned"]
-    vals = {**q, "eps_M": result["eps_M"], "eps_K": result["eps_K"]}
-    lines.append(f"L_test(f_old) = {result['L_test_old']:.6g}   L_test(f_new) = {result['L_test_new']:.6g}   "
-                 f"R(f_old) = {result['R_old']:.6g} ± {result['R_old_stderr']:.2g}   "
-                 f"R(f_new) = {result['R_new']:.6g} ± {result['R_new_stderr']:.2g}")
-    lines += [f"  {k:<18} {_fmt(vals[k])}" for k in keys]
-    lines += ["", f"{'route':<12} {'bound':>12} {'observed':>12} {'fail. prob':>12}  verdict"]
-    for name, r in result["routes"].items():
-        verdict = ("CERTIFIED improvement of " + _fmt(r["improvement"]) if r["certified"]
-                   else "not certified: " + r["message"].removeprefix("not certified: "))
-        lines.append(f"{name:<12} {_fmt(r['bound']):>12} {_fmt(r['observed']):>12} "
-                     f"{_fmt(r['failure_probability']):>12}  {verdict}")
-    lines += _diagnostics_lines(result.get("diagnostics"))
-    lines += ["", f"total time {result['timings']['total_s']:.1f} s"] + [f"note: {n}" for n in result["notes"]]
-    return "\n".join(lines)
-
-
-def _diagnostics_lines(diag: Mapping | None) -> list[str]:
-    if not diag:
-        return []
-    cov, pb = diag["covariance"], diag["paper_b"]
-    lines = ["", f"diagnostics on an independent probe sample (n = {diag['n_probe']}):"]
-    for key, what in (("c1_test", "data-free b, level holds"), ("c1_test_approx", "b = sample max, level approximate")):
-        if key in diag:
-            c1 = diag[key]
-            verdict = "signal detected (C1 holds)" if c1["signal_detected"] else "no signal detected at this n"
-            lines.append(f"  (C1) U-statistic test at level {c1['level']:g} ({what}, b = {_fmt(c1['b'])}): "
-                         f"S_hat = {_fmt(c1['s_hat'])} vs threshold {_fmt(c1['threshold'])}: {verdict}")
-    return lines + [
-        f"  (A3) ||Sigma_m||_2 = {_fmt(cov['spectral_norm'])}, off-diagonal mass ratio {_fmt(cov['offdiag_ratio'])}",
-        f"  (A-norm) min pre-norm RMS = {_fmt(diag['norms']['r_min_overall'])}",
-        f"  Paper B: AG_max = {_fmt(pb['ag_max'])}, ||G||^2 = {_fmt(pb['cross_gradient_score'])}, "
-        f"projection score = {_fmt(pb['projection_score'])}, realisability = {_fmt(pb['realisability_ratio'])}"]
-
-
-def to_json(obj) -> str:
-    """Indented JSON; non-finite floats become ``null`` (JSON has no inf/nan)."""
-    return dumps(obj, indent=2) + "\n"
-
-
-def write_outputs(result: dict, out_dir: str | Path) -> dict:
-    """Write ``result.json``, ``bounds_config.toml`` (atomically) and ``bound_vs_observed.png``.
-
-    Returns:
-        ``{"result": path, "bounds_config": path, "figure": path}``.
-    """
-    from numerics.plots import plot_bound_vs_observed
-
-    out = Path(out_dir)
-    result.setdefault("versions", versions())
-    paths = {"result": atomic_write_text(out / "result.json", to_json(result)),
-             "bounds_config": atomic_write_text(out / "bounds_config.toml", to_toml(bounds_config(result)))}
-    paths["figure"] = plot_bound_vs_observed(result, out / "bound_vs_observed.png")
-    return paths
-
-
-def _fmt(v) -> str:
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, float):
-        return f"{v:.6g}"
-    return "—" if v is None else str(v)

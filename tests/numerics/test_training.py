@@ -158,3 +158,19 @@ def test_fallback_keeps_trained_and_c2_holds_for_every_jumpboard():
     for rb, de in zip(info["R_S_jumpboards"], info["delta_erm"]):
         assert de >= 0
         np.testing.assert_allclose(rb - r_new, de, **TOL["float64"])
+
+
+@pytest.mark.slow
+def test_compiled_training_matches_eager():
+    """``compile=True`` (torch.compile) trains the same model to the same numbers (float64)."""
+    from numerics.models import PostNormResMLP
+
+    x = torch.randn(256, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    y = torch.randint(0, 3, (256,), generator=torch.Generator().manual_seed(1))
+    runs = []
+    for compile_ in (False, True):
+        net = PostNormResMLP(3, 16, 2, 3, seed=0)
+        res = train(net, dict(net.named_parameters()), x, y, optimizer="sgd", lr=0.1, steps=20, batch_size=64,
+                    seed=0, loss="cross_entropy", compile=compile_)
+        runs.append(res.losses)
+    np.testing.assert_allclose(runs[0], runs[1], rtol=1e-9, atol=1e-12)

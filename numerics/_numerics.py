@@ -71,7 +71,7 @@ def psd_pinv(sigma: torch.Tensor, rel_floor: float = 1e-10) -> torch.Tensor:
     return (evecs * inv) @ evecs.T
 
 
-def check_probability(name: str, value: float, *, open_upper: bool = True) -> float:
+def check_probability(name: str, value: float) -> float:
     """Validate ``value`` in ``(0, 1)``.
 
     Raises:

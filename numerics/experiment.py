@@ -41,7 +41,7 @@ __all__ = ["CONFIG_SCHEMA", "DEFAULT_DEMO_CONFIG", "atomic_write_text", "bounds_
 DELTA_R_LEVEL = 5e-4  # failure probability of the lower confidence bound on Delta_R (added to Theorem 2's)
 N_PROBE = 200_000  # probe sample of the assumption diagnostics (independent of S, T, population)
 
-_I = lambda lo, **kw: Interval(lo, **kw)  # noqa: E731
+_nonneg = Interval(0)
 _int = lambda lo: Interval(lo, integer=True)  # noqa: E731
 _unit = Interval(0, 1, closed_low=False, closed_high=False)
 _pos = Interval(0, closed_low=False)
@@ -50,9 +50,9 @@ _pos = Interval(0, closed_low=False)
 CONFIG_SCHEMA: Mapping[str, Mapping[str, Any]] = {
     "": {"seed": _int(0), "level": Interval(0, 1, closed_low=False)},
     "task": {"kind": ("regression", "classification"), "d_in": _int(1), "depth": _int(0), "width": _int(1),
-             "noise_std": _I(0), "noise_clip": _pos, "mean_bound": _pos, "head_bias": (True, False),
+             "noise_std": _nonneg, "noise_clip": _pos, "mean_bound": _pos, "head_bias": (True, False),
              "n_classes": _int(2), "logit_scale": _pos},
-    "model": {"width": _int(1), "depth": _int(0), "norm": ("rms", "layer"), "eps_n": _I(0)},
+    "model": {"width": _int(1), "depth": _int(0), "norm": ("rms", "layer"), "eps_n": _nonneg},
     "reference": {"n": _int(1), "optimizer": ("sgd", "momentum", "adam"), "lr": _pos, "steps": _int(0),
                   "batch_size": _int(1)},
     "insertion": {"at": _int(-1), "family": ("readout",), "width": _int(1), "seed": _int(0),
@@ -165,11 +165,6 @@ def _train_reference(cfg: Mapping, task, seed: int):
     return net.eval(), res
 
 
-@torch.no_grad()
-def _features(expanded, x: torch.Tensor) -> torch.Tensor:
-    return expanded.block.features(expanded.base.bottom(x, expanded.at))
-
-
 class _OnStates(torch.nn.Module):
     """``u -> f_top(u + h(u))``: an expanded model on precomputed states ``u = f_bot(x)``.
 
@@ -193,16 +188,17 @@ def _states(net, at: int, x: torch.Tensor, chunk: int = 1 << 18) -> torch.Tensor
     return torch.cat([net.bottom(x[i:i + chunk], at) for i in range(0, x.shape[0], chunk)])
 
 
-def _cross_gradient(expanded, x, y, loss: str, chunk: int = 1 << 18) -> torch.Tensor:
-    """``G = (1/n) sum_i m_i phi_i^T`` in chunks (THEORY §1), via the N1 estimators."""
-    from numerics.estimators import activation_gradients
+def _cross_gradient(expanded, u, y, loss: str, chunk: int = 1 << 18) -> torch.Tensor:
+    """``G = (1/n) sum_i m_i phi_i^T`` in chunks (THEORY §1) from precomputed states ``u``."""
+    from numerics.estimators import activation_gradients_on_states
 
     G = torch.zeros_like(expanded.block.V)
-    for i in range(0, x.shape[0], chunk):
-        xs, ys = x[i:i + chunk], y[i:i + chunk]
-        m = activation_gradients(expanded, xs, ys, expanded.at, loss)[expanded.at]
-        G += m.T @ _features(expanded, xs)
-    return G / x.shape[0]
+    for i in range(0, u.shape[0], chunk):
+        us, ys = u[i:i + chunk], y[i:i + chunk]
+        m = activation_gradients_on_states(expanded, us, ys, loss)
+        with torch.no_grad():
+            G += m.T @ expanded.block.features(us)
+    return G / u.shape[0]
 
 
 def _jumpboard(expanded, G: torch.Tensor, beta: float, nu_V: float):
@@ -228,12 +224,11 @@ def _signal(ctx: dict) -> dict:
     ex, task, cfg, seed = ctx["expanded"], ctx["task"], ctx["cfg"], ctx["seed"]
     x_g = task.sample_x(cfg["sizes"]["population"], seed + 5)
     soft = task.soft_targets(x_g)  # exact y-expectation: m_bar and the Hessian of g (§8)
-    G = _cross_gradient(ex, x_g, soft, task.loss)
+    G = _cross_gradient(ex, _states(ctx["net"], ctx["at"], x_g), soft, task.loss)
     if not float(G.norm()) > 0:
         raise ArithmeticError("||G|| == 0: condition (C1) fails, no first-order signal to certify.")
     est = smoothness_beta_report(ex, x_g, soft, G, task.loss)
-    x_S, y_S = ctx["S"]
-    G_S = _cross_gradient(ex, x_S, y_S, task.loss)
+    G_S = _cross_gradient(ex, *ctx["uS"], task.loss)   # states of S were computed once in _prepare
     jump_pop, eta = _jumpboard(ex, G, est.beta, ctx["nu_V"])
     jump_S, eta_S = _jumpboard(ex, G_S, est.beta, ctx["nu_V"])
     return {"G": G, "G_S": G_S, "beta": est, "eta": eta, "eta_S": eta_S, "jump_pop": jump_pop, "jump_S": jump_S}

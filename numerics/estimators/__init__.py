@@ -17,6 +17,7 @@
 from numerics.estimators._diagnostics import covariance_diagnostics, norm_diagnostics
 from numerics.estimators._gradients import (
     activation_gradients,
+    activation_gradients_on_states,
     cross_gradient,
     first_order_scan,
     u_statistic_sq_norm,
@@ -61,6 +62,7 @@ __all__ = [
     "BetaEstimate",
     "SaturationTest",
     "activation_gradients",
+    "activation_gradients_on_states",
     "ag_max",
     "ag_max_per_candidate",
     "c1_test",

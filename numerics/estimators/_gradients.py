@@ -50,13 +50,31 @@ def activation_gradients(model, x: torch.Tensor, y: torch.Tensor, at, loss: str 
     if isinstance(model, ExpandedModel):
         if points != [model.at]:
             raise ValueError(f"at == {at!r}, must be the expanded model's insertion point {model.at}.")
-        u = model.base.bottom(x, model.at).detach().requires_grad_(True)
-        logits, states = model.top_from_u(u), {model.at: u}
-    else:
-        logits, states = model.forward_collect(x, points)
+        return {model.at: activation_gradients_on_states(model, model.base.bottom(x, model.at), y, loss)}
+    logits, states = model.forward_collect(x, points)
     total = per_sample_loss(logits, y, loss).sum()
     grads = torch.autograd.grad(total, [states[p] for p in points])
     return {p: g.detach().reshape(g.shape[0], -1) for p, g in zip(points, grads)}
+
+
+def activation_gradients_on_states(expanded: ExpandedModel, u: torch.Tensor, y: torch.Tensor,
+                                   loss: str = "cross_entropy") -> torch.Tensor:
+    """``m_i = d l(f_top(u_i + h(u_i)), y_i) / d u`` from precomputed states ``u = f_bot(x)`` (THEORY §1).
+
+    One backward pass of the summed loss; ``f_bot`` is frozen, so callers that already
+    hold ``u`` (e.g. for the whole training sample) need not run the bottom again.
+
+    Args:
+        expanded: an :class:`~numerics.insertion.ExpandedModel` (gradient at its ``theta``).
+        u: states ``(n, d)`` at ``expanded.at``; y: targets as for :func:`activation_gradients`.
+
+    Returns:
+        ``m`` detached, shape ``(n, d)``.
+    """
+    check_per_sample(expanded)
+    u = u.detach().requires_grad_(True)
+    (g,) = torch.autograd.grad(per_sample_loss(expanded.top_from_u(u), y, loss).sum(), [u])
+    return g.detach().reshape(g.shape[0], -1)
 
 
 def _check_pair(m: torch.Tensor, phi: torch.Tensor) -> None:

@@ -1,6 +1,6 @@
 """``depthcert demo [--out DIR]``: the default synthetic experiment (same files as ``run``).
 
-The configuration is :data:`numerics.experiment.DEFAULT_DEMO_CONFIG` (also shipped as
+The configuration is :data:`numerics.studies.run.DEFAULT_DEMO_CONFIG` (also shipped as
 ``depthcert/configs/demo.toml``).
 """
 from __future__ import annotations
@@ -17,6 +17,6 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from depthcert._cmd_run import execute
-    from numerics.experiment import DEFAULT_DEMO_CONFIG
+    from numerics.studies.run import DEFAULT_DEMO_CONFIG
 
     return execute(DEFAULT_DEMO_CONFIG, args.out, args.json)

@@ -28,7 +28,7 @@ def execute(config: dict, out: str, as_json: bool) -> int:
     import sys
 
     from depthcert._io import dumps, versions
-    from numerics.experiment import format_table, run_experiment, write_outputs
+    from numerics.studies.run import format_table, run_experiment, write_outputs
     from numerics.training import DivergenceError
 
     try:

@@ -6,8 +6,10 @@
   Rademacher complexities, saturation scores (THEORY §1-§4, §8).
 * :mod:`numerics.data` -- teacher tasks with exact conditionals, digits, CIFAR, splits.
 * :mod:`numerics.training` -- zero-state SGD / momentum / Adam, caps, the (C2) fallback.
-* :mod:`numerics.experiment` -- the end-to-end run behind ``depthcert run`` / ``demo``.
-* :mod:`numerics.sweeps`, :mod:`numerics.plots` -- resumable sweeps, figures from saved results.
+* :mod:`numerics.seeding` -- one independent random stream per role.
+* :mod:`numerics.builders` -- the ``[task]``/``[model]``/``[reference]`` config sections.
+* :mod:`numerics.studies` -- the studies (run, sweeps, growth, ...), each one module above
+  the primitives; their entry points are re-exported here lazily.
 """
 from numerics.data import (
     TeacherClassification,
@@ -55,10 +57,8 @@ from numerics.estimators import (
     u_statistic_sq_norm,
 )
 from numerics.diagnostics import probe_diagnostics
-from numerics.experiment import DEFAULT_DEMO_CONFIG, format_table, run_experiment, validate_config, write_outputs
 from numerics.insertion import ExpandedModel, insert_block, post_norm_function_preserving, post_norm_report
 from numerics.models import PostNormResCNN, PostNormResMLP
-from numerics.sweeps import growth_vs_scratch, load_points, run_sweep
 from numerics.training import DivergenceError, TrainResult, empirical_risk, train, train_block_with_fallback
 
 __all__ = [
@@ -124,3 +124,19 @@ __all__ = [
     "validate_config",
     "write_outputs",
 ]
+
+#: Study entry points, imported on first use so that the primitives never import a study.
+_LAZY = {
+    "DEFAULT_DEMO_CONFIG": "numerics.studies.run", "format_table": "numerics.studies.run",
+    "run_experiment": "numerics.studies.run", "validate_config": "numerics.studies.run",
+    "write_outputs": "numerics.studies.run", "growth_vs_scratch": "numerics.studies.growth",
+    "load_points": "numerics.studies.sweeps", "run_sweep": "numerics.studies.sweeps",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'numerics' has no attribute {name!r}")

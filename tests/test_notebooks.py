@@ -21,3 +21,15 @@ def test_notebook_executes(path, tmp_path):
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
     assert not errors
+
+
+def test_notebooks_match_their_sources():
+    """Each committed notebook is what notebooks/_build.py makes of notebooks/_src (no drift)."""
+    import runpy
+
+    build = runpy.run_path(str(NOTEBOOKS[0].parent / "_build.py"))
+    sources = build["notebooks"]()
+    assert sorted(sources) == [p.name for p in NOTEBOOKS]
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        assert [(("md" if c.cell_type == "markdown" else "code"), c.source) for c in nb.cells] == sources[path.name]

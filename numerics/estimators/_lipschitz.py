@@ -65,7 +65,7 @@ def lipschitz_top_certified(model, at: int, r_min: float | Sequence[float] | Non
     where every pre-norm scale is ``>= r_min_j``. For the generalisation costs (THEORY §4)
     that domain must contain every ``u_i + h`` of the capped class, not only the sample
     states: an ``r_min`` measured by ``norm_diagnostics`` at the samples gives a *local*
-    Jacobian bound, not a certified ``L_top`` (``numerics.experiment`` therefore uses the
+    Jacobian bound, not a certified ``L_top`` (``numerics.studies.run`` therefore uses the
     top insertion, where ``L_top = ||A||_2`` exactly, or the engineering-eps route).
 
     Args:

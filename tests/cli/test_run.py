@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from depthcert.cli import main
-from numerics.experiment import DEFAULT_DEMO_CONFIG, merge_config, to_toml
+from numerics._config import merge_config
+from numerics.studies.run import DEFAULT_DEMO_CONFIG, to_toml
 from tests._tolerances import TOL
 
 TINY = merge_config(DEFAULT_DEMO_CONFIG, {
@@ -82,7 +83,7 @@ def test_bad_config_one_line_exit_2(tmp_path, capsys, body, fragment):
 
 
 def test_demo_command_uses_default_config(tmp_path, monkeypatch, capsys):
-    import numerics.experiment as exp
+    import numerics.studies.run as exp
 
     monkeypatch.setattr(exp, "DEFAULT_DEMO_CONFIG", TINY)
     assert main(["demo", "--out", str(tmp_path / "d"), "--json"]) == 0

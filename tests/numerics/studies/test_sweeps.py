@@ -1,18 +1,12 @@
-"""Tests for numerics.sweeps (resumable grids, growth vs scratch) and numerics.plots."""
+"""Tests for numerics.studies.sweeps (resumable grids, plots) and numerics.studies.growth."""
 
 import pytest
 
-from numerics.experiment import DEFAULT_DEMO_CONFIG, merge_config
-from numerics.plots import plot_bound_vs_observed, plot_sweep
-from numerics.sweeps import (
-    get_dotted,
-    grid_points,
-    growth_vs_scratch,
-    load_points,
-    point_key,
-    run_sweep,
-    set_dotted,
-)
+from numerics._config import get_dotted, merge_config, set_dotted
+from numerics.studies._run_outputs import plot_bound_vs_observed
+from numerics.studies.growth import growth_vs_scratch
+from numerics.studies.run import DEFAULT_DEMO_CONFIG
+from numerics.studies.sweeps import grid_points, load_points, plot_sweep, point_key, run_sweep
 
 TINY = merge_config(DEFAULT_DEMO_CONFIG, {
     "sizes": {"M": 1000, "K": 1000, "population": 1000},

@@ -1,4 +1,4 @@
-"""Tests for numerics.experiment: the end-to-end pipeline on tiny sizes (+ the demo, slow)."""
+"""Tests for numerics.studies.run: the end-to-end pipeline on tiny sizes (+ the demo, slow)."""
 import math
 import time
 import tomllib
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from bounds._validation import InputError
-from numerics.experiment import (
+from numerics.studies.run import (
     DEFAULT_DEMO_CONFIG,
     bounds_config,
     format_table,
@@ -120,7 +120,7 @@ def test_bad_config_rejected(override, match):
 
 def test_default_config_is_valid_and_matches_shipped_toml():
     assert validate_config({}) == DEFAULT_DEMO_CONFIG
-    shipped = Path(__file__).resolve().parents[2] / "depthcert" / "configs" / "demo.toml"
+    shipped = Path(__file__).resolve().parents[3] / "depthcert" / "configs" / "demo.toml"
     assert tomllib.loads(shipped.read_text()) == DEFAULT_DEMO_CONFIG
 
 

@@ -1,6 +1,6 @@
-"""Outputs of an experiment: ``result.json``, ``bounds_config.toml``, the figure, the table.
+"""Outputs of the run study: ``result.json``, ``bounds_config.toml``, the figure, the table.
 
-Written from the result dict of :func:`numerics.experiment.run_experiment` only (figures
+Written from the result dict of :func:`numerics.studies.run.run_experiment` only (figures
 and reports come from saved results, never from re-running).
 """
 from __future__ import annotations
@@ -8,9 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from bounds._io import atomic_write_text, dumps, versions
+from bounds._io import atomic_write_text, dumps, pyplot, save_figure, versions
+from numerics._store import load_result
 
-__all__ = ["bounds_config", "format_table", "to_json", "to_toml", "write_outputs"]
+__all__ = ["bounds_config", "format_table", "plot_bound_vs_observed", "to_json", "to_toml", "write_outputs"]
 
 
 def bounds_config(result: Mapping) -> dict:
@@ -95,8 +96,6 @@ def write_outputs(result: dict, out_dir: str | Path) -> dict:
     Returns:
         ``{"result": path, "bounds_config": path, "figure": path}``.
     """
-    from numerics.plots import plot_bound_vs_observed
-
     out = Path(out_dir)
     result.setdefault("versions", versions())
     paths = {"result": atomic_write_text(out / "result.json", to_json(result)),
@@ -111,3 +110,29 @@ def _fmt(v) -> str:
     if isinstance(v, float):
         return f"{v:.6g}"
     return "—" if v is None else str(v)
+
+
+def plot_bound_vs_observed(result: Mapping | str | Path, path: str | Path) -> Path:
+    """Bar chart per route: the bound on ``L_test(f_new)`` vs the observed ``L_test(f_new)``,
+    with ``L_test(f_old)`` as a line (a route certifies when its bar is below the line).
+
+    Returns:
+        The written PNG path.
+    """
+    res = load_result(result)
+    plt = pyplot()
+    names = list(res["routes"])
+    bounds = [res["routes"][n]["bound"] for n in names]
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    xs = range(len(names))
+    colors = ["tab:green" if res["routes"][n]["certified"] else "tab:red" for n in names]
+    ax.bar([x - 0.2 for x in xs], bounds, width=0.4, color=colors, label="bound (green: certified)")
+    ax.bar([x + 0.2 for x in xs], [res["L_test_new"]] * len(names), width=0.4, color="tab:blue",
+           label="observed L_test(f_new)")
+    ax.axhline(res["L_test_old"], color="k", ls="--", lw=1, label="L_test(f_old)")
+    ax.set_xticks(list(xs), [f"{n}\n(Thm {2 if n == 'population' else 3})" for n in names])
+    ax.set_ylabel("test loss")
+    ax.set_title("bound vs observed test loss after insertion")
+    ax.set_ylim(0, 1.3 * max(bounds + [res["L_test_old"], res["L_test_new"]]))
+    ax.legend(fontsize=7, loc="upper center", ncol=2)
+    return save_figure(fig, path)

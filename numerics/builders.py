@@ -1,0 +1,70 @@
+"""Config sections shared by the studies, and the primitives they build.
+
+Every study that starts from a trained reference network (run, validity, saturation,
+growth, sweeps) reads the same ``[task]``, ``[model]`` and ``[reference]`` sections; their
+rules live here once (as data, STYLE: Errors) together with the functions that turn them
+into a teacher task, an untrained architecture and a trained ``f_old``.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from bounds._validation import Interval
+
+__all__ = ["MODEL_SCHEMA", "REFERENCE_SCHEMA", "TASK_SCHEMA", "build_model", "make_task", "train_reference"]
+
+_nonneg = Interval(0)
+_pos = Interval(0, closed_low=False)
+
+
+def _int(lo: int) -> Interval:
+    return Interval(lo, integer=True)
+
+
+TASK_SCHEMA: Mapping[str, Any] = {
+    "kind": ("regression", "classification"), "d_in": _int(1), "depth": _int(0), "width": _int(1),
+    "noise_std": _nonneg, "noise_clip": _pos, "mean_bound": _pos, "head_bias": (True, False),
+    "n_classes": _int(2), "logit_scale": _pos}
+MODEL_SCHEMA: Mapping[str, Any] = {"width": _int(1), "depth": _int(0), "norm": ("rms", "layer"), "eps_n": _nonneg}
+REFERENCE_SCHEMA: Mapping[str, Any] = {
+    "n": _int(1), "optimizer": ("sgd", "momentum", "adam"), "lr": _pos, "steps": _int(0), "batch_size": _int(1)}
+
+
+def make_task(t: Mapping, seed: int):
+    """The teacher task of a ``[task]`` section (THEORY §1), its network drawn from ``seed``."""
+    from numerics.data import TeacherClassification, TeacherRegression
+
+    if t["kind"] == "regression":
+        return TeacherRegression(t["d_in"], t["depth"], t["width"], seed=seed,
+                                 noise_std=t["noise_std"], noise_clip=t["noise_clip"],
+                                 mean_bound=t["mean_bound"], head_bias=t["head_bias"])
+    return TeacherClassification(t["d_in"], t.get("n_classes", 2), t["depth"], t["width"], seed=seed,
+                                 logit_scale=t.get("logit_scale", 1.0))
+
+
+def build_model(cfg: Mapping, seed: int):
+    """The (untrained) reference architecture of ``cfg["model"]``, initialised from ``seed``."""
+    from numerics.models import PostNormResMLP
+
+    m = cfg["model"]
+    n_out = 1 if cfg["task"]["kind"] == "regression" else cfg["task"].get("n_classes", 2)
+    return PostNormResMLP(cfg["task"]["d_in"], m["width"], m["depth"], n_out, norm=m["norm"],
+                          eps_n=m["eps_n"], seed=seed)
+
+
+def train_reference(cfg: Mapping, task, seed: int):
+    """``f_old``: :func:`build_model` trained on its own sample of ``task`` (frozen, eval mode).
+
+    Returns:
+        ``(net, TrainResult)``.
+    """
+    from numerics.training import train
+
+    r = cfg["reference"]
+    net = build_model(cfg, seed)
+    x, y = task.sample(r["n"], seed=seed + 1)
+    res = train(net, dict(net.named_parameters()), x, y, optimizer=r["optimizer"], lr=r["lr"],
+                steps=r["steps"], batch_size=r["batch_size"], seed=seed, loss=task.loss)
+    for p in net.parameters():
+        p.requires_grad_(False)
+    return net.eval(), res

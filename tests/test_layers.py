@@ -1,0 +1,144 @@
+"""The architecture as a test: layers import downwards only, studies never in a circle.
+
+``bounds`` (ground floor, no torch) <- ``proofs_check`` and ``numerics`` <- ``depthcert``.
+Inside ``numerics`` the primitives never import a study (``numerics.studies.*``), and the
+studies' import graph (a study's private ``_<study>_*`` modules count as the study) has no
+cycle; a study reaches another only through its public modules and names. Every import
+counts, including those inside functions.
+"""
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("bounds", "proofs_check", "numerics", "depthcert")
+ALIASES = {"numerics", "numerics.experiment", "numerics.sweeps", "numerics.plots"}  # re-export shims
+ALLOWED = {"bounds": {"bounds"}, "proofs_check": {"bounds", "proofs_check"},
+           "numerics": {"bounds", "numerics"}, "depthcert": set(PACKAGES)}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, module: str) -> list[tuple[str, str | None]]:
+    """``(imported module, imported name or None)`` for every import statement in the file."""
+    out = []
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(a.name, None) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                pkg = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(pkg + ([base] if base else []))
+            out += [(base, a.name) for a in node.names]
+    return out
+
+
+def import_graph() -> dict[str, list[tuple[str, str | None]]]:
+    return {_module_name(p): _imports(p, _module_name(p))
+            for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))}
+
+
+def study_of(module: str) -> str | None:
+    """``numerics.studies.run`` and ``numerics.studies._run_outputs`` -> ``"run"``."""
+    if not module.startswith("numerics.studies.") or module.count(".") != 2:
+        return None
+    return module.rsplit(".", 1)[1].lstrip("_").split("_")[0]
+
+
+def layer_violations(graph) -> list[str]:
+    bad = []
+    for mod, imports in graph.items():
+        top = mod.split(".")[0]
+        for target, _ in imports:
+            t_top = target.split(".")[0]
+            if t_top in PACKAGES and t_top not in ALLOWED[top]:
+                bad.append(f"{mod} imports {target}")
+            if top == "bounds" and t_top == "torch":
+                bad.append(f"{mod} imports torch")
+            primitive = top == "numerics" and study_of(mod) is None and mod not in ALIASES \
+                and not mod.startswith("numerics.studies")
+            if primitive and (target.startswith("numerics.studies") or target in ALIASES - {"numerics"}):
+                bad.append(f"primitive {mod} imports the study {target}")
+    return bad
+
+
+def study_edges(graph) -> set[tuple[str, str]]:
+    edges = set()
+    for mod, imports in graph.items():
+        src = study_of(mod)
+        for target, name in imports:
+            full = target if name is None or study_of(target) else f"{target}.{name}"
+            dst = study_of(full) or study_of(target)
+            if src and dst and src != dst:
+                edges.add((src, dst))
+    return edges
+
+
+def private_cross_study_imports(graph) -> list[str]:
+    bad = []
+    for mod, imports in graph.items():
+        src = study_of(mod)
+        for target, name in imports:
+            dst = study_of(target)
+            if src and dst and src != dst and (target.rsplit(".", 1)[1].startswith("_") or (name or "").startswith("_")):
+                bad.append(f"{mod} imports the private {target}{'.' + name if name else ''}")
+    return bad
+
+
+def find_cycle(edges) -> list[str] | None:
+    """A cycle of the directed graph ``edges`` as a list of nodes, or None."""
+    succ: dict[str, set[str]] = {}
+    for a, b in edges:
+        succ.setdefault(a, set()).add(b)
+    state: dict[str, int] = {}
+
+    def visit(node, path):
+        state[node] = 1
+        for nxt in sorted(succ.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state and (cyc := visit(nxt, path + [nxt])):
+                return cyc
+        state[node] = 2
+        return None
+
+    for start in sorted(succ):
+        if start not in state and (cyc := visit(start, [start])):
+            return cyc
+    return None
+
+
+def test_layers_import_downwards_only():
+    assert layer_violations(import_graph()) == []
+
+
+def test_studies_form_no_cycle():
+    assert find_cycle(study_edges(import_graph())) is None
+
+
+def test_studies_use_each_other_only_through_public_names():
+    assert private_cross_study_imports(import_graph()) == []
+
+
+@pytest.mark.parametrize("edges, cyclic", [
+    ({("run", "outputs"), ("outputs", "plots"), ("plots", "sweeps"), ("sweeps", "run")}, True),  # the old circle
+    ({("sweeps", "run"), ("validity", "run"), ("reproduce", "sweeps")}, False),
+    ({("a", "a2"), ("a2", "a")}, True),
+])
+def test_cycle_finder_rejects_a_circle(edges, cyclic):
+    assert (find_cycle(edges) is not None) == cyclic
+
+
+def test_checkers_reject_bad_graphs():
+    graph = {"bounds.x": [("torch", None), ("numerics.models", None)],
+             "numerics.models": [("numerics.studies.run", "run_experiment")],
+             "numerics.studies.sweeps": [("numerics.studies._run_outputs", "to_json"),
+                                         ("numerics.studies.run", "_make_task")]}
+    assert len(layer_violations(graph)) == 3
+    assert len(private_cross_study_imports(graph)) == 2

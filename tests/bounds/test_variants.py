@@ -279,3 +279,31 @@ def test_unknown_variant_arguments_are_rejected():
     with pytest.raises(ValueError, match="uniform == 'exact'"):
         direct_variant("hoeffding", "exact")
     assert dataclasses.is_dataclass(VariantInputs())
+
+
+@given(st.integers(50, 2000), st.integers(50, 5000), st.floats(0.05, 0.9), st.floats(-0.2, 0.3),
+       st.floats(0.01, 0.5), st.integers(0, 10**6))
+def test_where_every_event_holds_the_bound_holds(M, K, r, delta_R, lvl, seed):
+    """In the known world, on every draw where none of a variant's events occurs, L_test(f_new) <= bound.
+
+    The events are evaluated from the true risks, independently of the symbolic chain: a numeric check
+    of the entailment on real draws (the chain's conclusion must follow from its premises).
+    """
+    r_old = min(max(r + delta_R, 0.0), 1.0)
+    delta_R = r_old - r
+    setup, inputs, observed, tr = draw(200, M=M, K=K, n_class=20, r=r, delta_R=delta_R, seed=seed,
+                                       delta_S_jump=lvl, delta_T_new=lvl, delta_T_old=lvl, delta_T_jump=lvl)
+    setup = with_levels(setup, lvl, lvl)
+    for name, r_ in evaluate_variants(setup, 1.0, inputs).variants.items():
+        if "empirical" in name:
+            continue
+        c = {t["term"]: np.asarray(t["value"]) for t in r_.terms if t["role"] == "cost"}
+        if name.startswith("population"):
+            holds = ((r - tr["RS_new"] <= c["eps_M1"]) & (tr["RS_pop"] - r <= c["t_S_jump"])
+                     & (tr["L_test_new"] - r <= c["t_T_new"]) & (r_old - tr["L_test_old"] <= c["t_T_old"]))
+        else:
+            eps = c["2*eps_M"] / 2
+            RS_jS = tr["RS_new"] + np.asarray(setup.delta_erm_S)
+            holds = ((r - tr["RS_new"] <= eps) & (RS_jS - r <= eps) & (tr["L_test_new"] - r <= c["t_T_new"])
+                     & (r - tr["L_test_jump_S"] <= c["t_T_jump"]))
+        assert np.all(observed[holds] <= r_.bound[holds] + 1e-12), name

@@ -303,9 +303,9 @@ def _result(theorem, route, bound, fail, v, terms, shape) -> VariantResult:
     for t in terms:   # every cost of a variant is the slack of an event on S or on T
         if t["role"] == "cost":
             cost[sample[t["event"]]] = cost[sample[t["event"]]] + t["value"]
-    avail = improvement + cost["S"] + cost["T"]
     ok = fail <= lvl
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):   # Bernstein at n = 1: infinite costs
+        avail = improvement + cost["S"] + cost["T"]
         min_M = np.where(ok & (avail - cost["T"] > 0), v["M"] * (cost["S"] / (avail - cost["T"])) ** 2, np.nan)
         min_K = np.where(ok & (avail - cost["S"] > 0), v["K"] * (cost["T"] / (avail - cost["S"])) ** 2, np.nan)
     levels = {e.name: evaluate(e.probability, v) for e in theorem.events}

@@ -48,27 +48,40 @@ def _conclusion(theorem, old, new):
     return c.func(c.lhs, sp.expand(c.rhs - old + new))
 
 
-def fixed_tail_f_new_on_S_population():
-    """Population variant with a one-function Hoeffding tail for f_new on S (f_new depends on S)."""
-    T = v.POPULATION_TIGHT_HOEFFDING
+def fixed_tail_f_new_on_S(variant: str = "population_tight_hoeffding"):
+    """``variant`` with a one-function Hoeffding tail for f_new on S (f_new depends on S) for its uniform step.
+
+    The premise ``R(f_new) <= R_S(f_new) + eps`` becomes ``... + t_S_new`` on an event
+    ``H_S_new`` at level ``delta_S_new``; the bound pays ``t_S_new`` for that step instead of
+    ``eps``; in the population variants ``E_S`` is then used by no premise and its level
+    leaves the failure probability. Everything else stays consistent, so only the
+    dependence check can reject it.
+    """
+    T = v.VARIANTS[variant]
+    route = v.VARIANT_SPECS[variant][0]
+    computed = v.eps_M1 if route == "population" else s.eps_M
     ev = _fixed_tail_event("H_S_new", "f_new", _t_S_new, _delta_S_new)
+    fail = T.failure_probability + _delta_S_new - (s.delta if route == "population" else 0)
     return T.replace(
-        name="pv_fixed_tail_f_new_on_S",
+        name=f"{variant}/fixed_tail_f_new_on_S",
         premises=_premise(T, "uniform_S_new", relation=sp.Le(s.R_new, s.RS_new + _t_S_new), event="H_S_new"),
-        events=_events(T, "E_S", ev), conclusion=_conclusion(T, v.eps_M1, _t_S_new),
-        failure_probability=T.failure_probability - s.delta + _delta_S_new,
+        events=T.events + (ev,), conclusion=_conclusion(T, computed, _t_S_new), failure_probability=fail,
         side_conditions=T.side_conditions + (_t_S_new > 0, _delta_S_new < 1))
 
 
-def fixed_tail_on_S_direct(function: str):
-    """Direct variant with a one-function Hoeffding tail on S for ``f_new`` or ``f~_S`` (both depend on S)."""
+def fixed_tail_f_new_on_S_population():
+    """The population variant (Hoeffding, closed form) with a one-function tail for f_new on S."""
+    return fixed_tail_f_new_on_S("population_tight_hoeffding")
+
+
+def fixed_tail_jump_S_on_S():
+    """Direct variant with a one-function Hoeffding tail on S for ``f~_S`` (which depends on S)."""
     T = v.DIRECT_TIGHT_HOEFFDING
-    premise, t, lvl, ev_name = (("uniform_S_new", _t_S_new, _delta_S_new, "H_S_new") if function == "f_new"
-                                else ("uniform_S_jump", _t_S_jump_S, _delta_S_jump_S, "H_S_jumpS"))
+    premise, t, lvl, ev_name = "uniform_S_jump", _t_S_jump_S, _delta_S_jump_S, "H_S_jumpS"
     rel = next(p.relation for p in T.premises if p.name == premise)
-    ev = _fixed_tail_event(ev_name, function, t, lvl)
+    ev = _fixed_tail_event(ev_name, "f~_S", t, lvl)
     return T.replace(
-        name=f"dv_fixed_tail_{'f_new' if function == 'f_new' else 'jump_S'}_on_S",
+        name="dv_fixed_tail_jump_S_on_S",
         premises=_premise(T, premise, relation=rel.func(rel.lhs, rel.rhs - s.eps_M + t), event=ev_name),
         events=T.events + (ev,), conclusion=_conclusion(T, s.eps_M, t),
         failure_probability=T.failure_probability + lvl, side_conditions=T.side_conditions + (t > 0, lvl < 1))
@@ -155,13 +168,11 @@ def bound_changed(name: str, variant: str, old, new):
 
 
 #: ``(name, description, target, builder)``, appended to the mutant catalogue.
-VARIANT_MUTANT_SPECS = (
-    ("pv_fixed_tail_f_new_on_S", "population variant: one-function Hoeffding tail for f_new on S (f_new depends on S)",
-     "ledger/dependence/H_S_new", fixed_tail_f_new_on_S_population),
-    ("dv_fixed_tail_f_new_on_S", "direct variant: one-function Hoeffding tail for f_new on S (f_new depends on S)",
-     "ledger/dependence/H_S_new", lambda: fixed_tail_on_S_direct("f_new")),
+VARIANT_MUTANT_SPECS = tuple(
+    (f"{name}/fixed_tail_f_new_on_S", f"{name}: one-function Hoeffding tail for f_new on S (f_new depends on S)",
+     "ledger/dependence/H_S_new", (lambda n=name: fixed_tail_f_new_on_S(n))) for name in sorted(v.VARIANTS)) + (
     ("dv_fixed_tail_jump_S_on_S", "direct variant: one-function Hoeffding tail for f~_S on S (f~_S depends on S)",
-     "ledger/dependence/H_S_jumpS", lambda: fixed_tail_on_S_direct("f~_S")),
+     "ledger/dependence/H_S_jumpS", fixed_tail_jump_S_on_S),
     ("dv_two_sided_paid_one_sided", "direct variant: uniform term paid one-sided, used in both directions",
      "ledger/dependence/E_S", two_sided_paid_one_sided),
     ("dv_tail_T_new_with_M", "direct variant: tail of f_new on T computed with M for K",

@@ -93,6 +93,15 @@ def uniform_deviation(n: sp.Expr, level: sp.Expr, rademacher: sp.Expr, *, sides:
     ``2 sqrt(2) L_loss L_top rad + B sqrt(ln(sides copies/level)/(2n))`` with an expected
     (closed-form) ``rad``, or ``... + 3 B sqrt(ln(2 sides copies/level)/(2n))`` with an
     empirical one. ``sides = 2`` is THEORY §4's ``eps_n``.
+
+    Why one side suffices at ``level``: ``sup_F (R - R_n)`` has bounded differences ``B/n``
+    (losses in ``[0, B]``), so McDiarmid gives ``P(sup - E sup > c) <= exp(-2 n c^2/B^2)``,
+    and ``E sup <= 2 Rad_n(l o F)`` (symmetrisation) ``<= 2 sqrt(2) L_loss L_top rad``
+    (Maurer's contraction); a chain that uses only ``R(f) <= R_n(f) + eps`` never needs
+    the event of the other direction. Both directions: each at ``level/2``. Empirical
+    ``rad``: the expected Rademacher value is at most the empirical one plus ``B c`` by a
+    second McDiarmid event (bounded differences ``B/n`` again), each of the two at
+    ``level/(2 sides)``, hence ``c + 2c = 3c``. ``copies``: a union over a cap grid.
     """
     if empirical:
         conf = 3 * s.B * sp.sqrt(sp.log(2 * sides * copies / level) / (2 * n))

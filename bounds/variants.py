@@ -211,7 +211,7 @@ def population_variant(tail: str = "hoeffding", uniform: str = "closed") -> Theo
     fail = s.delta + delta_S_jump + delta_T_new + delta_T_old + (delta_mc if emp else 0)
     return Theorem(
         name=variant_name("population", tail, uniform),
-        reference=f"THEORY §6, population route, tighter variant ({ORIGIN})",
+        reference="THEORY §6, population route, tighter variant (Choice: this project's, not Paper A's)",
         description=f"L_test(f_new) <= L_test(f_old) - Delta_R - Delta_ERM + {computed} + t_S(f~_pop) + t_T(f_new) "
         f"+ t_T(f_old) ({tail} tails, {uniform} Rademacher) w.p. >= 1 - {fail}.",
         conclusion=sp.Le(s.L_test_new, s.L_test_old - s.delta_R - s.delta_erm + computed + t_S_jump + t_T_new
@@ -255,7 +255,7 @@ def direct_variant(tail: str = "hoeffding", uniform: str = "closed") -> Theorem:
     fail = s.delta + delta_T_new + delta_T_jump + (delta_mc if emp else 0)
     return Theorem(
         name=variant_name("direct", tail, uniform),
-        reference=f"THEORY §6, direct route, tighter variant ({ORIGIN})",
+        reference="THEORY §6, direct route, tighter variant (Choice: this project's, not Paper A's)",
         description=f"L_test(f_new) <= L_test(f_old) - Delta_test^R - Delta_ERM + 2 eps_M + t_T(f_new) + t_T(f~_S) "
         f"({tail} tails, {uniform} Rademacher) w.p. >= 1 - {fail}.",
         conclusion=sp.Le(s.L_test_new, s.L_test_old - s.delta_test_R - s.delta_erm + 2 * s.eps_M + t_T_new

@@ -48,7 +48,8 @@ def variants_table(rep: RoutesReport, variants) -> str:
         rep: the paper routes (:func:`bounds.routes.evaluate_routes`).
         variants: :class:`bounds.variant_routes.VariantsReport` on the same setup.
     """
-    rows = [("population (Thm 2)", "paper", rep.population.to_dict()), ("direct (Thm 3)", "paper", rep.direct.to_dict())]
+    rows = [("population (Thm 2)", "paper", rep.population.to_dict()),
+            ("direct (Thm 3)", "paper", rep.direct.to_dict())]
     rows += [(name, "Choice", r.to_dict()) for name, r in variants.variants.items()]
     w = 38
     head = f"{'route':{w}} {'statement':>9} {'bound':>10} {'improvement':>12} {'failure p':>10} {'certified':>9}"

@@ -146,8 +146,8 @@ def check_dependence(theorem, ev) -> Check:
                          seconds=time.perf_counter() - t0)
     if ev.tail.sides == 1 and len(directions) > 1:
         w = witness(ev.probability, 2 * ev.probability, theorem.side_conditions)
-        return Check(theorem.name, name, "FAIL", "ledger", f"one-sided event used in both directions {sorted(directions)}"
-                     ": both sides must be paid (twice the level)", countermodel=w, seconds=time.perf_counter() - t0)
+        why = f"one-sided event used in both directions {sorted(directions)}: both sides must be paid (twice the level)"
+        return Check(theorem.name, name, "FAIL", "ledger", why, countermodel=w, seconds=time.perf_counter() - t0)
     detail = f"{kind} on {ev.sample} for {sorted(funcs)}, directions {sorted(directions)}"
     if kind in _UNIFORM and ev.tail.sides == 2 and len(directions) == 1:
         return Check(theorem.name, name, "FINDING", "ledger", detail + ": paid two-sided, one side used",

@@ -68,7 +68,10 @@ def check_uniform_matches_eps_n(family: str, rademacher: str, one_sided: sp.Expr
 
 @_timed("variants/empirical_confidence_is_two_mcdiarmid/sides={0}", "sympy")
 def check_empirical_confidence(sides: int, conf: sp.Expr | None = None):
-    """``3 B sqrt(ln(2 sides/delta)/(2n))`` = sup deviation (``B``) + ``2 x`` Rademacher concentration (``B``), each at ``delta/(2 sides)``."""
+    """``3 B sqrt(ln(2 sides/delta)/(2n))`` = the sup's McDiarmid term + twice the Rademacher one.
+
+    Both have bounded differences ``B/n``; each event is at ``delta/(2 sides)`` (THEORY §4).
+    """
     rad = sp.Symbol("r", nonnegative=True)
     conf = v.uniform_deviation(s.n, s.delta, rad, sides=sides, empirical=True) - v.uniform_deviation(
         s.n, s.delta, rad, sides=sides, empirical=True).subs(s.B, 0) if conf is None else conf
@@ -100,7 +103,8 @@ def check_one_function_below_uniform(tail: sp.Expr | None = None):
     """At equal level, the uniform one-sided term minus the one-function Hoeffding tail is ``2 Rad(l o F) >= 0``."""
     tail = v.hoeffding_deviation(s.n, s.delta) if tail is None else tail
     rad = sp.Symbol("r", nonnegative=True)
-    gap = sp.simplify(v.uniform_deviation(s.n, s.delta, rad, sides=1) - tail - 2 * sp.sqrt(2) * s.L_loss * s.L_top * rad)
+    uniform = v.uniform_deviation(s.n, s.delta, rad, sides=1)
+    gap = sp.simplify(uniform - tail - 2 * sp.sqrt(2) * s.L_loss * s.L_top * rad)
     if gap != 0:
         return "FAIL", f"uniform - one-function tail - 2 Rad = {gap}, not 0", _point(gap)
     return "PASS", "eps_one_sided(delta) - t_hoeffding(delta) = 2 sqrt(2) L_loss L_top Rad >= 0", None

@@ -14,6 +14,7 @@ import sympy as sp
 
 from bounds import _symbols as s
 from bounds._statement import Event, Hoeffding, Premise, Theorem
+from bounds.dependence import declared_functions, declared_risk_terms
 
 _nonneg_costs = (s.eps_M >= 0, s.eps_K >= 0, s.delta_R >= 0, s.delta_erm >= 0)
 # losses take values in [0, B]: every risk is >= 0 (THEORY §1)
@@ -25,9 +26,10 @@ E_S = Event("E_S", s.delta, "sup_F |R - R_S| > eps_M on the training sample S (T
 E_T = Event("E_T", s.delta_prime, "sup_F |R - L_test| > eps_K on the test sample T (THEORY §4)")
 
 
-def _hoeffding_event(name: str, what: str) -> Event:
+def _hoeffding_event(name: str, what: str, function: str) -> Event:
     h = Hoeffding(n=s.K, t=s.t, range=s.B)
-    return Event(name, h.tail(), f"one-sided Hoeffding on T for {what} at deviation t", h)
+    return Event(name, h.tail(), f"one-sided Hoeffding on T for {what} at deviation t", h, sample="T",
+                 functions=(function,))
 
 
 # ---- Theorem 1: jumpboard existence (THEORY §3) -----------------------------------
@@ -89,10 +91,11 @@ THEOREM_2_GENERAL = Theorem(
         Premise("hoeffding_old", sp.Le(s.R_old, s.L_test_old + s.t),
                 "Hoeffding on T for the fixed f_old.", "H_old"),
     ),
-    events=(E_S, _hoeffding_event("H_new", "L_test(f_new) - R(f_new)"),
-            _hoeffding_event("H_old", "R(f_old) - L_test(f_old)")),
+    events=(E_S, _hoeffding_event("H_new", "L_test(f_new) - R(f_new)", "f_new"),
+            _hoeffding_event("H_old", "R(f_old) - L_test(f_old)", "f_old")),
     failure_probability=s.delta + 2 * sp.exp(-2 * s.K * s.t**2 / s.B**2),
     side_conditions=_nonneg_costs + _sizes + _risks + (s.t > 0,),
+    functions=declared_functions("f~_pop"), risk_terms=declared_risk_terms("f~_pop"),   # bounds.dependence
 )
 
 #: The paper's statement: ``t = Delta_R / 4``.
@@ -128,6 +131,7 @@ THEOREM_3 = Theorem(
     events=(E_T, E_S),
     failure_probability=s.delta + s.delta_prime,
     side_conditions=_nonneg_costs + _sizes + _risks + (s.L_test_jump >= 0,),
+    functions=declared_functions("f~_S"), risk_terms=declared_risk_terms("f~_S"),   # bounds.dependence
 )
 
 ALL_THEOREMS = (THEOREM_1, THEOREM_1_OPTIMAL, THEOREM_2_GENERAL, THEOREM_2, THEOREM_3)

@@ -88,3 +88,14 @@ def save_figure(fig, path: str | os.PathLike, dpi: int = 110) -> Path:
     fig.clf()
     pyplot().close(fig)
     return path
+
+
+def to_plain(obj: Any) -> Any:
+    """``obj`` with numpy values as Python ones and non-finite floats as ``None`` (what :func:`dumps` writes).
+
+    Example:
+        >>> import numpy as np
+        >>> to_plain({"a": np.float64(0.5), "b": np.array([1.0, np.inf])})
+        {'a': 0.5, 'b': [1.0, None]}
+    """
+    return _jsonable(obj)

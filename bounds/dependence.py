@@ -149,7 +149,7 @@ def monte_carlo_estimates(level: sp.Expr) -> tuple[sp.Expr, ...]:
     Jensen's deterministic bound (which holds surely, so the minimum holds on the same event).
 
     Example:
-        >>> [str(e.func) for e in monte_carlo_estimates(g.delta_mc)]
+        >>> [type(e).__name__ for e in monte_carlo_estimates(g.delta_mc)]
         ['Add', 'Min']
     """
     mc = g.rad_S_mc + g.mc_error_expression(level)

@@ -45,8 +45,8 @@ from bounds.route_choice import AnyRouteResult, RouteCandidate, union_of_routes
 from bounds.routes import RouteResult, Setup, evaluate_routes
 from bounds.theorems import THEOREM_2, THEOREM_3
 
-__all__ = ["PAPER_ROUTES", "VARIANT_PARAMETERS", "VariantInputs", "VariantResult", "VariantsReport", "bound_terms",
-           "evaluate_chain", "evaluate_variants", "variant_values"]
+__all__ = ["PAPER_ROUTES", "VARIANT_PARAMETERS", "VariantInputs", "VariantResult", "VariantsReport", "bonferroni_levels",
+           "bound_terms", "evaluate_chain", "evaluate_variants", "variant_values"]
 
 #: The paper's routes, as ``use`` and ``any_route`` name them.
 PAPER_ROUTES = {"population_route": ("population", THEOREM_2), "direct_route": ("direct", THEOREM_3)}
@@ -90,7 +90,7 @@ class VariantsReport:
     chosen: RouteResult | None = None
 
     def to_dict(self) -> dict:
-        chosen = None if self.chosen is None else {"route": self.use, **self.chosen.to_dict()}
+        chosen = None if self.chosen is None else {"name": self.use, **self.chosen.to_dict()}
         return {"level": self.level, "routes": {k: r.to_dict() for k, r in self.variants.items()},
                 "skipped": dict(self.skipped), "paper_terms": {k: terms_to_dicts(v) for k, v in self.paper_terms.items()},
                 "notes": list(self.notes), "any_route": None if self.any_route is None else self.any_route.to_dict(),
@@ -251,12 +251,31 @@ def _paper_candidates(setup: Setup, paper) -> list[RouteCandidate]:
     return out
 
 
+def bonferroni_levels(setup: Setup, level: float, n_routes: int) -> tuple[Setup, float]:
+    """``setup`` with ``delta``, ``delta'`` scaled by ``1/n_routes``, and the share ``level / n_routes``.
+
+    ``delta'`` is then lowered by what rounding needs (a few ulps) so that the float sum
+    ``delta + delta'`` stays at most the share (no route is excluded by rounding).
+
+    Example:
+        >>> st = Setup(L_test_old=1, delta_R=0.1, delta_erm=0, delta_test_R=0.1, M=10, K=10, delta=0.05,
+        ...            delta_prime=0.05, B=1, L_loss=1, block=dict(d=1, L_top=1, rho_phi=1, nu_V=1))
+        >>> scaled, share = bonferroni_levels(st, 0.1, 10)
+        >>> share, bool(scaled.delta + scaled.delta_prime <= share)
+        (0.01, True)
+    """
+    share = level / n_routes
+    delta = np.asarray(setup.delta, dtype=np.float64) / n_routes
+    v = {"delta": delta, "delta_prime": np.asarray(setup.delta_prime, dtype=np.float64) / n_routes}
+    _fit(v, "delta_prime", s.delta + s.delta_prime, np.float64(share))
+    return dataclasses.replace(setup, delta=delta, delta_prime=v["delta_prime"]), share
+
+
 def _bonferroni(setup: Setup, level: float, inputs: VariantInputs, names) -> AnyRouteResult:
     """"Some route certifies": every route evaluated at ``level / N``, the union of their events paid."""
-    factor = 1.0 / (len(PAPER_ROUTES) + len(names))
-    scaled = dataclasses.replace(setup, delta=np.asarray(setup.delta, dtype=np.float64) * factor,
-                                 delta_prime=np.asarray(setup.delta_prime, dtype=np.float64) * factor)
-    share = level * factor
+    n_routes = len(PAPER_ROUTES) + len(names)
+    scaled, share = bonferroni_levels(setup, level, n_routes)
+    factor = 1.0 / n_routes
     paper = evaluate_routes(scaled, share, validate=False)
     results, _ = _evaluate_all(scaled, share, inputs.scaled(factor))
     candidates = _paper_candidates(scaled, paper)

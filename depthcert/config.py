@@ -35,16 +35,20 @@ Optional ``[variants]`` table: inputs of this project's tighter variants of THEO
     var_T_old = 0.30         # ... of f_old on T
     var_T_jump_S = 0.29      # ... of f~_S on T
     rad_hat = 0.0021         # Monte-Carlo empirical vector Rademacher (nu_V/M) E_s ||s^T phi||_F on S
-    rad_hat_mc_error = 1e-4  # its McDiarmid error at level delta_mc
+    rad_hat_mc_error = 1e-4  # its McDiarmid error at level delta_mc (or give phi_sq_sum and n_draws)
     delta_mc = 0.005         # in (0, delta): carved out of delta
-    delta_S_jump = 0.0167    # levels of the one-function tails (default: delta_prime split equally)
-    delta_T_new = 0.0167
-    delta_T_old = 0.0167
-    delta_T_jump = 0.025
+    phi_sq_sum = 1.2e6       # sum_i ||phi_i||^2 on S: Jensen's sure bound, used when below the Monte Carlo
+    n_draws = 1000           # sign draws of rad_hat (with phi_sq_sum: the McDiarmid error is computed)
+    delta_S_jump_pop = 0.0167  # levels of the one-function tails (default: delta_prime split equally;
+    delta_T_new = 0.0167       # delta_S_jump / delta_T_jump, the first names of delta_S_jump_pop /
+    delta_T_old = 0.0167       # delta_T_jump_S, are still accepted)
+    delta_T_jump_S = 0.025
+    use = "direct_tight_hoeffding"  # a route fixed before the data: the certificate is that route's
 
 Variances lie in ``[0, B^2 n/(4(n-1))]`` (``n`` = ``M`` on S, ``K`` on T); ``rad_hat``,
-``rad_hat_mc_error`` and ``delta_mc`` come together. A variant whose inputs are absent is
-skipped and the output says which key it needs.
+``delta_mc`` and ``rad_hat_mc_error`` (or ``phi_sq_sum`` and ``n_draws``) come together;
+``phi_sq_sum <= M rho_phi^2``. A variant whose inputs are absent is skipped and the output
+says which key it needs. ``use`` names a variant, ``population_route`` or ``direct_route``.
 """
 from __future__ import annotations
 
@@ -133,7 +137,7 @@ def _warn_unknown(cfg: Mapping, block: Mapping, family: str) -> None:
     extra = sorted(set(cfg) - known) + [f"block.{k}" for k in sorted(set(block) - set(BLOCK_PARAMETERS[family]) - {"family"})]
     table = cfg.get("variants")
     if isinstance(table, dict):
-        extra += [f"variants.{k}" for k in sorted(set(table) - set(VARIANT_PARAMETERS))]
+        extra += [f"variants.{k}" for k in sorted(set(table) - set(VARIANT_PARAMETERS) - {"use"})]
     if extra:
         print(f"depthcert: warning: ignoring unknown keys {extra}", file=sys.stderr)
 
@@ -147,8 +151,8 @@ def variant_inputs_from_dict(cfg: Mapping[str, Any], setup: Setup):
     """The optional ``[variants]`` table as validated :class:`bounds.variant_routes.VariantInputs`.
 
     Raises:
-        InputError: ``variants`` is not a table, or a value is not a number in its range
-            (the key ``variants.<name>`` is named).
+        InputError: ``variants`` is not a table, a value is not a number in its range, or
+            ``use`` is not a route name (the key ``variants.<name>`` is named).
     """
     from bounds.variant_routes import VARIANT_PARAMETERS, VariantInputs
 
@@ -156,7 +160,9 @@ def variant_inputs_from_dict(cfg: Mapping[str, Any], setup: Setup):
     if not isinstance(table, dict):
         raise InputError("variants", "a [variants] table", table)
     values = {k: iv.check(f"variants.{k}", table[k]) for k, iv in VARIANT_PARAMETERS.items() if k in table}
-    return VariantInputs(**values).validate(setup)
+    if "use" in table and not isinstance(table["use"], str):
+        raise InputError("variants.use", "a route name (a string)", table["use"])
+    return VariantInputs(**values, use=table.get("use")).validate(setup)
 
 
 def load_bounds_config(path: str | Path):

@@ -12,6 +12,9 @@ Imports without torch. Public API (implementation in underscore/sub-modules):
 * :mod:`bounds.variants` -- this project's tighter variants of Theorems 2-3 (THEORY §6,
   **Choice**), :data:`VARIANT_THEOREMS`; :mod:`bounds.variant_routes` --
   :func:`~bounds.variant_routes.evaluate_variants`.
+* :mod:`bounds.dependence` -- which function depends on which sample (and on the cap):
+  the tables :mod:`proofs_check`'s ledger checks every theorem against.
+* :mod:`bounds.route_choice` -- "some route of a set certifies" (union of the routes' events).
 """
 from bounds._statement import Event, Hoeffding, Premise, Tail, Theorem, evaluate
 from bounds.theorems import (

@@ -72,8 +72,13 @@ def bound_terms(theorem, values: Mapping[str, object]) -> tuple[dict, ...]:
         >>> from bounds.theorems import THEOREM_3
         >>> vals = dict(L_test_old=1.0, delta_test_R=0.2, delta_erm=0.1, eps_M=0.01, eps_K=0.02, delta=0.05,
         ...             delta_prime=0.05)
-        >>> [(t["term"], t["role"], round(float(t["value"]), 6), t.get("event")) for t in bound_terms(THEOREM_3, vals)]
-        [('L_test_old', 'reference', 1.0, None), ('-delta_erm', 'gain', -0.1, None), ('-delta_test_R', 'gain', -0.2, None), ('2*eps_K', 'cost', 0.04, 'E_T'), ('2*eps_M', 'cost', 0.02, 'E_S')]
+        >>> for t in bound_terms(THEOREM_3, vals):
+        ...     print(t["term"], t["role"], round(float(t["value"]), 6), t.get("event"))
+        L_test_old reference 1.0 None
+        -delta_erm gain -0.1 None
+        -delta_test_R gain -0.2 None
+        2*eps_K cost 0.04 E_T
+        2*eps_M cost 0.02 E_S
     """
     payers = slack_events(theorem)
     out = []

@@ -39,14 +39,14 @@ from bounds._io import to_plain
 from bounds._route_terms import bound_terms, paper_terms, slack_events, terms_to_dicts
 from bounds._statement import evaluate
 from bounds._validation import LEVEL, InputError
-from bounds._variant_inputs import LEVEL_KEYS, VARIANCE_KEYS, VARIANT_PARAMETERS, VariantInputs, given_levels
+from bounds._variant_inputs import VARIANCE_KEYS, VARIANT_PARAMETERS, VariantInputs, given_levels
 from bounds.generalisation import jensen_readout_expression, rad_vec_closed_form
 from bounds.route_choice import AnyRouteResult, RouteCandidate, union_of_routes
 from bounds.routes import RouteResult, Setup, evaluate_routes
 from bounds.theorems import THEOREM_2, THEOREM_3
 
-__all__ = ["PAPER_ROUTES", "VARIANT_PARAMETERS", "VariantInputs", "VariantResult", "VariantsReport", "bonferroni_levels",
-           "bound_terms", "evaluate_chain", "evaluate_variants", "variant_values"]
+__all__ = ["PAPER_ROUTES", "VARIANT_PARAMETERS", "VariantInputs", "VariantResult", "VariantsReport",
+           "bonferroni_levels", "bound_terms", "evaluate_chain", "evaluate_variants", "variant_values"]
 
 #: The paper's routes, as ``use`` and ``any_route`` name them.
 PAPER_ROUTES = {"population_route": ("population", THEOREM_2), "direct_route": ("direct", THEOREM_3)}
@@ -91,8 +91,9 @@ class VariantsReport:
 
     def to_dict(self) -> dict:
         chosen = None if self.chosen is None else {"name": self.use, **self.chosen.to_dict()}
+        paper = {k: terms_to_dicts(v) for k, v in self.paper_terms.items()}
         return {"level": self.level, "routes": {k: r.to_dict() for k, r in self.variants.items()},
-                "skipped": dict(self.skipped), "paper_terms": {k: terms_to_dicts(v) for k, v in self.paper_terms.items()},
+                "skipped": dict(self.skipped), "paper_terms": paper,
                 "notes": list(self.notes), "any_route": None if self.any_route is None else self.any_route.to_dict(),
                 "use": chosen}
 
@@ -355,8 +356,3 @@ def _notes(setup: Setup, skipped: Mapping[str, str], choice: AnyRouteResult | No
     if skipped:
         notes.append("skipped variants: " + "; ".join(f"{k} ({v})" for k, v in skipped.items()))
     return tuple(notes)
-
-
-def level_keys(route: str) -> tuple[str, ...]:
-    """The ``[variants]`` keys of ``route``'s tail levels (e.g. ``delta_S_jump_pop``)."""
-    return tuple(LEVEL_KEYS[route])

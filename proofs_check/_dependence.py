@@ -78,8 +78,8 @@ def check_declared_data(theorem) -> list[Check]:
     t0, jump = time.perf_counter(), dep.jumpboard(theorem)
     problems, functions, risks = _declared_problems(theorem, jump)
     if not problems:
-        return [Check(theorem.name, "ledger/declared_data", "PASS", "ledger",
-                      f"declared data agree with bounds.dependence (jumpboard {jump})", seconds=time.perf_counter() - t0)]
+        return [Check(theorem.name, "ledger/declared_data", "PASS", "ledger", f"declared data agree with "
+                      f"bounds.dependence (jumpboard {jump})", seconds=time.perf_counter() - t0)]
     return [Check(theorem.name, "ledger/declared_data", "FAIL", "ledger", "; ".join(problems),
                   countermodel=_affected_witness(theorem, functions, risks), seconds=time.perf_counter() - t0)]
 
@@ -90,7 +90,7 @@ def _record(ev) -> tuple[str | None, sp.Expr | None, str | None, int]:
     if ev.tail is not None:
         return ev.tail.kind, ev.tail.symbol, ev.sample, ev.tail.sides
     if ev.hoeffding is not None:   # the sample is the one whose size the tail uses
-        by_size = [k for k, n in dep.SAMPLE_SIZES.items() if sp.simplify(ev.hoeffding.n - n) == 0]
+        by_size = [k for k, n in dep.SAMPLE_SIZES.items() if symbolic_equal(ev.hoeffding.n, n)]
         return "hoeffding", ev.hoeffding.t, (by_size[0] if by_size else ev.sample), 1
     return None, None, ev.sample, 1
 

@@ -114,9 +114,9 @@ def _record_problems(theorem, ev) -> list[tuple]:
     t, out = ev.tail, []
     if ev.sample not in dep.SAMPLE_SIZES:
         out.append((f"sample {ev.sample!r} is not one of {list(dep.SAMPLE_SIZES)}", None, None))
-    elif sp.simplify(t.n - dep.SAMPLE_SIZES[ev.sample]) != 0:
+    elif not symbolic_equal(t.n, dep.SAMPLE_SIZES[ev.sample]):
         out.append((f"sample size {t.n} is not the size {dep.SAMPLE_SIZES[ev.sample]} of {ev.sample}", None, None))
-    if sp.simplify(t.range - s.B) != 0:
+    if not symbolic_equal(t.range, s.B):
         out.append((f"range {t.range} is not the loss bound B", None, None))
     if not symbolic_equal(t.level, ev.probability):
         out.append((f"tail level {t.level} != event probability {ev.probability}", None, None))

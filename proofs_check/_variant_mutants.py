@@ -219,7 +219,27 @@ def bernstein_wrong_variance():
     """Bernstein tail of f_new on T computed with f_old's sample variance V_T_old, record and formula agreeing."""
     T = v.POPULATION_TIGHT_BERNSTEIN
     dev = v.bernstein_deviation(s.K, v.V_T_old, v.delta_T_new, s.n_grid)
-    return T.replace(name="pv_bernstein_wrong_variance", events=_events(T, "H_T_new", variance=v.V_T_old, deviation=dev))
+    return T.replace(name="pv_bernstein_wrong_variance",
+                     events=_events(T, "H_T_new", variance=v.V_T_old, deviation=dev))
+
+
+def paper_hoeffding_f_new_on_S():
+    """Theorem 2 (any t) with a one-function Hoeffding tail on S for f_new in place of the uniform step.
+
+    ``R(f_new) <= R_S(f_new) + t`` on an event ``H_S`` (``exp(-2 M t^2/B^2)``); bound and failure
+    probability follow, so only the dependence check (on a Hoeffding record of a paper theorem)
+    can reject it.
+    """
+    from bounds import THEOREM_2_GENERAL as T
+    from bounds._statement import Hoeffding
+
+    h = Hoeffding(s.M, s.t, s.B)
+    ev = Event("H_S", h.tail(), "(wrong) one-sided Hoeffding on S for f_new", h, sample="S", functions=("f_new",))
+    return T.replace(
+        name="t2_hoeffding_f_new_on_S",
+        premises=_premise(T, "uniform_S_new", relation=sp.Le(s.R_new, s.RS_new + s.t), event="H_S"),
+        events=T.events + (ev,), conclusion=_conclusion(T, s.eps_M, s.t),
+        failure_probability=T.failure_probability + h.tail())
 
 
 def level_dropped(name: str, variant: str, level):
@@ -276,6 +296,8 @@ VARIANT_MUTANT_SPECS = tuple(
      rademacher_quartered),
     ("pv_bernstein_wrong_variance", "Bernstein tail of f_new on T with f_old's variance V_T_old",
      "ledger/dependence/H_T_new", bernstein_wrong_variance),
+    ("t2_hoeffding_f_new_on_S", "Theorem 2 (any t): Hoeffding on S for f_new (depends on S) for a uniform step",
+     "ledger/dependence/H_S", paper_hoeffding_f_new_on_S),
     ("pv_missing_t_T_old", "population variant without the tail t_T(f_old) in the bound", "entailment/z3",
      lambda: bound_changed("pv_missing_t_T_old", "population_tight_hoeffding", v.t_T_old, 0)),
     ("dv_single_eps_M", "direct variant with eps_M for 2 eps_M", "entailment/z3",

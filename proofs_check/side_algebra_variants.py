@@ -53,27 +53,28 @@ def check_bernstein(deviation: sp.Expr | None = None):
 
 @_timed("variants/uniform_vs_eps_n/{0}/{1}", "sympy")
 def check_uniform_matches_eps_n(family: str, rademacher: str, one_sided: sp.Expr | None = None):
-    """The one-sided uniform term at ``delta`` is ``2 Rad`` plus the root of one McDiarmid tail at ``delta``;
+    """The one-sided uniform term at ``delta`` is ``2 Rad`` plus a McDiarmid deviation at ``delta``;
     two-sided, it is THEORY §4's ``eps_n(delta)`` (the paper's ``eps_M`` with ``n = M``).
 
-    The root is found here by ``solve`` of ``exp(-2 n c^2 / B^2) = delta`` (bounded
-    differences ``B/n``), independently of :func:`bounds.generalisation.confidence_term`.
-    ``rademacher``: "closed" (the family's closed form) or "empirical" (``rad_hat``; the
-    McDiarmid part is then three roots at ``delta/2``, Bartlett--Mendelson).
+    The McDiarmid part ``c`` (bounded differences ``B/n``) must satisfy
+    ``exp(-2 n c^2 / B^2) = delta``, checked by substitution, independently of
+    :func:`bounds.generalisation.confidence_term`. ``rademacher``: "closed" (the family's
+    closed form) or "empirical" (``rad_hat``; the McDiarmid part is then three deviations
+    at ``delta/2``, Bartlett--Mendelson).
     """
     empirical = rademacher == "empirical"
     rad = s.rad_hat if empirical else rad_vec_closed_form(family, s.n)
     one = v.uniform_deviation(s.n, s.delta, rad, sides=1, empirical=empirical) if one_sided is None else one_sided
     two = v.uniform_deviation(s.n, s.delta, rad, sides=2, empirical=empirical)
-    c = sp.Symbol("c", positive=True)
-    level = s.delta / 2 if empirical else s.delta
-    root = sp.solve(sp.Eq(sp.exp(-2 * s.n * c**2 / s.B**2), level), c)
-    ref_one = 2 * sp.sqrt(2) * s.L_loss * s.L_top * rad + (3 if empirical else 1) * root[0]
-    for what, got, ref in (("one-sided at delta", one, ref_one),
-                           ("two-sided at delta", two, eps_expression(family, s.n, s.delta, empirical=empirical))):
-        if not _zero(got - ref):
-            return "FAIL", f"{what}: {got} != {ref}", _point(got - ref)
-    return "PASS", "one-sided term at delta = 2 Rad + McDiarmid root at delta; two-sided = eps_n(delta) (THEORY §4)", None
+    c = (one - 2 * sp.sqrt(2) * s.L_loss * s.L_top * rad) / (3 if empirical else 1)
+    tail = sp.exp(-2 * s.n * c**2 / s.B**2) - (s.delta / 2 if empirical else s.delta)
+    if not _zero(tail) or not _zero(sp.diff(c, s.B) - c / s.B):   # c > 0, proportional to B
+        return "FAIL", f"one-sided at delta: {one} is not 2 Rad + the McDiarmid deviation at delta", _point(tail)
+    ref = eps_expression(family, s.n, s.delta, empirical=empirical)
+    if not _zero(two - ref):
+        return "FAIL", f"two-sided at delta: {two} != eps_n {ref}", _point(two - ref)
+    return "PASS", ("one-sided term at delta = 2 Rad + McDiarmid deviation at delta; two-sided = eps_n(delta) "
+                    "(THEORY §4)"), None
 
 
 @_timed("variants/empirical_confidence_is_two_mcdiarmid/sides={0}", "sympy")

@@ -15,7 +15,7 @@ from bounds.theorems import THEOREM_3
 from bounds.variant_routes import VariantInputs, evaluate_chain, evaluate_variants, variant_values
 from bounds.variants import VARIANT_SPECS, VARIANTS
 from tests.bounds._toy_world import clopper_pearson, draw, with_levels
-from tests.bounds.test_variants import EX, INPUTS, hoeffding_by_root, uniform_by_root
+from tests.bounds.test_variants import EX, INPUTS, uniform_by_root
 
 
 def _cost(r, term):
@@ -120,7 +120,8 @@ def test_old_level_key_names_are_aliases():
         assert float(new.variants[name].failure_probability) == float(old.variants[name].failure_probability)
     assert float(new.variants["population_tight_hoeffding"].levels["H_S_jump"]) == 0.01
     VariantInputs(delta_S_jump=0.01, delta_S_jump_pop=0.01).validate(Setup(**EX))      # same value: fine
-    with pytest.raises(InputError, match=r"^variants\.delta_T_jump == 0\.03, must be equal to variants\.delta_T_jump_S"):
+    with pytest.raises(InputError, match=r"^variants\.delta_T_jump == 0\.03, must be equal to "
+                                         r"variants\.delta_T_jump_S"):
         VariantInputs(delta_T_jump=0.03, delta_T_jump_S=0.02).validate(Setup(**EX))
 
 

@@ -21,6 +21,7 @@ from bounds import _symbols as s
 from bounds import dependence
 from bounds._io import to_plain
 from bounds._statement import evaluate
+from bounds.theorems import THEOREM_2_GENERAL, THEOREM_3
 
 _ORDER = {"reference": 0, "gain": 1, "cost": 2}
 
@@ -95,8 +96,6 @@ def bound_terms(theorem, values: Mapping[str, object]) -> tuple[dict, ...]:
 
 def paper_terms(setup, eps_M, eps_K) -> dict[str, tuple]:
     """Terms of the paper's two routes: Theorem 2 at ``t = Delta_R/4`` (its Hoeffding costs shown), Theorem 3."""
-    from bounds.theorems import THEOREM_2_GENERAL, THEOREM_3
-
     v = {**setup.values(), "eps_M": eps_M, "eps_K": eps_K}
     v["t"] = v["delta_R"] / 4
     v_dir = dict(v)

@@ -161,6 +161,20 @@ class VariantInputs:
             need += list(_MC) + ([] if self.mc_error_given() else ["rad_hat_mc_error"])
         return [f"variants.{k}" for k in need if getattr(self, k) is None]
 
+    def levels(self, route: str, setup) -> dict[str, np.ndarray]:
+        """Levels of ``route``'s one-function tails (symbol name -> value): given ones, else ``delta'`` split equally.
+
+        When every level is at its default, the last share is ``delta'`` minus the others
+        (:func:`bounds.variant_routes.variant_values` then lowers it by what rounding needs).
+        """
+        given = given_levels(self, route)
+        dp = np.asarray(setup.delta_prime, dtype=np.float64)
+        share = dp / len(given)
+        out = {k: np.asarray(share if x is None else x, dtype=np.float64) for k, x in given.items()}
+        if all(x is None for x in given.values()):
+            out[list(given)[-1]] = dp - share * (len(given) - 1)
+        return out
+
     def mc_error_given(self) -> bool:
         """The McDiarmid error is given, or computable from ``phi_sq_sum`` and ``n_draws``."""
         return self.rad_hat_mc_error is not None or (self.phi_sq_sum is not None and self.n_draws is not None)

@@ -99,19 +99,6 @@ class VariantsReport:
 
 
 # ---------------------------------------------------------------------------- values
-def _default_levels(inputs: VariantInputs, route: str, setup: Setup) -> tuple[dict, str | None]:
-    """Tail levels: given ones, else ``delta'`` split equally (the last share takes the rest)."""
-    given = given_levels(inputs, route)
-    dp = np.asarray(setup.delta_prime, dtype=np.float64)
-    share = dp / len(given)
-    out = {k: np.asarray(share if x is None else x, dtype=np.float64) for k, x in given.items()}
-    if any(x is not None for x in given.values()):
-        return out, None
-    last = list(given)[-1]
-    out[last] = dp - share * (len(given) - 1)
-    return out, last
-
-
 def _fit(v: dict, key: str, total: sp.Expr, target: np.ndarray, steps: int = 16) -> None:
     """Lower ``v[key]`` by ulps of ``target`` until the float value of ``total`` is at most ``target``."""
     for j in range(steps):
@@ -141,8 +128,9 @@ def variant_values(setup: Setup, inputs: VariantInputs, route: str, uniform: str
     """
     v = {**setup.values(), "level": np.float64(level)}
     v["rad_M"] = evaluate(rad_vec_closed_form(setup.family, s.M), v)
-    levels, last = _default_levels(inputs, route, setup)
+    levels = inputs.levels(route, setup)
     v.update(levels)
+    last = None if any(x is not None for x in given_levels(inputs, route).values()) else list(levels)[-1]
     v.update({sym: np.asarray(inputs.get(key), dtype=np.float64)
               for key, (sym, _) in VARIANCE_KEYS.items() if inputs.get(key) is not None})
     if uniform == "empirical":
@@ -165,7 +153,7 @@ def _check_costs(theorem, v: dict) -> None:
         coeff, rest = term.as_coeff_Mul()
         if term == s.L_test_old or coeff < 0:
             continue
-        if rest not in payers or (rest not in tails and not rest.free_symbols <= set(map(sp.Symbol, v))):
+        if rest not in payers or (rest not in tails and not {x.name for x in rest.free_symbols} <= set(v)):
             bad.append(str(term))
     if bad:
         raise ValueError(f"theorem {theorem.name!r}: costs {bad} are not the slack of an event with a Tail record "

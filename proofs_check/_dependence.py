@@ -15,6 +15,10 @@ Whether a function depends on a sample (or on the cap) is read from the tables o
   (``copies == n_grid``); a Bernstein tail uses the sample variance of its own function on
   its own sample; a one-sided event is used in one direction only.
 
+The Monte-Carlo event of an empirical Rademacher value needs no grid: the readout's
+empirical value, its estimate and its error are all linear in the cap ``nu_V`` (the
+features ``phi`` do not depend on it), so one event covers every cap.
+
 A failure comes with a witness point where the stated probability (or deviation) differs
 from the derived one: for a one-function tail on a data-dependent function the derived
 probability is the trivial 1; for an unpaid grid, ``n_grid`` times the level; for a

@@ -18,7 +18,8 @@ import sympy as sp
 
 from bounds import _symbols as s
 from bounds import variants as v
-from bounds._statement import Event, Tail
+from bounds._statement import Event, Hoeffding, Tail
+from bounds.theorems import THEOREM_2_GENERAL
 
 _t_S_new = sp.Symbol("t_S_new", positive=True)
 _delta_S_new = sp.Symbol("delta_S_new", positive=True)
@@ -230,9 +231,7 @@ def paper_hoeffding_f_new_on_S():
     probability follow, so only the dependence check (on a Hoeffding record of a paper theorem)
     can reject it.
     """
-    from bounds import THEOREM_2_GENERAL as T
-    from bounds._statement import Hoeffding
-
+    T = THEOREM_2_GENERAL
     h = Hoeffding(s.M, s.t, s.B)
     ev = Event("H_S", h.tail(), "(wrong) one-sided Hoeffding on S for f_new", h, sample="S", functions=("f_new",))
     return T.replace(

@@ -8,6 +8,8 @@ the expression under test as an argument so that a test can feed it a wrong one.
 """
 from __future__ import annotations
 
+import itertools
+
 import sympy as sp
 
 from bounds import _symbols as s
@@ -118,8 +120,6 @@ def check_jensen_readout(bound: sp.Expr | None = None, n: int = 3, d: int = 2):
     features); Jensen (``E X <= sqrt(E X^2)``) then gives the bound, which must equal
     :func:`bounds.generalisation.jensen_readout_expression`.
     """
-    import itertools
-
     bound = jensen_readout_expression() if bound is None else bound
     phi = sp.Matrix(n, 2, lambda i, k: sp.Symbol(f"p{i}{k}", real=True))
     second = sp.Integer(0)

@@ -310,7 +310,8 @@ def _message(r: RouteResult) -> str:
         return f"certified: improvement {float(r.improvement):.6g} at failure probability {float(r.failure_probability):.4g}"
     parts = []
     if r.margin_shortfall > 0:
-        parts.append(f"bound exceeds L_test_old by {float(r.margin_shortfall):.6g}")
+        what = "R_old" if r.route == POPULATION_RISK else "L_test_old"
+        parts.append(f"bound exceeds {what} by {float(r.margin_shortfall):.6g}")
     if r.failure_excess > 0:
         parts.append(f"failure probability exceeds the level by {float(r.failure_excess):.4g}")
     if r.vacuous:

@@ -25,7 +25,7 @@ import torch
 from numerics._numerics import per_sample_loss
 from numerics.training import OPTIMIZERS, DivergenceError
 
-__all__ = ["BlockTrainResult", "candidate_losses", "sample_risks", "train_readout_blocks"]
+__all__ = ["BlockTrainResult", "candidate_losses", "candidate_outputs", "sample_risks", "train_readout_blocks"]
 
 #: Rows of ``f_top`` evaluated at once by :func:`sample_risks` (bounded memory).
 _ROWS_PER_PASS = 1 << 20
@@ -56,25 +56,30 @@ def _top(expanded, z: torch.Tensor) -> torch.Tensor:
     return expanded.base.top(z, expanded.at)
 
 
-def candidate_losses(expanded, u: torch.Tensor, y: torch.Tensor, Vs: torch.Tensor, loss: str) -> torch.Tensor:
-    """Per-sample losses of ``f_top(u + V phi(u))`` for every draw and candidate ``V``.
+def candidate_outputs(expanded, u: torch.Tensor, Vs: torch.Tensor) -> torch.Tensor:
+    """Outputs ``f_top(u + V phi(u))`` for every draw and candidate ``V``.
 
     Args:
         expanded: the expanded model (frozen base, block features, insertion point).
-        u: states ``(B, n, *state)``; y: targets ``(B, n)`` or ``(B, n, k)``.
+        u: states ``(B, n, *state)``.
         Vs: candidate blocks ``(B, C, d, r)``.
 
     Returns:
-        ``(B, C, n)`` losses.
+        ``(B * C * n, n_out)`` outputs, ordered draw, candidate, sample.
     """
     B, n, state = u.shape[0], u.shape[1], u.shape[2:]
     C = Vs.shape[1]
     flat = u.reshape(B, n, -1)
     phi = expanded.block.features(flat.reshape(B * n, -1)).reshape(B, n, -1)
     h = torch.einsum("bnr,bcdr->bcnd", phi, Vs)
-    z = (flat[:, None] + h).reshape(B * C * n, *state)
+    return _top(expanded, (flat[:, None] + h).reshape(B * C * n, *state))
+
+
+def candidate_losses(expanded, u: torch.Tensor, y: torch.Tensor, Vs: torch.Tensor, loss: str) -> torch.Tensor:
+    """Per-sample losses ``(B, C, n)`` of :func:`candidate_outputs` against ``y`` (``(B, n)`` or ``(B, n, k)``)."""
+    B, n, C = u.shape[0], u.shape[1], Vs.shape[1]
     target = y[:, None].expand(B, C, *y.shape[1:]).reshape(B * C * n, *y.shape[2:])
-    return per_sample_loss(_top(expanded, z), target, loss).reshape(B, C, n)
+    return per_sample_loss(candidate_outputs(expanded, u, Vs), target, loss).reshape(B, C, n)
 
 
 @torch.no_grad()

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from numerics.seeding import Streams
-from numerics.studies._run_stages import Fixed, cross_gradient_on_states, jumpboard_step
+from numerics.studies._run_stages import Fixed, cross_gradient_on_states, is_exact_class, jumpboard_step
 
 __all__ = ["DELTA_R_LEVEL", "Certificate", "Evaluation", "SampleGroup", "Selection", "certify_draw",
            "draw_samples", "evaluate_draw", "select_blocks"]
@@ -52,6 +52,7 @@ class Selection:
     returned: tuple[str, ...]  # "trained" | "jumpboard_0" (f~_S) | "jumpboard_1" (f~_pop)
     R_S: Mapping[str, np.ndarray]   # candidate -> (B,): old, new, jump_S, jump_pop, trained
     train: object              # numerics.block_training.BlockTrainResult
+    moments_S: tuple | None = None  # ReadoutMoments of each draw's S (exact class)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,7 +113,12 @@ def select_blocks(fixed: Fixed, group: SampleGroup) -> Selection:
                                optimizer=bt["optimizer"], lr=bt["lr"], steps=bt["steps"], batch_size=bt["batch_size"])
     V_pop = fixed.signal.V_pop.expand(B, *fixed.signal.V_pop.shape)
     cands = torch.stack([torch.zeros_like(res.V), res.V, group.V_S, V_pop], dim=1)   # old, trained, f~_S, f~_pop
-    R = sample_risks(fixed.expanded, group.u, group.y, cands, fixed.loss).numpy()
+    moments = None
+    if is_exact_class(fixed):   # R_S of every V from the moments of S (one pass; THEORY §4)
+        moments = tuple(_sample_moments(fixed, group.u[b], group.y[b]) for b in range(B))
+        R = np.array([[_risk(fixed, moments[b], V) for V in cands[b]] for b in range(B)])
+    else:
+        R = sample_risks(fixed.expanded, group.u, group.y, cands, fixed.loss).numpy()
     r_trained, r_boards = R[:, 1], R[:, 2:]
     best = r_boards.argmin(axis=1)                                  # ties: f~_S first, as train_block_with_fallback
     wins = r_boards[np.arange(B), best] < r_trained
@@ -120,7 +126,7 @@ def select_blocks(fixed: Fixed, group: SampleGroup) -> Selection:
     V_new = torch.stack([cands[b, 2 + int(best[b])] if wins[b] else res.V[b] for b in range(B)])
     r_new = np.where(wins, r_boards[np.arange(B), best], r_trained)
     return Selection(V_new, returned, {"old": R[:, 0], "new": r_new, "jump_S": R[:, 2], "jump_pop": R[:, 3],
-                                       "trained": r_trained}, res)
+                                       "trained": r_trained}, res, moments)
 
 
 # ------------------------------------------------------------------------------ stage 3: T, Monte Carlo
@@ -141,6 +147,19 @@ def _add_moments(fixed: Fixed, acc, u: torch.Tensor, target: torch.Tensor, m0_ex
     head = fixed.net.head
     a = head(u) - target.reshape(u.shape[0], -1)
     acc.add(a, fixed.expanded.block.features(u), m0_extra)
+
+
+def _sample_moments(fixed: Fixed, u: torch.Tensor, y: torch.Tensor, chunk: int = 1 << 16):
+    acc = _moment_acc(fixed)
+    for i in range(0, u.shape[0], chunk):
+        _add_moments(fixed, acc, u[i:i + chunk], y[i:i + chunk])
+    return acc.result()
+
+
+def _risk(fixed: Fixed, moments, V: torch.Tensor) -> float:
+    from numerics.estimators import risk_from_moments
+
+    return risk_from_moments(moments, fixed.net.head.weight, V)
 
 
 class _MeanVar:
@@ -165,20 +184,28 @@ class _MeanVar:
 
 
 @torch.no_grad()
-def evaluate_draw(fixed: Fixed, group: SampleGroup, sel: Selection, b: int, *, moments: bool = False) -> Evaluation:
-    """``L_test`` of every candidate on ``T`` and the Monte-Carlo population risks (streamed)."""
+def evaluate_draw(fixed: Fixed, group: SampleGroup, sel: Selection, b: int) -> Evaluation:
+    """``L_test`` of every candidate on ``T`` and the Monte-Carlo population risks (streamed).
+
+    In the exact class (readout at the top, squared loss) the risks on ``S`` and ``T`` are
+    read from their moments (kept in the result for the validity study's exact events).
+    """
     from numerics.block_training import candidate_losses, candidate_outputs
     from numerics.data import conditional_risk
 
     sizes, st, Vs = fixed.cfg["sizes"], group.streams[b], _candidate_V(fixed, group, sel, b)[None]
-    acc_T = _moment_acc(fixed) if moments else None
+    exact = sel.moments_S is not None
+    acc_T = _moment_acc(fixed) if exact else None
     total = torch.zeros(len(CANDIDATES), dtype=torch.float64)
     for x, y in fixed.task.sample_chunks(sizes["K"], st.seed_for("T")):
         u = states_of(fixed, x)
-        total += candidate_losses(fixed.expanded, u[None], y[None], Vs, fixed.loss)[0].sum(dim=1)
-        if acc_T is not None:
+        if exact:      # L_test of every V from the moments of T (THEORY §4)
             _add_moments(fixed, acc_T, u, y)
-    L_test = dict(zip(CANDIDATES, (total / sizes["K"]).tolist()))
+        else:
+            total += candidate_losses(fixed.expanded, u[None], y[None], Vs, fixed.loss)[0].sum(dim=1)
+    mom_T = acc_T.result() if exact else None
+    L_test = (dict(zip(CANDIDATES, [_risk(fixed, mom_T, V) for V in Vs[0]])) if exact
+              else dict(zip(CANDIDATES, (total / sizes["K"]).tolist())))
     mv = _MeanVar()
     for x in fixed.task.sample_x_chunks(sizes["population"], st.seed_for("population")):
         out = candidate_outputs(fixed.expanded, states_of(fixed, x)[None], Vs[:, [0, 1, 3]])   # old, new, jump_pop
@@ -187,14 +214,8 @@ def evaluate_draw(fixed: Fixed, group: SampleGroup, sel: Selection, b: int, *, m
     mean, se = mv.result()
     R = {"R_old": mean[0], "R_new": mean[1], "R_jump_pop": mean[2], "R_old_stderr": se[0], "R_new_stderr": se[1],
          "R_jump_pop_stderr": se[2]}
-    mom_S = None
-    if moments:
-        mom_S = _moment_acc(fixed)
-        for i in range(0, group.u.shape[1], 1 << 16):
-            _add_moments(fixed, mom_S, group.u[b, i:i + (1 << 16)], group.y[b, i:i + (1 << 16)])
-        mom_S = mom_S.result()
     return Evaluation(L_test, {k: float(v) for k, v in R.items()}, float(mean[3]), float(se[3]), sizes["population"],
-                      mom_S, None if acc_T is None else acc_T.result())
+                      sel.moments_S[b] if exact else None, mom_T)
 
 
 # ------------------------------------------------------------------------------ stage 4: quantities, routes

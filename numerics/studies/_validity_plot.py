@@ -25,7 +25,7 @@ def plot_slack(summary: Mapping | str | Path, path: str | Path) -> Path:
               "whishi": v["q95"], "fliers": [v["min"], v["max"]]} for name, v in items]
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 0.35 * len(stats) + 1.6))
-    ax.bxp(stats, vert=False, showfliers=True)
+    ax.bxp(stats, orientation="horizontal", showfliers=True)
     ax.axvline(0.0, color="r", lw=1, ls="--")
     small = min([abs(v["median"]) for _, v in items if v["median"] != 0] or [1e-6])
     ax.set_xscale("symlog", linthresh=max(small / 10, 1e-12))

@@ -24,7 +24,7 @@ def clopper_pearson(k: int, n: int, level: float) -> tuple[float, float]:
     Example:
         >>> lo, hi = clopper_pearson(11, 60, 0.05)
         >>> round(lo, 4), round(hi, 4)
-        (0.0957, 0.3047)
+        (0.0952, 0.3044)
     """
     from scipy.stats import beta
 

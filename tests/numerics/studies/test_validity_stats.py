@@ -35,8 +35,8 @@ def test_the_test_has_its_level_and_power():
     # at 3x the stated rate with 200 draws it rejects most of the time
     rng = np.random.default_rng(1)
     stated, n, level = 0.02, 200, 0.05
-    null = [rate_entry(rng.random(n) < stated, [stated] * n, level)["significant"] for _ in range(2000)]
-    alt = [rate_entry(rng.random(n) < 3 * stated, [stated] * n, level)["significant"] for _ in range(500)]
+    null = [rate_entry(rng.random(n) < stated, [stated] * n, level)["significant"] for _ in range(800)]
+    alt = [rate_entry(rng.random(n) < 3 * stated, [stated] * n, level)["significant"] for _ in range(300)]
     lo, hi = clopper_pearson(int(np.sum(null)), len(null), 0.01)
     assert lo <= level                      # size (discrete test: conservative)
     assert np.mean(alt) > 0.8               # power

@@ -44,8 +44,11 @@ def format_summary(s: dict) -> str:
     lines += ["", f"{'event':<8} {'failures':>8} {'rate':>8} {'interval':>18} {'stated':>9}  checked"]
     for name, e in s["events"].items():
         flag = "  SIGNIFICANT" if e["significant"] else ""
+        if not e["draws"]:
+            lines.append(f"{name:<8} {'-':>8} {'-':>8} {'-':>18} {'-':>9}  {e['checked']}")
+            continue
         lines.append(f"{name:<8} {e['failures']:>8d} {pct(e['rate']):>8} {iv(e['interval']):>18} "
-                     f"{e['stated']:>9.3g}  {e['checked']}{flag}")
+                     f"{e['stated']:>9.3g}  {e['checked']} ({e['draws']} draws){flag}")
     lines += ["", "power (weakened guarantees must be flagged, true ones not):"]
     for name, v in s["power"].items():
         lines.append(f"  {name:<28} {v['failures']:>4d}/{v['draws']} vs stated {v['stated']:.3g}: "

@@ -124,10 +124,13 @@ def stated_event_probabilities(spec: RouteSpec, values: Mapping[str, float]) -> 
 
 
 def event_failures(record: Mapping, specs=ROUTE_SPECS) -> dict:
-    """``{event: {"failed", "exact", "stated"}}`` at one draw, over every route's chain.
+    """``{event: {"failed", "exact", "stated", "claimed"}}`` at one draw, over every route's chain.
 
     An event with an exact deviation in the record fails iff that supremum exceeds its
     threshold; otherwise iff some premise on it is violated (at the chains' functions).
+    ``claimed`` is False when no route using the event applies at this draw (e.g.
+    ``Delta_R <= 0`` for the Hoeffding events of Theorem 2): nothing is stated then, and
+    the draw does not count for that event.
     """
     values, devs = record["values"], record.get("deviations") or {}
     out: dict[str, dict] = {}
@@ -137,9 +140,9 @@ def event_failures(record: Mapping, specs=ROUTE_SPECS) -> dict:
         rels = {p.name: p.relation for p in spec.theorem.premises}
         for name, (event, gap) in premise_slacks(spec, values).items():
             e = out.setdefault(event, {"failed": False, "exact": event not in UNIFORM_EVENTS,
-                                       "stated": 1.0, "at_functions_failed": False})
+                                       "stated": 1.0, "at_functions_failed": False, "claimed": False})
             if stated[event] is not None:      # the smallest probability any applicable route states
-                e["stated"] = min(e["stated"], stated[event])
+                e["stated"], e["claimed"] = min(e["stated"], stated[event]), True
             if _violated(gap, vals, rels[name]):
                 e["at_functions_failed"] = e["failed"] = True
     for event, (key, threshold) in EXACT_EVENTS.items():

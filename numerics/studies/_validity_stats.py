@@ -56,8 +56,14 @@ def exceedance_p_value(k: int, stated: Sequence[float]) -> float:
 
 
 def rate_entry(failed: Sequence[bool], stated: Sequence[float], level: float) -> dict:
-    """``failures``, ``draws``, ``rate``, ``interval``, ``stated`` (mean), ``p_value``, ``significant``."""
+    """``failures``, ``draws``, ``rate``, ``interval``, ``stated`` (mean), ``p_value``, ``significant``.
+
+    With no draw (nothing was claimed), rate and interval are ``None`` and nothing is significant.
+    """
     k, n = int(np.sum(failed)), len(failed)
+    if n == 0:
+        return {"failures": 0, "draws": 0, "rate": None, "interval": None, "stated": None, "stated_max": None,
+                "p_value": 1.0, "significant": False}
     lo, hi = clopper_pearson(k, n, level)
     p = exceedance_p_value(k, stated)
     return {"failures": k, "draws": n, "rate": k / n, "interval": [lo, hi],
@@ -95,6 +101,9 @@ def merge_events(per_draw: Sequence[Mapping[str, Mapping]]) -> dict[str, dict]:
     out: dict[str, dict] = {}
     for rec in per_draw:
         for name, e in rec.items():
+            if not e["claimed"]:           # no applicable route states this event at this draw
+                out.setdefault(name, {"failed": [], "stated": [], "exact": [], "at_functions_failed": []})
+                continue
             d = out.setdefault(name, {"failed": [], "stated": [], "exact": [], "at_functions_failed": []})
             for key in ("failed", "stated", "exact", "at_functions_failed"):
                 d[key].append(e[key])

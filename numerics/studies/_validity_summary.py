@@ -39,7 +39,9 @@ def _events(records, level, specs) -> dict:
     out = {}
     for name, d in merged.items():
         e = rate_entry(d["failed"], d["stated"], level)
-        if name not in UNIFORM_EVENTS:
+        if not d["failed"]:
+            e["checked"] = "never claimed: no route using it applied at any draw"
+        elif name not in UNIFORM_EVENTS:
             e["checked"] = "the event itself (a deviation of one function fixed before its sample)"
         elif all(d["exact"]):
             e["checked"] = "supremum over the capped class (exact)"

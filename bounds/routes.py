@@ -36,15 +36,13 @@ from bounds import _symbols as s
 from bounds._statement import evaluate
 from bounds._validation import BLOCK_PARAMETERS, LEVEL, MISSING, OPTIONAL, PARAMETERS, InputError
 from bounds.generalisation import eps_expression
-from bounds.theorems import THEOREM_2, THEOREM_2_ESTIMATED, THEOREM_3, THEOREM_POPULATION_RISK
+from bounds._union import ANY_OF, AnyRouteResult, any_route  # noqa: F401  (re-exported)
+from bounds.theorems import THEOREM_2, THEOREM_3, THEOREM_POPULATION_RISK
 
 ROUTES = ("population", "direct")
 THEOREMS = {"population": THEOREM_2, "direct": THEOREM_3}
 #: The population-level route (a bound on ``R(f_new)``, not on ``L_test(f_new)``).
 POPULATION_RISK = "population_risk"
-#: The theorem whose events each route of ``any_route`` pays for (Theorem 2 with the
-#: estimated ``Delta_R``: its event ``E_R`` has probability ``delta_R_failure``).
-ANY_OF = {"population": THEOREM_2_ESTIMATED, "direct": THEOREM_3}
 _ALL = {**THEOREMS, POPULATION_RISK: THEOREM_POPULATION_RISK}
 #: What each route's bound is compared with to certify an improvement.
 _REFERENCE = {"population": s.L_test_old, "direct": s.L_test_old, POPULATION_RISK: s.R_old}
@@ -225,32 +223,6 @@ class RouteResult:
 
 
 @dataclasses.dataclass(frozen=True)
-class AnyRouteResult:
-    """"Some route certifies": the union of the failure events of the routes taking part.
-
-    Attributes:
-        included: route -> whether it takes part (its own failure probability <= level;
-            decided before ``S`` and ``T`` are drawn, see the module docstring).
-        events: the distinct events of the union (a shared ``E_S`` once).
-        failure_probability: sum of their probabilities.
-        certifying: route -> taking part and certifying on its own.
-        certified: some route certifies and ``failure_probability <= level``.
-    """
-
-    included: Mapping[str, np.ndarray]
-    events: tuple[str, ...]
-    failure_probability: np.ndarray
-    certifying: Mapping[str, np.ndarray]
-    certified: np.ndarray
-
-    def to_dict(self) -> dict:
-        return {"certified": _py(self.certified), "failure_probability": _py(self.failure_probability),
-                "routes_included": {k: _py(v) for k, v in self.included.items()},
-                "routes_certifying": {k: _py(v) for k, v in self.certifying.items()},
-                "events": list(self.events), "message": _any_message(self)}
-
-
-@dataclasses.dataclass(frozen=True)
 class RoutesReport:
     """Both routes on one setup, with the costs they share, the population-level
     consequence (``population_risk``) and "some route certifies" (``any_route``)."""
@@ -286,21 +258,6 @@ def _py(x):
         v = arr.item()
         return None if isinstance(v, float) and not np.isfinite(v) else v
     return [None if isinstance(v, float) and not np.isfinite(v) else v for v in arr.tolist()]
-
-
-def _any_message(a: AnyRouteResult) -> str:
-    if np.ndim(a.certified):
-        return f"{int(np.sum(a.certified))} of {np.size(a.certified)} setups certified by some route"
-    taking = [k for k, v in a.included.items() if v]
-    if not taking:
-        return "not certified: no route has failure probability <= level"
-    fp = float(a.failure_probability)
-    if a.certified:
-        by = [k for k, v in a.certifying.items() if v]
-        return f"certified by {' and '.join(by)}: failure probability of the union {fp:.4g} ({' + '.join(a.events)})"
-    if any(bool(v) for v in a.certifying.values()):
-        return f"not certified: the union of the events of {taking} has failure probability {fp:.4g} > level"
-    return f"not certified: no route among {taking} certifies"
 
 
 def _message(r: RouteResult) -> str:
@@ -451,57 +408,3 @@ def _population_risk(v) -> RouteResult:
                          evaluate(min_M_expression(POPULATION_RISK), {**v, "c_M": v["eps_M"] * np.sqrt(v["M"])}),
                          np.nan)
     return _finish(POPULATION_RISK, T, bound, fail, v, min_M, np.nan, improvement=improvement)
-
-
-def any_route(results: Mapping[str, RouteResult], values: Mapping[str, object], level: float,
-              theorems: Mapping[str, object] | None = None) -> AnyRouteResult:
-    """"Some route certifies" over ``results``: the union of their failure events (THEORY §5-§6).
-
-    A route takes part iff its own failure probability is ``<= level``; each distinct
-    event of the taking-part routes' chains (:data:`ANY_OF`, or ``theorems``) is counted
-    once, so ``E_S`` shared by both routes is paid once.
-
-    Args:
-        results: route name -> :class:`RouteResult` (arrays allowed).
-        values: symbol name -> value (as in :func:`evaluate_routes`).
-        level: the user's level.
-        theorems: route name -> theorem whose events the route pays for (default
-            :data:`ANY_OF`; a new route or variant passes its own).
-
-    Raises:
-        ValueError: two chains give the same event name different probabilities.
-
-    Example:
-        >>> st = Setup(L_test_old=1.0, delta_R=0.2, delta_erm=0.05, delta_test_R=0.15, M=1e4, K=1000,
-        ...            delta=0.01, delta_prime=0.02, B=1.0, L_loss=1.0, block=dict(d=1, L_top=1, rho_phi=1, nu_V=1),
-        ...            eps_M=0.01, eps_K=0.02)
-        >>> a = evaluate_routes(st, level=0.1).any_route
-        >>> bool(a.certified), a.events, round(float(a.failure_probability), 6)   # 0.01 + 0.02 + 2 exp(-5)
-        (True, ('E_S', 'E_R', 'H_new', 'H_old', 'E_T'), 0.043476)
-    """
-    theorems = dict(ANY_OF if theorems is None else theorems)
-    shape = np.broadcast_shapes(*(np.shape(x) for x in values.values()),
-                                *(np.shape(r.failure_probability) for r in results.values()))
-    included = {k: np.broadcast_to(np.asarray(r.failure_probability) <= level, shape) for k, r in results.items()}
-    exprs: dict[str, sp.Expr] = {}
-    used: dict[str, np.ndarray] = {}
-    for route, T in theorems.items():
-        if route not in results:
-            continue
-        for name in dict.fromkeys(p.event for p in T.premises if p.event is not None):
-            expr = T.event_map[name].probability
-            if name in exprs and sp.simplify(exprs[name] - expr) != 0:
-                raise ValueError(f"event {name!r} has probability {exprs[name]} in one chain and {expr} in another.")
-            exprs[name] = expr
-            used[name] = used.get(name, np.zeros(shape, dtype=bool)) | included[route]
-    total = np.zeros(shape)
-    with np.errstate(over="ignore"):
-        for name, expr in exprs.items():
-            total = total + np.where(used[name], evaluate(expr, values), 0.0)
-    certifying = {k: included[k] & np.asarray(r.certified) for k, r in results.items()}
-    some = np.zeros(shape, dtype=bool)
-    for flag in certifying.values():
-        some = some | flag
-    events = tuple(name for name in exprs if np.any(used[name]))   # those in the union (anywhere in a batch)
-    return AnyRouteResult(included=included, events=events, failure_probability=total,
-                          certifying=certifying, certified=some & (total <= level))

@@ -75,6 +75,18 @@ def _power(records, level, variants) -> dict:
     return out
 
 
+#: Per-draw quantities whose distribution over draws the summary reports.
+QUANTITIES = ("delta_R_hat", "delta_R_true", "delta_R", "delta_test_R", "delta_erm_pop", "delta_erm_S", "eps_M",
+              "eps_K", "L_test_old", "L_test_new", "R_old", "R_new", "B", "eta")
+
+
+def _quantities(records) -> dict:
+    out = {k: slack_summary([r["values"][k] for r in records]) for k in QUANTITIES if k in records[0]["values"]}
+    for v in out.values():
+        v.pop("violations")
+    return out
+
+
 def _timing(records) -> dict:
     secs = [r["seconds"] for r in records]
     return {"draw_seconds_total": float(np.sum(secs)), "draw_seconds_median": float(np.median(secs))}
@@ -106,6 +118,7 @@ def summarize(records: Sequence[Mapping], level: float, *, vary: str = "data", c
         "certification": {name: certification_entry([r["routes"][name]["certified"] for r in ok], level)
                           for name in [s.name for s in specs] + ["any"]},
         "routes": routes, "events": events, "slack": _slack(ok, specs), "power": _power(ok, level, variants),
+        "quantities": _quantities(ok),
         "truth": {"exact_class": all(t.get("exact") for t in truth), "check_population": truth[0].get("n"),
                   "moment_error_max": max(errs) if errs else None},
         "timing": _timing(ok), "config": dict(config) if config is not None else None,

@@ -164,3 +164,17 @@ def test_true_guarantees_hold_on_generated_setups(tmp_path_factory, setup):
             if r["certified"]:
                 assert r["bound"] < v["L_test_old"] and r["failure_probability"] <= rec["level"]
         assert math.isfinite(rec["deviations"]["E_S"]["sup"])
+
+
+@pytest.mark.slow
+def test_demo_setup_200_draws(tmp_path):
+    # the acceptance run of issue 8 (about 30-60 min on 2 shared cores)
+    s = run_validity(DEFAULT_DEMO_CONFIG, 200, tmp_path, progress=False)
+    assert s["draws"] == 200 and s["truth"]["exact_class"]
+    assert not s["significant"], {k: v for k, v in {**s["routes"], **s["events"]}.items() if v["significant"]}
+    for name in ("population", "direct", "any"):
+        lo, hi = s["routes"][name]["certification_interval"]
+        assert 0 <= lo <= s["routes"][name]["certification_rate"] <= hi <= 1
+    for name, v in s["power"].items():
+        assert not (v["flagged"] and not v["weakened"]), name
+    assert s["power"]["eps_M x 0.01"]["flagged"] and s["power"]["Hoeffding H_new K x 10000"]["flagged"]

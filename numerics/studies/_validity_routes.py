@@ -22,7 +22,8 @@ import sympy as sp
 from bounds import THEOREM_2_ESTIMATED, THEOREM_3, THEOREM_POPULATION_RISK, Theorem
 from bounds._statement import evaluate
 
-__all__ = ["EXACT_EVENTS", "ROUTE_SPECS", "UNIFORM_EVENTS", "RouteSpec", "applies", "conclusion_holds", "event_failures", "premise_slacks",
+__all__ = ["EXACT_EVENTS", "ROUTE_SPECS", "UNIFORM_EVENTS", "RouteSpec", "applies", "conclusion_holds",
+           "premise_allowances", "event_failures", "premise_slacks",
            "stated_event_probabilities", "symbol_values"]
 
 #: Measured values that every chain reads under the symbol's own name.
@@ -100,6 +101,26 @@ def premise_slacks(spec: RouteSpec, values: Mapping[str, float], overrides: Mapp
     """``{premise: (event, slack)}`` for the premises on an event (``slack < 0``: violated)."""
     vals = {**symbol_values(spec, values), **(overrides or {})}
     return {p.name: (p.event, _gap(p.relation, vals)) for p in spec.theorem.premises if p.event is not None}
+
+
+#: The risk symbols of the chains: a premise's *allowance* is its slack with them set to 0.
+_RISK_NAMES = ("L_test_old", "L_test_new", "L_test_jump", "R_old", "R_new", "R_jump", "RS_new", "RS_jump")
+
+
+def premise_allowances(spec: RouteSpec, values: Mapping[str, float]) -> dict:
+    """``{premise: allowance}``: what a premise ``A <= B + t`` allows the deviation ``A - B`` (``t``).
+
+    Read from the relation itself (its slack with every risk set to 0); ``None`` where
+    that is not a positive deviation budget (e.g. the ``Delta_R`` confidence premise).
+    """
+    vals = {**symbol_values(spec, values), **{k: 0.0 for k in _RISK_NAMES}}
+    out = {}
+    for p in spec.theorem.premises:
+        if p.event is None:
+            continue
+        a = _gap(p.relation, vals)
+        out[p.name] = a if a > 0 else None
+    return out
 
 
 def applies(spec: RouteSpec, values: Mapping[str, float]) -> bool:

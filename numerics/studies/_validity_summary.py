@@ -7,7 +7,7 @@ import numpy as np
 
 from numerics.studies._validity_power import VARIANTS, variant_failures
 from numerics.studies._validity_routes import (EXACT_EVENTS, ROUTE_SPECS, UNIFORM_EVENTS, conclusion_holds,
-                                              event_failures, premise_slacks)
+                                              event_failures, premise_allowances, premise_slacks)
 from numerics.studies._validity_stats import (certification_entry, merge_events, rate_entry, route_entry,
                                               slack_summary)
 
@@ -52,17 +52,25 @@ def _events(records, level, specs) -> dict:
     return out
 
 
-def _slack(records, specs) -> dict:
+def _slack(records, specs) -> tuple[dict, dict]:
+    """Slack of every premise over draws, and the share of its allowance used (deviation / allowance)."""
     values: dict[str, list] = {}
+    used: dict[str, list] = {}
     for r in records:
         for spec in specs:
+            allow = premise_allowances(spec, r["values"])
             for premise, (event, slack) in premise_slacks(spec, r["values"]).items():
-                values.setdefault(f"{spec.name}.{premise} [{event}]", []).append(slack)
-        for event, (key, threshold) in EXACT_EVENTS.items():
-            if key in (r.get("deviations") or {}):
-                values.setdefault(f"{event}: {threshold} - sup|R - R_n| (class)", []).append(
-                    r["values"][threshold] - r["deviations"][key]["sup"])
-    return {k: slack_summary(v) for k, v in values.items()}
+                key = f"{spec.name}.{premise} [{event}]"
+                values.setdefault(key, []).append(slack)
+                if allow[premise] is not None:
+                    used.setdefault(key, []).append(1.0 - slack / allow[premise])
+        for event, (dev, threshold) in EXACT_EVENTS.items():
+            if dev in (r.get("deviations") or {}):
+                key = f"{event}: {threshold} - sup|R - R_n| (class)"
+                values.setdefault(key, []).append(r["values"][threshold] - r["deviations"][dev]["sup"])
+                used.setdefault(key, []).append(r["deviations"][dev]["sup"] / r["values"][threshold])
+    return ({k: slack_summary(v) for k, v in values.items()},
+            {k: {kk: vv for kk, vv in slack_summary(v).items() if kk != "violations"} for k, v in used.items()})
 
 
 def _power(records, level, variants) -> dict:
@@ -108,6 +116,7 @@ def summarize(records: Sequence[Mapping], level: float, *, vary: str = "data", c
     if not ok:
         raise ValueError("no draw could be evaluated, nothing to summarise.")
     routes, events = _routes(ok, level, specs), _events(ok, level, specs)
+    slack, slack_used = _slack(ok, specs)
     significant = any(r["significant"] for r in routes.values()) or any(e["significant"] for e in events.values())
     truth = [r.get("truth") or {} for r in ok]
     errs = [t.get("moment_error") for t in truth if t.get("moment_error") is not None]
@@ -117,7 +126,8 @@ def summarize(records: Sequence[Mapping], level: float, *, vary: str = "data", c
         "vary": vary, "test_level": level, "significant": significant,
         "certification": {name: certification_entry([r["routes"][name]["certified"] for r in ok], level)
                           for name in [s.name for s in specs] + ["any"]},
-        "routes": routes, "events": events, "slack": _slack(ok, specs), "power": _power(ok, level, variants),
+        "routes": routes, "events": events, "slack": slack, "slack_used": slack_used,
+        "power": _power(ok, level, variants),
         "quantities": _quantities(ok),
         "truth": {"exact_class": all(t.get("exact") for t in truth), "check_population": truth[0].get("n"),
                   "moment_error_max": max(errs) if errs else None},

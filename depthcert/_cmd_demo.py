@@ -40,7 +40,7 @@ def setup_rates(config: dict, estimate: int | None, out: str) -> dict:
         return {"source": f"none: {STORED.name} was produced for another config; run `depthcert validity`"}
     return {"source": f"stored validity study ({STORED.name}): {s.get('command', '?')}", "draws": s["draws"],
             "certification": s["certification"], "test_level": s["test_level"],
-            "wall_time": s.get("wall_time"), "machine": s.get("machine")}
+            "wall_time": s.get("wall_time"), "machine": s.get("machine"), "held_out": s.get("held_out_setups")}
 
 
 def format_rates(r: dict) -> str:
@@ -48,10 +48,20 @@ def format_rates(r: dict) -> str:
         return f"certification rate of this setup: {r['source']}"
     lines = [f"certification rate of this setup over {r['draws']} draws of (S, T) "
              f"(Clopper-Pearson {100 * (1 - r['test_level']):g}% intervals) -- {r['source']}:"]
-    for name, c in r["certification"].items():
-        lo, hi = c["certification_interval"]
-        lines.append(f"  {name:<16} {100 * c['certification_rate']:5.1f}%  [{100 * lo:.1f}%, {100 * hi:.1f}%]")
+    lines += _rate_lines(r["certification"])
+    h = r.get("held_out")
+    if h:
+        lines += [f"what to expect on a setup drawn like this one (new seed: teacher, reference, block), "
+                  f"over {h['draws']} held-out setups -- {h['command']}:"] + _rate_lines(h["certification"])
     return "\n".join(lines)
+
+
+def _rate_lines(certification: dict) -> list[str]:
+    out = []
+    for name, c in certification.items():
+        lo, hi = c["certification_interval"]
+        out.append(f"  {name:<16} {100 * c['certification_rate']:5.1f}%  [{100 * lo:.1f}%, {100 * hi:.1f}%]")
+    return out
 
 
 def run(args: argparse.Namespace) -> int:

@@ -117,3 +117,6 @@ def test_shipped_demo_validity_matches_the_demo_config():
         pytest.skip("no stored validity study shipped yet")
     s = load_json(STORED)
     assert s["config"] == DEFAULT_DEMO_CONFIG and s["draws"] >= 200 and "depthcert validity" in s["command"]
+    assert not s["significant"] and s["vary"] == "data"
+    h = s["held_out_setups"]
+    assert "--vary seed" in h["command"] and h["draws"] >= 60 and not h["significant"]

@@ -1,16 +1,16 @@
 """The run study's per-draw stages: ``S``, block training with (C2), ``T`` and Monte Carlo, routes.
 
-Given a :class:`~numerics.studies._run_stages.Fixed`, one draw is one ``data_seed``:
+Given a :class:`~numerics.studies._run_stages.Fixed` (stage 1), one draw is one ``data_seed``:
 
-1. :func:`draw_samples` -- the training samples ``S`` of ``B`` draws as states
+2. :func:`draw_samples` -- the training samples ``S`` of ``B`` draws as states
    ``u = f_bot(x)`` (``(B, M, d)``, the only sample held in memory: training needs random
    access), each draw's ``G_S`` and train-set jumpboard ``f~_S``;
-2. :func:`select_blocks` -- all ``B`` blocks trained together
+3. :func:`select_blocks` -- all ``B`` blocks trained together
    (:func:`numerics.block_training.train_readout_blocks`), then the (C2) selection over
    ``{trained, f~_S, f~_pop}`` by ``R_S``;
-3. :func:`evaluate_draw` -- the test sample ``T`` and the Monte-Carlo population sample,
+4. :func:`evaluate_draw` -- the test sample ``T`` and the Monte-Carlo population sample,
    both streamed in chunks (memory bounded for any ``K`` and population size);
-4. :func:`certify_draw` -- every quantity, and the routes through
+   :func:`certify_draw` -- every quantity, and the routes through
    :func:`bounds.routes.evaluate_routes` only.
 """
 from __future__ import annotations
@@ -64,7 +64,7 @@ class Evaluation:
     delta_R_hat: float
     delta_R_stderr: float
     n_population: int
-    moments_S: object = None         # ReadoutMoments of S / T (exact class, validity only)
+    moments_S: object = None         # ReadoutMoments of S / T (exact class; the validity study's E_S, E_T)
     moments_T: object = None
 
 
@@ -77,7 +77,7 @@ class Certificate:
     report: object
 
 
-# ------------------------------------------------------------------------------ stage 1: S
+# ------------------------------------------------------------------------------ stage 2: S
 def draw_samples(fixed: Fixed, streams: Sequence[Streams]) -> SampleGroup:
     """``S`` of each draw (role ``S`` of its data seed) as states, ``G_S`` and ``f~_S``."""
     M, B = fixed.cfg["sizes"]["M"], len(streams)
@@ -102,7 +102,7 @@ def states_of(fixed: Fixed, x: torch.Tensor) -> torch.Tensor:
     return fixed.net.bottom(x, fixed.at)
 
 
-# ------------------------------------------------------------------------------ stage 2: training
+# ------------------------------------------------------------------------------ stage 3: training, (C2)
 def select_blocks(fixed: Fixed, group: SampleGroup) -> Selection:
     """Train every draw's block together, then (C2): ``f_new`` = best of trained, ``f~_S``, ``f~_pop`` on ``S``."""
     from numerics.block_training import sample_risks, train_readout_blocks
@@ -129,7 +129,7 @@ def select_blocks(fixed: Fixed, group: SampleGroup) -> Selection:
                                        "trained": r_trained}, res, moments)
 
 
-# ------------------------------------------------------------------------------ stage 3: T, Monte Carlo
+# ------------------------------------------------------------------------------ stage 4: T, Monte Carlo
 def _candidate_V(fixed: Fixed, group: SampleGroup, sel: Selection, b: int) -> torch.Tensor:
     V0 = torch.zeros_like(sel.V_new[b])
     return torch.stack([V0, sel.V_new[b], group.V_S[b], fixed.signal.V_pop])   # CANDIDATES order

@@ -236,3 +236,24 @@ def test_probe_diagnostics_are_reported_and_consistent(tiny_result):
     norms = diag["norms"]
     assert all(m <= r * (1 + 1e-9) for m, r in zip(norms["state_norm_max"], norms["rho"]))
     assert "(C1) U-statistic test" in format_table(tiny_result[0])
+
+
+def test_exact_class_risks_from_moments_equal_the_sample_risks():
+    # the run reads R_S of every candidate from the moments of S (readout at the top,
+    # squared loss); an independent evaluation on the samples must give the same numbers
+    import torch
+
+    from numerics.block_training import sample_risks
+    from numerics.studies.run import draw_samples, is_exact_class, prepare_fixed, select_blocks, streams_of
+
+    cfg = validate_config(merge_config(TINY, {"sizes": {"M": 1500, "K": 1500, "population": 1500}}))
+    fixed = prepare_fixed(cfg)
+    assert is_exact_class(fixed)
+    group = draw_samples(fixed, [streams_of(cfg, 5), streams_of(cfg, 6)])
+    sel = select_blocks(fixed, group)
+    cands = torch.stack([torch.zeros_like(sel.V_new), sel.V_new, group.V_S,
+                         fixed.signal.V_pop.expand_as(sel.V_new)], dim=1)
+    direct = sample_risks(fixed.expanded, group.u, group.y, cands, fixed.loss).numpy()
+    for b in range(2):
+        got = [sel.R_S[k][b] for k in ("old", "new", "jump_S", "jump_pop")]
+        np.testing.assert_allclose(got, direct[b], rtol=1e-10)

@@ -257,3 +257,14 @@ def test_exact_class_risks_from_moments_equal_the_sample_risks():
     for b in range(2):
         got = [sel.R_S[k][b] for k in ("old", "new", "jump_S", "jump_pop")]
         np.testing.assert_allclose(got, direct[b], rtol=1e-10)
+
+
+def test_insertion_seed_key_feeds_the_insertion_role():
+    from numerics.seeding import Streams, check_streams, role_seed
+
+    small = merge_config(TINY, {"sizes": {"M": 800, "K": 800, "population": 800}})
+    a = run_experiment(merge_config(small, {"insertion": {"seed": 3}}))
+    b = run_experiment(small)
+    assert a["streams"]["insertion"] == role_seed("insertion", 3) != b["streams"]["insertion"]
+    check_streams(a["streams"], Streams(a["config"]["seed"], a["config"]["data_seed"], (("insertion", 3),)))
+    assert a["quantities"]["rho_phi"] != b["quantities"]["rho_phi"]      # other frozen features

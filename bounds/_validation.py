@@ -132,6 +132,7 @@ OPTIONAL: Mapping[str, Interval] = {
     "eps_K": _nonneg,
     "n_grid": Interval(1, integer=True),
     "delta_R_failure": Interval(0, 1, closed_low=True, closed_high=False),
+    "R_old": _nonneg,
 }
 
 #: ``[block]`` keys per family (THEORY §4).

@@ -20,6 +20,7 @@ COMMANDS = {
     "prove": "depthcert._cmd_prove",
     "run": "depthcert._cmd_run",
     "demo": "depthcert._cmd_demo",
+    "validity": "depthcert._cmd_validity",
 }
 
 

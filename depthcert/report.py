@@ -35,6 +35,14 @@ def routes_table(rep: RoutesReport, regime: DegenerateRegime | None = None) -> s
              f"{'':{w}} {'population (Thm 2)':>20} {'direct (Thm 3)':>20}", "-" * (w + 42)]
     lines += [f"{label:{w}} {_fmt(pop[key]):>20} {_fmt(dire[key]):>20}" for label, key in rows]
     lines += ["", f"population: {pop['message']}", f"direct:     {dire['message']}"]
+    if rep.any_route is not None:
+        lines += [f"some route: {rep.any_route.to_dict()['message']}"]
+    if rep.population_risk is not None:
+        pr = rep.population_risk.to_dict()
+        bound = "" if pr["bound"] is None else f"R(f_new) <= {_fmt(pr['bound'])}; "
+        lines += [f"population risk: {bound}R(f_new) < R(f_old) "
+                  f"{'certified' if pr['certified'] else 'not certified'} (margin {_fmt(pr['improvement'])}, "
+                  f"failure probability {_fmt(pr['failure_probability'])})"]
     lines += [f"note: {n}" for n in rep.notes]
     if regime is not None:
         lines += [f"degenerate regime: {regime.summary}"]

@@ -28,4 +28,4 @@ def test_bounds_imports_without_torch():
 def test_public_names_exist():
     for name in bounds.__all__:
         assert hasattr(bounds, name), name
-    assert len(bounds.ALL_THEOREMS) == 5
+    assert len(bounds.ALL_THEOREMS) == 7

@@ -18,7 +18,7 @@ def _json(capsys, path, *extra):
 
 def test_variants_have_the_route_shape_and_existing_keys_are_kept(capsys):
     out = _json(capsys, VARIANTS)
-    assert PAPER_KEYS | {"variants"} == set(out)
+    assert PAPER_KEYS | {"variants", "any_route", "population_risk_route"} == set(out)
     routes = out["variants"]["routes"]
     assert len(routes) == 8 and not out["variants"]["skipped"]
     for name, r in routes.items():

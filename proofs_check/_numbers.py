@@ -47,3 +47,12 @@ def fraction(v) -> Fraction:
         raise TooLarge("numeral too large")
     with _digits():
         return Fraction(int(num), int(den))
+
+
+def fraction_of_string(text: str) -> Fraction:
+    """``"p/q"`` or ``"p"`` (z3's numeral string) as an exact Fraction."""
+    if len(text) > 2 * MAX_DIGITS + 2:
+        raise TooLarge("numeral too large")
+    num, _, den = text.partition("/")
+    with _digits() if len(text) >= 4000 else contextlib.nullcontext():
+        return Fraction(int(num)) if not den else Fraction(int(num), int(den))

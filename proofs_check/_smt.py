@@ -32,10 +32,11 @@ from fractions import Fraction
 
 import sympy as sp
 import z3
+from z3 import z3core
 
 from proofs_check import _rigorous
 from proofs_check._domain import domain_of
-from proofs_check._numbers import TooLarge, fraction
+from proofs_check._numbers import TooLarge, fraction, fraction_of_string
 from proofs_check._transcendental import ExpLogTable, rational
 
 MAX_POWER = 256      # x**k is encoded as a k-fold product: keep it small
@@ -218,6 +219,11 @@ class Problem:
             self.signs[label] = z3.Bool(f"!s{i}")
             self.solver.add(z3.Implies(self.signs[label], fact))
         self._names = {**{str(v): k for k, v in self.literal.items()}, **{str(v): k for k, v in self.signs.items()}}
+        self._decls: list = []
+        self._signed = [(n, sym) for n, sym in self.tr.symbols.items()
+                        if sym.is_positive or sym.is_nonnegative or sym.is_negative]
+        self._linear = {h.label: f for h in self.hypotheses.values()
+                        if not h.conditions() and (f := _compile_linear(h.relation)) is not None}
 
     @property
     def labels(self) -> list[str]:
@@ -241,7 +247,7 @@ class Problem:
             if remaining <= 0:
                 return SmtOutcome("unknown", {}, self.tr.uses_functions, "time budget of the chain spent")
             self.solver.set("timeout", max(1, int(1000 * min(self.timeout_s, remaining))))
-            result = self.solver.check(*assumptions)
+            result = self._check(assumptions)
             if result == z3.unsat:
                 core = tuple(self._names[str(c)] for c in self.solver.unsat_core() if str(c) in self._names)
                 return SmtOutcome("unsat", {}, self.tr.uses_functions, core=core)
@@ -265,6 +271,16 @@ class Problem:
         return SmtOutcome("unknown", {}, self.tr.uses_functions,
                           f"z3's model could not be confirmed in exact arithmetic: {why}")
 
+    def _check(self, assumptions) -> z3.CheckSatResult:
+        """``solver.check(*assumptions)`` without z3py's per-literal casts (a long chain asks often)."""
+        array = (z3.Ast * len(assumptions))(*[a.as_ast() for a in assumptions])
+        ctx = self.solver.ctx
+        try:
+            r = z3core.Z3_solver_check_assumptions(ctx.ref(), self.solver.solver, len(assumptions), array)
+        except z3.Z3Exception:
+            return self.solver.check(*assumptions)
+        return z3.CheckSatResult(r)
+
     def minimal_core(self, core, goal: bool = False) -> tuple:
         """A minimal unsatisfiable subset of ``core`` (deletion: drop each label that is not needed)."""
         keep = [c for c in core if c in self.literal]
@@ -275,13 +291,28 @@ class Problem:
             out = self.check(trial, goal=goal, confirm=False)
             if out.status == "unsat":
                 keep = [c for c in trial if c in out.core] if out.core else trial
-        return tuple(keep) + tuple(c for c in core if c in self.signs)
+        return tuple(c for c in self.literal if c in keep) + tuple(c for c in self.signs if c in core)
 
     def _remaining(self) -> float:
         return float("inf") if self.deadline is None else self.deadline - time.monotonic()
 
     def _point(self, model) -> dict:
-        return {name: _exact(model.eval(v, model_completion=True)) for name, v in self.tr.vars.items()}
+        """The model's value of every symbol, exactly (low-level API: a long chain asks this often)."""
+        ctx, out = model.ctx.ref(), {}
+        if len(self._decls) != len(self.tr.vars):
+            self._decls = [(name, v, v.decl().ast) for name, v in self.tr.vars.items()]
+        for name, v, decl in self._decls:
+            value = None
+            try:
+                a = z3core.Z3_model_get_const_interp(ctx, model.model, decl)
+                if a:
+                    value = fraction_of_string(z3core.Z3_get_numeral_string(ctx, a))
+            except TooLarge:
+                raise Untranslatable("a model value is too large to confirm") from None
+            except (z3.Z3Exception, ValueError):   # not a rational numeral (algebraic), or absent
+                value = None
+            out[name] = value if value is not None else _exact(model.eval(v, model_completion=True))
+        return out
 
     # -- confirmation -----------------------------------------------------------------------
     def confirm(self, point: dict, active, goal: bool):
@@ -323,14 +354,18 @@ class Problem:
     def _confirm_once(self, env: dict, active, goal: bool):
         """``(None, "")`` if confirmed; else ``(label of the failing hypothesis or "", reason)``."""
         ev = _rigorous.Evaluator(env)
-        for name, sym in self.tr.symbols.items():
+        for name, sym in self._signed:
             v = env.get(name)
             if v is not None and not _sign_ok(sym, v):
                 return "", f"the sign assumption of {name} fails at z3's point"
         for label in active:
             h = self.hypotheses[label]
+            fast = self._linear.get(label)
             try:
-                if not all(ev.holds(d) for d in h.conditions()) or not ev.holds(h.relation):
+                if fast is not None:
+                    if not _linear_holds(fast, env):
+                        return label, f"{label} does not hold at z3's point"
+                elif not all(ev.holds(d) for d in h.conditions()) or not ev.holds(h.relation):
                     return label, f"{label} does not hold at z3's point"
             except (_rigorous.Undefined, _rigorous.Undecided) as exc:
                 return label, f"{label} not decided at z3's point ({exc})"
@@ -351,6 +386,45 @@ class Problem:
         except _rigorous.Undecided as exc:
             return False, f"the conclusion is not decided at z3's point ({exc})"
         return False, "the conclusion holds at z3's point"
+
+
+def _compile_linear(rel):
+    """``(coeffs, const, op)`` for ``sum coeffs[name] * name + const  op  0`` when ``rel`` is linear
+    with rational coefficients (the fast, exact Fraction path of confirmation), else None."""
+    ops = {sp.LessThan: "<=", sp.StrictLessThan: "<", sp.GreaterThan: ">=", sp.StrictGreaterThan: ">",
+           sp.Equality: "=="}
+    op = ops.get(type(rel))
+    if op is None:
+        return None
+    diff = rel.lhs - rel.rhs
+    if not diff.is_polynomial() or diff.has(sp.exp, sp.log, sp.Abs):
+        return None
+    try:
+        poly = sp.Poly(diff, *sorted(diff.free_symbols, key=lambda x: x.name))
+    except sp.PolynomialError:
+        return None
+    if poly.total_degree() > 1 or not all(c.is_Rational for c in poly.coeffs()):
+        return None
+    coeffs, const = [], (0, 1)
+    for monom, c in poly.terms():
+        if sum(monom) == 0:
+            const = (int(c.p), int(c.q))
+        else:
+            coeffs.append((poly.gens[monom.index(1)].name, int(c.p), int(c.q)))
+    return coeffs, const, op
+
+
+def _linear_holds(compiled, env) -> bool:
+    """Exact sign of a compiled linear form at ``env`` (integer numerator / denominator, no gcd)."""
+    coeffs, (num, den), op = compiled
+    for name, p, q in coeffs:
+        v = env[name]
+        if not isinstance(v, Fraction):
+            raise _rigorous.Undecided("an irrational value in a linear relation")
+        vp, vq = v.numerator * p, v.denominator * q
+        num, den = num * vq + vp * den, den * vq
+    s = (num > 0) - (num < 0)   # den > 0 throughout
+    return {"<=": s <= 0, "<": s < 0, ">=": s >= 0, ">": s > 0, "==": s == 0}[op]
 
 
 def _visible(point: dict) -> dict:

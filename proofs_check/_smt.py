@@ -396,12 +396,14 @@ def _compile_linear(rel):
     op = ops.get(type(rel))
     if op is None:
         return None
-    diff = rel.lhs - rel.rhs
+    diff = sp.sympify(rel.lhs - rel.rhs)
+    if not diff.free_symbols:
+        return ([], (int(diff.p), int(diff.q)), op) if diff.is_Rational else None
     if not diff.is_polynomial() or diff.has(sp.exp, sp.log, sp.Abs):
         return None
     try:
         poly = sp.Poly(diff, *sorted(diff.free_symbols, key=lambda x: x.name))
-    except sp.PolynomialError:
+    except sp.polys.polyerrors.PolynomialError:
         return None
     if poly.total_degree() > 1 or not all(c.is_Rational for c in poly.coeffs()):
         return None

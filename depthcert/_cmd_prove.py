@@ -55,7 +55,7 @@ def _run_chain(args: argparse.Namespace) -> int:
     except (ChainSyntaxError, InputError) as exc:  # malformed input: one line, exit 2
         if args.json:
             print(dumps({"error": str(exc), "key": exc.key, "column": getattr(exc, "column", None),
-                         "entailed": None}))
+                         "entailed": None, "status": "bad input", "reason": str(exc)}))
         print(f"depthcert prove: error: {exc}", file=sys.stderr)
         return 2
     result = check_chain(chain, timeout_s=args.timeout)

@@ -255,7 +255,7 @@ def _negated_domain(d) -> list[Constraint]:
 
 
 def farkas_check(subject: str, premises: list[tuple[str, object]], conclusion, goal_domain=(),
-                 hypotheses=None) -> Check:
+                 hypotheses=None, timeout_s: float = EXACT_TIMEOUT_S) -> Check:
     """Entailment by an exact Farkas certificate over monomial atoms (THEORY §5, §6 chains).
 
     Args:
@@ -265,6 +265,7 @@ def farkas_check(subject: str, premises: list[tuple[str, object]], conclusion, g
         goal_domain: the conclusion's domain conditions: each must be entailed too.
         hypotheses: the premises with their domains (:class:`proofs_check._smt.Hypothesis`);
             their domain conditions (but ``!=``) are used as further premises.
+        timeout_s: limit of each exact LP.
 
     Returns:
         PASS with the multipliers (the conclusion, as ``lhs - rhs <= 0``, is the weighted
@@ -291,7 +292,7 @@ def farkas_check(subject: str, premises: list[tuple[str, object]], conclusion, g
     certificates = []
     for alt in alternatives:
         try:
-            outcome = farkas(base + alt)
+            outcome = farkas(base + alt, timeout_s)
         except ValueError as exc:   # e.g. a constant too large for an LP
             return Check(subject, "entailment/farkas", "N/A", "farkas-lp+exact",
                          f"not applicable: {exc}; z3 decides", seconds=time.perf_counter() - t0)

@@ -25,6 +25,7 @@ from mpmath.libmp import to_rational
 PRECISIONS = (128, 512, 2048)   # bits tried, in order, to decide a sign
 MAX_VALUE_BITS = 200_000        # exact values larger than this are not computed (Undecided)
 MAX_EXP_ARGUMENT = 10**6        # |x| beyond which exp(x) is not enclosed (Undecided)
+MAX_RADICALS = 4                # distinct radicals for an exact zero test (minimal polynomial degree <= 2^4 * ...)
 
 
 class Undefined(ValueError):
@@ -166,8 +167,9 @@ def sign(v) -> int:
             return 1
         if hi < 0:
             return -1
-    if not v.has(sp.exp, sp.log, sp.E, sp.pi):   # algebraic: zero iff its minimal polynomial is x
-        try:
+    radicals = {p for p in v.atoms(sp.Pow) if not p.exp.is_Integer} | v.atoms(sp.CRootOf)
+    if not v.has(sp.exp, sp.log, sp.E, sp.pi) and len(radicals) <= MAX_RADICALS:
+        try:   # algebraic: zero iff its minimal polynomial is x (exact; bounded degree)
             x = sp.Dummy("x")
             if sp.minimal_polynomial(v, x) == x:
                 return 0

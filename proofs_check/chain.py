@@ -217,7 +217,7 @@ def check_chain(chain: Chain, timeout_s: float = DEFAULT_TIMEOUT_S, necessity: b
     if consistency.status == "FAIL":
         return _vacuous(chain, (consistency,), core)
     farkas = farkas_check(chain.name, [(h.label, h.relation) for h in hyps], chain.conclusion,
-                          goal_domain=problem.goal_domain, hypotheses=hyps)
+                          goal_domain=problem.goal_domain, hypotheses=hyps, timeout_s=2 * timeout_s)
     if farkas.status == "FINDING":   # an exactly verified certificate that does not use the conclusion
         return _vacuous(chain, (consistency, farkas), tuple(k for k in farkas.certificate))
     smt, outcome = problem_entailment(chain.name, problem)

@@ -275,11 +275,13 @@ def farkas_check(subject: str, premises: list[tuple[str, object]], conclusion, g
         when no certificate is found but that is not definite.
     """
     t0 = time.perf_counter()
+    conditions = [(h.label, d) for h in hypotheses or () for d in h.conditions()]
+    # a premise's "b != 0" is not a convex constraint: Farkas does without it, so its "no" is then not definite
+    dropped = [d for _, d in conditions if isinstance(d, sp.Unequality)]
     try:
         base = [c for label, rel in premises for c in _linear.to_constraints(rel, label)]
-        for h in hypotheses or ():
-            base += [c for d in h.conditions() if not isinstance(d, sp.Unequality)
-                     for c in _linear.to_constraints(d, f"{h.label} (domain)")]
+        base += [c for label, d in conditions if not isinstance(d, sp.Unequality)
+                 for c in _linear.to_constraints(d, f"{label} (domain)")]
         alternatives = _linear.negate(conclusion) + [_negated_domain(d) for d in goal_domain]
     except _linear.TooLarge as exc:
         return Check(subject, "entailment/farkas", "N/A", "farkas-lp+exact", f"not applicable: {exc}; z3 decides",
@@ -297,6 +299,10 @@ def farkas_check(subject: str, premises: list[tuple[str, object]], conclusion, g
             return Check(subject, "entailment/farkas", "N/A", "farkas-lp+exact",
                          f"not applicable: {exc}; z3 decides", seconds=time.perf_counter() - t0)
         if outcome.status != "certificate":
+            if dropped and outcome.status == "infeasible":
+                return Check(subject, "entailment/farkas", "N/A", "farkas-lp+exact",
+                             f"no certificate without the premises' domain conditions {[str(d) for d in dropped]} "
+                             "(not linear constraints); z3 decides", seconds=time.perf_counter() - t0)
             return _farkas_negative(subject, outcome, nonlinear, time.perf_counter() - t0)
         certificates.append(outcome.multipliers)
     return _farkas_positive(subject, certificates, nonlinear, time.perf_counter() - t0)

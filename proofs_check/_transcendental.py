@@ -156,7 +156,10 @@ class ExpLogTable:
             y = _bounds(model.eval(t.var, model_completion=True))
             if x is None or y is None:
                 continue
-            out += (self._refine_exp if t.kind == "exp" else self._refine_log)(t, x, y)
+            try:
+                out += (self._refine_exp if t.kind == "exp" else self._refine_log)(t, x, y)
+            except TooLarge:   # exp of a huge model value: no lemma (z3 may answer unknown)
+                continue
         return out
 
     @staticmethod

@@ -71,6 +71,13 @@ def test_scaled_chains_entailed_with_exact_certificates(run_chain):
         _check_certificate(_labelled(premises, assume), conclusion, farkas["certificate"])
 
 
+def test_premise_domain_with_a_disequality_never_outvotes_z3(run_chain):
+    """``y = x/x`` assumes ``x != 0`` (not a linear constraint): Farkas must not say "no" against z3."""
+    code, out, _ = run_chain(["x >= 0", "y = x/x"], "x > 0")
+    assert code == 0 and out["entailed"] is True and out["status"] == "entailed", out
+    assert out["engines"]["z3"] == "PASS" and out["engines"]["farkas"] == "N/A"
+
+
 def test_theorem3_object_with_a_tiny_margin():
     """The same through verify() on a theorem object (kept general for new bounds/ objects)."""
     from bounds import THEOREM_3

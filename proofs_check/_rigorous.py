@@ -25,6 +25,7 @@ from mpmath.libmp import to_rational
 PRECISIONS = (128, 512, 2048)   # bits tried, in order, to decide a sign
 MAX_VALUE_BITS = 200_000        # exact values larger than this are not computed (Undecided)
 MAX_EXP_ARGUMENT = 10**6        # |x| beyond which exp(x) is not enclosed (Undecided)
+MAX_EXACT_EXP_ARGUMENT = 10**4  # |x| beyond which a countermodel's exp(x) is not decided
 MAX_RADICALS = 4                # distinct radicals for an exact zero test (minimal polynomial degree <= 2^4 * ...)
 
 
@@ -99,12 +100,12 @@ def _enclose(e: sp.Expr):
         dx = sp.Rational(1, 2**k)
         r = e.eval_rational(dx=dx, dy=dx)
         return iv.mpf(int(r.p)) / iv.mpf(int(r.q)) + iv.mpf([-1, 1]) / iv.mpf(2**k)
-    raise Undecided(f"cannot enclose {e} ({type(e).__name__})")
+    raise Undecided(f"cannot enclose a {type(e).__name__}")
 
 
 def _enclose_pow(base: sp.Expr, exp: sp.Expr):
     if not exp.is_Rational:
-        raise Undecided(f"non-numeric exponent {exp}")
+        raise Undecided("non-numeric exponent")
     b = _enclose(base)
     if exp.q == 1:
         if exp < 0:
@@ -137,7 +138,7 @@ def enclose(e: sp.Expr, bits: int = PRECISIONS[0]) -> tuple[Fraction, Fraction]:
         True
     """
     if e.free_symbols:
-        raise ValueError(f"e == {e}, must be a constant (no symbols).")
+        raise ValueError("e must be a constant (no symbols).")
     if e.is_Rational:
         v = Fraction(int(e.p), int(e.q))
         return v, v
@@ -175,7 +176,16 @@ def sign(v) -> int:
                 return 0
         except (NotImplementedError, ValueError):
             pass
-    raise Undecided(f"the sign of {v} could not be decided")
+    raise Undecided("a sign could not be decided (the value is within 2^-2048 of 0)")
+
+
+def _exp(a):
+    """``exp(a)`` exactly; sympy's own simplification (``exp(k log b) -> b^k``) only for small
+    rationals (with a huge ``k`` it would search huge roots)."""
+    if isinstance(a, Fraction):
+        return sp.exp(_sym(a))
+    small = all(abs(r.p) < 2**64 and r.q < 2**64 for r in a.atoms(sp.Rational))
+    return sp.exp(a, evaluate=small)
 
 
 def _sym(v):
@@ -237,11 +247,14 @@ class Evaluator:
             return self._pow(e)
         if isinstance(e, sp.exp):
             a = self.value(e.args[0])
-            return Fraction(1) if a == 0 else sp.exp(_sym(a))
+            lo, hi = (a, a) if isinstance(a, Fraction) else enclose(a)
+            if max(abs(lo), abs(hi)) > MAX_EXACT_EXP_ARGUMENT:   # exp(exp(20)): not worth (nor safe) to decide
+                raise Undecided("exp of a value beyond the exact range")
+            return Fraction(1) if a == 0 else _exp(a)
         if isinstance(e, sp.log):
             a = self.value(e.args[0])
             if sign(a) <= 0:
-                raise Undefined(f"log of a non-positive number at {e}")
+                raise Undefined("log of a non-positive number")
             return Fraction(0) if a == 1 else sp.log(_sym(a))
         if isinstance(e, sp.Abs):
             a = self.value(e.args[0])
@@ -252,14 +265,14 @@ class Evaluator:
 
     def _pow(self, e: sp.Pow):
         if not e.exp.is_Rational:
-            raise Undecided(f"non-numeric exponent in {e}")
+            raise Undecided("non-numeric exponent")
         b = self.value(e.base)
         k = Fraction(int(e.exp.p), int(e.exp.q))
         s = sign(b)
         if k.denominator != 1 and s < 0:
-            raise Undefined(f"non-integer power of a negative number at {e}")
+            raise Undefined("non-integer power of a negative number")
         if k < 0 and s == 0:
-            raise Undefined(f"division by zero at {e}")
+            raise Undefined("division by zero")
         if s == 0:
             return Fraction(0)
         if isinstance(b, Fraction):

@@ -81,25 +81,28 @@ class Problem:
         self.tr = Translator()
         self.hypotheses = {h.label: h for h in hypotheses}
         self.timeout_s, self.deadline = timeout_s, deadline
-        self.solver = z3.Solver()
+        self.assertions: list = []
         self.literal: dict[str, z3.BoolRef] = {}
         for i, h in enumerate(self.hypotheses.values()):
             body = [self.tr.relation(h.relation)] + [self.tr.relation(d) for d in h.conditions()]
             self.literal[h.label] = z3.Bool(f"!h{i}")
-            self.solver.add(z3.Implies(self.literal[h.label], z3.And(*body)))
+            self.assertions.append(z3.Implies(self.literal[h.label], z3.And(*body)))
         self.conclusion = conclusion
         self.goal_domain = ()
         if conclusion is not None:
             self.goal_domain = tuple(dict.fromkeys(tuple(conclusion_domain) + domain_of(conclusion)))
             goal = z3.And(self.tr.relation(conclusion), *[self.tr.relation(d) for d in self.goal_domain])
             self.goal = z3.Bool("!goal")
-            self.solver.add(z3.Implies(self.goal, z3.Not(goal)))
-        lemmas = self.tr.table.lemmas()
-        self.solver.add(*self.tr.aux, *lemmas)
+            self.assertions.append(z3.Implies(self.goal, z3.Not(goal)))
+        self.assertions += self.tr.table.lemmas()
+        self.assertions += self.tr.aux
         self.signs = {}
         for i, (label, fact) in enumerate(self.tr.signs):
             self.signs[label] = z3.Bool(f"!s{i}")
-            self.solver.add(z3.Implies(self.signs[label], fact))
+            self.assertions.append(z3.Implies(self.signs[label], fact))
+        self._incremental = self._linear_arithmetic()
+        self.solver = z3.Solver()
+        self.solver.add(*self.assertions)
         self._names = {**{str(v): k for k, v in self.literal.items()}, **{str(v): k for k, v in self.signs.items()}}
         self._decls: list = []
         self._signed = [(n, sym) for n, sym in self.tr.symbols.items()
@@ -110,6 +113,20 @@ class Problem:
     @property
     def labels(self) -> list[str]:
         return list(self.literal)
+
+    def _linear_arithmetic(self) -> bool:
+        """Linear real arithmetic: one incremental solver answers every query, and fast.
+
+        Non-linear queries get a fresh solver each (same assertions): z3's incremental core
+        does not honour timeouts on non-linear arithmetic, its non-incremental tactic does.
+        """
+        goal = z3.Goal()
+        goal.add(*self.assertions)
+        return z3.Probe("is-qflra")(goal) == 1.0
+
+    def _add(self, facts) -> None:
+        self.assertions += facts
+        self.solver.add(*facts)
 
     def check(self, active=None, goal: bool = True, confirm: bool = True) -> SmtOutcome:
         """Satisfiability of the ``active`` hypotheses (default all) and, with ``goal``, not(conclusion).
@@ -128,7 +145,8 @@ class Problem:
             remaining = self._remaining()
             if remaining <= 0:
                 return SmtOutcome("unknown", {}, self.tr.uses_functions, "time budget of the chain spent")
-            self.solver.set("timeout", max(1, int(1000 * min(self.timeout_s, remaining))))
+            self._timeout_ms = max(1, int(1000 * min(self.timeout_s, remaining)))
+            self.solver.set("timeout", self._timeout_ms)
             result = self._check(assumptions)
             if result == z3.unsat:
                 core = tuple(self._names[str(c)] for c in self.solver.unsat_core() if str(c) in self._names)
@@ -149,12 +167,17 @@ class Problem:
             lemmas = self.tr.table.refine(model)
             if not lemmas:
                 break
-            self.solver.add(*lemmas)
+            self._add(lemmas)
         return SmtOutcome("unknown", {}, self.tr.uses_functions,
                           f"z3's model could not be confirmed in exact arithmetic: {why}")
 
     def _check(self, assumptions) -> z3.CheckSatResult:
         """``solver.check(*assumptions)`` without z3py's per-literal casts (a long chain asks often)."""
+        if not self._incremental:
+            fresh = z3.Solver()
+            fresh.set("timeout", self._timeout_ms)
+            fresh.add(*self.assertions)
+            self.solver = fresh
         array = (z3.Ast * len(assumptions))(*[a.as_ast() for a in assumptions])
         ctx = self.solver.ctx
         try:

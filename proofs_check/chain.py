@@ -221,31 +221,38 @@ def check_chain(chain: Chain, timeout_s: float = DEFAULT_TIMEOUT_S, necessity: b
     if farkas.status == "FINDING":   # an exactly verified certificate that does not use the conclusion
         return _vacuous(chain, (consistency, farkas), tuple(k for k in farkas.certificate))
     smt, outcome = problem_entailment(chain.name, problem)
-    checks = [consistency, farkas, smt]
-    disagreement = _agreement(chain.name, farkas, smt)
+    result = _verdict(chain.name, consistency, farkas, smt)
+    if result.entailed and necessity:
+        core = outcome.core if outcome.status == "unsat" else None
+        checks = problem_necessity(chain.name, problem, [p.name for p in chain.premises], core)
+        result = dataclasses.replace(result, checks=result.checks + tuple(checks))
+    return result
+
+
+def _verdict(name: str, consistency: Check, farkas: Check, smt: Check) -> ChainResult:
+    """Combine the checks: an exact proof (z3 or certificate) entails, a confirmed countermodel refutes."""
+    checks = (consistency, farkas, smt)
+    disagreement = _agreement(name, farkas, smt)
     vacuous = {"PASS": False}.get(consistency.status)
     if disagreement:
-        return ChainResult(chain.name, None, "engines disagree", tuple(checks + disagreement), None, vacuous,
+        return ChainResult(name, None, "engines disagree", checks + tuple(disagreement), None, vacuous,
                            disagreement[0].detail)
     if smt.status == "FAIL":
-        return ChainResult(chain.name, False, "not entailed", tuple(checks), smt.countermodel, vacuous,
+        return ChainResult(name, False, "not entailed", checks, smt.countermodel, vacuous,
                            "a countermodel (confirmed in exact arithmetic) satisfies every premise and violates "
                            "the conclusion or its domain")
     if "PASS" not in (smt.status, farkas.status):
-        return ChainResult(chain.name, None, "unknown", tuple(checks), None, vacuous,
+        return ChainResult(name, None, "unknown", checks, None, vacuous,
                            f"no proof and no confirmed countermodel: {smt.detail}")
-    if necessity:
-        core = outcome.core if outcome.status == "unsat" else None
-        checks += problem_necessity(chain.name, problem, [p.name for p in chain.premises], core)
-    reason = "entailed" if vacuous is False else f"entailed, but the consistency of the premises is not " \
-        f"confirmed ({consistency.detail})"
-    return ChainResult(chain.name, True, "entailed", tuple(checks), None, vacuous, reason)
+    reason = "entailed" if vacuous is False else ("entailed, but the consistency of the premises is not "
+                                                  f"confirmed ({consistency.detail})")
+    return ChainResult(name, True, "entailed", checks, None, vacuous, reason)
 
 
 def _vacuous(chain: Chain, checks: tuple, core: tuple) -> ChainResult:
     shown = "; ".join(f"{k}: {chain.texts.get(k, k)}" for k in core)
-    reason = (f"vacuous: the premises contradict each other, so every conclusion would follow; a minimal "
-              f"inconsistent subset is {shown}")
+    reason = (f"the premises contradict each other, so every conclusion would follow (not a useful "
+              f"certificate); a minimal inconsistent subset is {shown}")
     return ChainResult(chain.name, False, "vacuous", checks, None, True, reason, tuple(core))
 
 

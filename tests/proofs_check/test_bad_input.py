@@ -131,7 +131,12 @@ TOKENS = ["x", "y", "z1", "exp(", "log(", "sqrt(", "(", ")", "+", "-", "*", "/",
           "=", "==", "0", "1", "2.5", "1e300", "1e-300", "1e999", "-8", "(1/3)", "\u09ea", "\uff14", " ", "'", "@",
           "\x00", "\u00b2", "E", "pi", "__import__", "sin(", ",", ".", "e", "1e", "]", "[", "\"", "\\",
           "(-8)^(1/3)", "exp(exp(1000))", "*1e300*1e300*1e300*1e300*1e300*1e300*1e300", "x^64", "/(x-x)"]
-formula = st.lists(st.sampled_from(TOKENS), max_size=14).map("".join)
+NASTY = ["x", "y", "2", "1e-30", "sqrt(x)", "log(y)", "exp(x)", "(-8)^(1/3)", "exp(exp(exp(1000)))",
+         "*".join(["1e300"] * 15), "\u09ea", "\uff14", "log(0)", "x/(x-x)", "(x^64)^64", "1e300*1e300",
+         "exp(2000)*exp(2000)", "log(exp(-2) - 1)", "sqrt(-1-x^2)", "(" * 70 + "x" + ")" * 70]
+structured = st.tuples(st.sampled_from(NASTY), st.sampled_from(["+", "-", "*", "/", "^"]), st.sampled_from(NASTY),
+                       st.sampled_from(["<=", "<", ">=", ">", "="]), st.sampled_from(NASTY)).map(" ".join)
+formula = st.lists(st.sampled_from(TOKENS), max_size=14).map("".join) | structured
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,

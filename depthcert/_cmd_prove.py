@@ -2,8 +2,10 @@
 
 Without ``--chain``: verify every theorem of :mod:`bounds`, reject every mutant, run the
 side algebra; exit 0 only if all of it holds, else 1. With ``--chain``: exit 0 when the
-user's chain is entailed, 1 when it is not (the countermodel is printed), 2 for
-malformed input (the message names the formula and the column).
+user's chain is entailed (non-vacuously), 1 when it is not (a countermodel confirmed in
+exact arithmetic is printed), when its premises contradict each other (``vacuous``) or
+when the answer is unknown (``entailed: null``); 2 for malformed or oversized input (the
+message names the formula and the column, or the limit).
 """
 from __future__ import annotations
 
@@ -17,9 +19,13 @@ DEFAULT_TIMEOUT_S = 5.0
 
 
 def add_parser(sub) -> None:
+    from proofs_check import describe_limits
+
     p = sub.add_parser("prove", help="machine-check the proof chains (or a user's chain)",
-                       description="Verify Theorems 1-3 and this project's tighter variants of 2-3 (entailment by Farkas and z3, necessity, "
-                       "probability ledger), reject the built-in mutants, check the side algebra.")
+                       description="Verify Theorems 1-3 and this project's tighter variants of 2-3 (entailment by "
+                       "Farkas and z3, necessity, probability ledger), reject the built-in mutants, check the side algebra.",
+                       epilog="With --chain: exit 0 entailed, 1 not entailed / vacuous / unknown, 2 bad input. "
+                       + describe_limits())
     p.add_argument("--chain", default=None, metavar="TOML", help="check a user chain file instead")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
@@ -49,9 +55,9 @@ def _run_chain(args: argparse.Namespace) -> int:
     except (ChainSyntaxError, InputError) as exc:  # malformed input: one line, exit 2
         if args.json:
             print(dumps({"error": str(exc), "key": exc.key, "column": getattr(exc, "column", None),
-                         "entailed": None}))
+                         "entailed": None, "status": "bad input", "reason": str(exc)}))
         print(f"depthcert prove: error: {exc}", file=sys.stderr)
         return 2
     result = check_chain(chain, timeout_s=args.timeout)
     print(dumps(result.to_dict()) if args.json else format_chain(result))
-    return 0 if result.entailed else 1
+    return 0 if result.entailed is True else 1

@@ -65,11 +65,14 @@ def format_report(report: ProveReport) -> str:
 
 
 def format_chain(result) -> str:
-    """The text of ``depthcert prove --chain``: verdict, engines, checks, countermodel."""
+    """The text of ``depthcert prove --chain``: verdict, engines, checks, countermodel, reason."""
     engines = ", ".join(f"{k}: {v}" for k, v in result.engines.items())
-    lines = [f"chain {result.name!r}: {result.status.upper()} ({engines})"]
+    lines = [f"chain {result.name!r}: {result.status.upper()}" + (f" ({engines})" if engines else "")]
     for c in result.checks:
         lines += format_check(c)
-    if result.countermodel:
-        lines.append(f"countermodel (premises hold, conclusion fails): {format_countermodel(result.countermodel)}")
+    if result.countermodel is not None:
+        lines.append(f"countermodel (premises hold, conclusion fails): "
+                     f"{format_countermodel(result.countermodel) or '(no symbols)'}")
+    if result.status != "entailed" or result.vacuous is not False:
+        lines.append(f"{result.status.upper()}: {result.reason}")
     return "\n".join(lines)

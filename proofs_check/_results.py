@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-from fractions import Fraction
 from typing import Mapping
 
 #: Statuses that do not make a theorem fail: a FINDING (e.g. a superfluous premise) is
@@ -12,7 +11,19 @@ STATUSES = OK_STATUSES + ("FAIL", "UNKNOWN", "SKIP")
 
 
 def _number(v):
-    return float(v) if isinstance(v, Fraction) else v
+    """A JSON number: floats as they are, exact values (Fraction, exact sympy constants) as the
+    nearest float, ``None`` beyond float range (the exact value is in ``countermodel_exact``)."""
+    if isinstance(v, (int, float)) or v is None:
+        return v
+    from proofs_check._rigorous import to_float
+
+    return to_float(v)
+
+
+def _exact(v) -> str:
+    from proofs_check._rigorous import exact_string
+
+    return exact_string(v) if not isinstance(v, (int, float)) else repr(v)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,7 +31,9 @@ class Check:
     """One check: ``status`` in PASS/FAIL/FINDING/UNKNOWN/N/A/SKIP, by ``engine``.
 
     ``certificate`` maps premise labels to exact multipliers (strings such as ``"1/2"``);
-    ``countermodel`` maps symbol names to numbers.
+    ``countermodel`` maps symbol names to numbers (exact: Fraction or exact sympy constants;
+    ``to_dict`` gives floats, ``None`` beyond float range, and the exact strings in
+    ``countermodel_exact``).
     """
 
     subject: str
@@ -44,6 +57,7 @@ class Check:
         out = dataclasses.asdict(self)
         if self.countermodel is not None:
             out["countermodel"] = {k: _number(v) for k, v in self.countermodel.items()}
+            out["countermodel_exact"] = {k: _exact(v) for k, v in self.countermodel.items()}
         if self.certificate is not None:
             out["certificate"] = dict(self.certificate)
         return out

@@ -1,220 +1,410 @@
 """SMT entailment with z3: ``premises and not(conclusion)`` unsatisfiable over the reals.
 
-The sympy expressions are translated by walking the tree (``Add``, ``Mul``, ``Pow``,
-``Rational``, ``Symbol``, ``exp``, ``log``), never through strings. Encodings:
+The sympy expressions are translated by :class:`proofs_check._translate.Translator`
+(tree walk, never strings; exp/log with the lemmas of :mod:`proofs_check._transcendental`:
+monotonicity, ``exp(log y) = y``, tangents, log of products, rigorous enclosures of
+constants). The **domain** of each formula (as written for user chains, of the tree for
+theorem objects, :mod:`proofs_check._domain`) is assumed for premises and is part of the
+goal for the conclusion (an ill-defined conclusion is not entailed).
 
-* ``x**k`` (integer ``k >= 0``) as a product; ``x**-k`` as ``1 / x**k`` with ``x != 0``;
-* ``x**(p/q)`` as ``y**p`` for a fresh ``y`` with ``y**q == x`` (``y >= 0``, ``x >= 0`` when
-  ``q`` is even), so ``sqrt(x)`` is ``y >= 0, y*y == x``;
-* ``exp`` and ``log`` as uninterpreted functions with sound axioms only: ``exp(a) > 0``,
-  ``exp(a) >= 1 + a``, ``log(a) <= a - 1`` (``a > 0``), and monotonicity between every
-  pair of occurrences. A countermodel that uses them may not extend to the true
-  functions; it is then reported as not confirmed.
-
-Sign assumptions of the sympy symbols (``positive``, ``nonnegative``) are stated as
-explicit constraints, next to the theorem's ``side_conditions``.
+:class:`Problem` keeps **one** solver per chain: every premise (with its domain) is
+guarded by an assumption literal, the negated goal by another, so consistency,
+entailment, premise necessity and minimal inconsistent subsets are all
+``check(assumptions)`` calls on the same solver, with unsat cores. A ``sat`` answer is
+a countermodel only once it is **confirmed** in exact arithmetic
+(:mod:`proofs_check._rigorous`); otherwise the model's exp/log values are refined and
+z3 asked again, and what stays unconfirmed is ``unknown``. Sign assumptions of sympy
+symbols (``positive``, ``nonnegative``) are explicit, labelled constraints.
 """
 from __future__ import annotations
 
 import dataclasses
-import itertools
+import time
 from fractions import Fraction
 
 import sympy as sp
 import z3
+from z3 import z3core
+
+from proofs_check import _rigorous
+from proofs_check._domain import domain_of
+from proofs_check._numbers import TooLarge, fraction, fraction_of_string
+from proofs_check._translate import Translator, Untranslatable
+
+MAX_ROUNDS = 6       # refinement rounds before a countermodel is declared unconfirmable
 
 
-MAX_POWER = 256   # x**k is encoded as a k-fold product: keep it small
+@dataclasses.dataclass(frozen=True)
+class Hypothesis:
+    """A premise or side condition: ``label``, ``relation`` and its ``domain`` (``None``:
+    read from the sympy tree with :func:`proofs_check._domain.domain_of`)."""
 
+    label: str
+    relation: object
+    domain: tuple | None = None
 
-class Untranslatable(ValueError):
-    """An expression outside the fragment the z3 encoding supports."""
-
-
-class Translator:
-    """sympy -> z3 over the reals, collecting the auxiliary constraints it needs.
-
-    Auxiliary names start with ``!``, which no parsed or sympy symbol name can contain,
-    so they never collide with a user's symbol (e.g. one called ``_root0``).
-    """
-
-    def __init__(self):
-        self.vars: dict[str, z3.ArithRef] = {}
-        self.aux: list = []      # facts that hold for every real assignment (guarded definitions)
-        self.dom: list = []      # domain conditions (sqrt of >= 0, log of > 0, 1/x with x != 0)
-        self._fresh = itertools.count()
-        self._apps: dict[str, list] = {"exp": [], "log": []}
-        self._funcs = {name: z3.Function(f"!{name}", z3.RealSort(), z3.RealSort()) for name in self._apps}
-
-    def symbol(self, sym: sp.Symbol) -> z3.ArithRef:
-        if sym.name not in self.vars:
-            v = z3.Real(sym.name)
-            self.vars[sym.name] = v
-            if sym.is_positive:
-                self.aux.append(v > 0)
-            elif sym.is_nonnegative:
-                self.aux.append(v >= 0)
-            elif sym.is_negative:
-                self.aux.append(v < 0)
-        return self.vars[sym.name]
-
-    def expr(self, e: sp.Expr) -> z3.ArithRef:
-        if isinstance(e, sp.Symbol):
-            return self.symbol(e)
-        if e.is_Rational:
-            return z3.RealVal(f"{e.p}/{e.q}")
-        if e.is_Float:
-            r = sp.Rational(e)
-            return z3.RealVal(f"{r.p}/{r.q}")
-        if isinstance(e, sp.Add):
-            return z3.Sum([self.expr(a) for a in e.args])
-        if isinstance(e, sp.Mul):
-            return z3.Product([self.expr(a) for a in e.args])
-        if isinstance(e, sp.Pow):
-            return self._pow(e.base, e.exp)
-        if isinstance(e, (sp.exp, sp.log)):
-            return self._function(type(e).__name__, e.args[0])
-        if isinstance(e, sp.NumberSymbol):
-            return self._constant(e)
-        raise Untranslatable(f"cannot encode {e} ({type(e).__name__}) for z3")
-
-    def _pow(self, base: sp.Expr, exp: sp.Expr) -> z3.ArithRef:
-        if not exp.is_Rational:
-            raise Untranslatable(f"non-numeric exponent in {base}**{exp}")
-        b = self.expr(base)
-        if exp.q != 1:
-            root = z3.Real(f"!root{next(self._fresh)}")
-            if exp.q % 2 == 0:   # defined for b >= 0 only: the definition is guarded by its domain
-                self.dom.append(b >= 0)
-                self.aux.append(z3.Implies(b >= 0, z3.And(root >= 0, self._power(root, exp.q) == b)))
-            else:
-                self.aux.append(self._power(root, exp.q) == b)
-            b, exp = root, sp.Integer(exp.p)
-        if exp < 0:
-            self.dom.append(b != 0)
-            return 1 / self._power(b, -int(exp))
-        return self._power(b, int(exp))
-
-    @staticmethod
-    def _power(b, k: int):
-        if k > MAX_POWER:
-            raise Untranslatable(f"power {k} > {MAX_POWER} is too large for the z3 encoding")
-        return z3.RealVal(1) if k == 0 else z3.Product([b] * k) if k > 1 else b
-
-    def _function(self, name: str, arg: sp.Expr) -> z3.ArithRef:
-        a = self.expr(arg)
-        app = self._funcs[name](a)
-        if name == "exp":
-            self.aux += [app > 0, app >= 1 + a]
-        else:
-            self.dom.append(a > 0)
-            self.aux.append(z3.Implies(a > 0, app <= a - 1))
-        for a2, app2 in self._apps[name]:  # both functions are increasing
-            self.aux += [z3.Implies(a <= a2, app <= app2), z3.Implies(a2 <= a, app2 <= app)]
-        self._apps[name].append((a, app))
-        return app
-
-    def _constant(self, c: sp.Expr) -> z3.ArithRef:
-        v = z3.Real(f"!const{next(self._fresh)}")
-        lo, hi = sp.Rational(sp.floor(c * 10**12)) / 10**12, sp.Rational(sp.ceiling(c * 10**12)) / 10**12
-        self.aux += [v >= z3.RealVal(f"{lo.p}/{lo.q}"), v <= z3.RealVal(f"{hi.p}/{hi.q}")]
-        return v
-
-    def relation(self, rel) -> z3.BoolRef:
-        if rel is sp.true:
-            return z3.BoolVal(True)
-        if rel is sp.false:
-            return z3.BoolVal(False)
-        ops = {sp.LessThan: lambda a, b: a <= b, sp.StrictLessThan: lambda a, b: a < b,
-               sp.GreaterThan: lambda a, b: a >= b, sp.StrictGreaterThan: lambda a, b: a > b,
-               sp.Equality: lambda a, b: a == b, sp.Unequality: lambda a, b: a != b}
-        op = ops.get(type(rel))
-        if op is None:
-            raise Untranslatable(f"cannot encode {rel} ({type(rel).__name__}) for z3")
-        return op(self.expr(rel.lhs), self.expr(rel.rhs))
-
-    @property
-    def uses_functions(self) -> bool:
-        return any(self._apps.values())
+    def conditions(self) -> tuple:
+        return tuple(self.domain) if self.domain is not None else domain_of(self.relation)
 
 
 @dataclasses.dataclass(frozen=True)
 class SmtOutcome:
-    """``status``: "unsat" (entailed), "sat" (countermodel) or "unknown"."""
+    """``status``: "unsat" (entailed / inconsistent), "sat" (a confirmed countermodel) or "unknown".
+
+    ``countermodel`` maps symbol names to exact values (Fraction or an exact sympy
+    constant such as ``exp(3/2)``); ``core`` names the hypotheses an unsat answer used.
+    """
 
     status: str
-    countermodel: dict  # symbol name -> Fraction (or float for irrational algebraic values)
-    abstracted: bool    # the query used uninterpreted exp/log
+    countermodel: dict
+    abstracted: bool    # the query used exp/log terms
     detail: str = ""
+    core: tuple = ()
 
 
-def _value(v) -> Fraction | float:
+class Problem:
+    """One z3 solver for a chain: hypotheses and the negated goal behind assumption literals.
+
+    Args:
+        hypotheses: :class:`Hypothesis` list (premises and side conditions).
+        conclusion: the relation to entail (``None``: consistency questions only).
+        conclusion_domain: the conclusion's domain as written (the tree's is added).
+        timeout_s: z3 timeout per query.
+        deadline: ``time.monotonic()`` after which every query answers "unknown".
+
+    Raises:
+        Untranslatable: an expression outside the supported fragment.
+    """
+
+    def __init__(self, hypotheses, conclusion=None, conclusion_domain=(), timeout_s: float = 5.0,
+                 deadline: float | None = None):
+        self.tr = Translator()
+        self.hypotheses = {h.label: h for h in hypotheses}
+        self.timeout_s, self.deadline = timeout_s, deadline
+        self.assertions: list = []
+        self.literal: dict[str, z3.BoolRef] = {}
+        for i, h in enumerate(self.hypotheses.values()):
+            body = [self.tr.relation(h.relation)] + [self.tr.relation(d) for d in h.conditions()]
+            self.literal[h.label] = z3.Bool(f"!h{i}")
+            self.assertions.append(z3.Implies(self.literal[h.label], z3.And(*body)))
+        self.conclusion = conclusion
+        self.goal_domain = ()
+        if conclusion is not None:
+            self.goal_domain = tuple(dict.fromkeys(tuple(conclusion_domain) + domain_of(conclusion)))
+            goal = z3.And(self.tr.relation(conclusion), *[self.tr.relation(d) for d in self.goal_domain])
+            self.goal = z3.Bool("!goal")
+            self.assertions.append(z3.Implies(self.goal, z3.Not(goal)))
+        self.assertions += self.tr.table.lemmas()
+        self.assertions += self.tr.aux
+        self.signs = {}
+        for i, (label, fact) in enumerate(self.tr.signs):
+            self.signs[label] = z3.Bool(f"!s{i}")
+            self.assertions.append(z3.Implies(self.signs[label], fact))
+        self._incremental = self._linear_arithmetic()
+        self.solver = z3.Solver()
+        self.solver.add(*self.assertions)
+        self._names = {**{str(v): k for k, v in self.literal.items()}, **{str(v): k for k, v in self.signs.items()}}
+        self._decls: list = []
+        self._signed = [(n, sym) for n, sym in self.tr.symbols.items()
+                        if sym.is_positive or sym.is_nonnegative or sym.is_negative]
+        self._linear = {h.label: f for h in self.hypotheses.values()
+                        if not h.conditions() and (f := _compile_linear(h.relation)) is not None}
+
+    @property
+    def labels(self) -> list[str]:
+        return list(self.literal)
+
+    def _linear_arithmetic(self) -> bool:
+        """Linear real arithmetic: one incremental solver answers every query, and fast.
+
+        Non-linear queries get a fresh solver each (same assertions): z3's incremental core
+        does not honour timeouts on non-linear arithmetic, its non-incremental tactic does.
+        """
+        goal = z3.Goal()
+        goal.add(*self.assertions)
+        return z3.Probe("is-qflra")(goal) == 1.0
+
+    def _add(self, facts) -> None:
+        self.assertions += facts
+        self.solver.add(*facts)
+
+    def check(self, active=None, goal: bool = True, confirm: bool = True) -> SmtOutcome:
+        """Satisfiability of the ``active`` hypotheses (default all) and, with ``goal``, not(conclusion).
+
+        Returns:
+            :class:`SmtOutcome`: "unsat" with the ``core`` (labels, signs included), "sat"
+            with a countermodel confirmed in exact arithmetic (only with ``confirm``; else
+            z3's raw model), or "unknown" with the reason.
+        """
+        active = list(self.literal) if active is None else list(active)
+        assumptions = [self.literal[a] for a in active] + list(self.signs.values())
+        if goal:
+            assumptions.append(self.goal)
+        why = ""
+        for _ in range(MAX_ROUNDS if confirm else 1):
+            remaining = self._remaining()
+            if remaining <= 0:
+                return SmtOutcome("unknown", {}, self.tr.uses_functions, "time budget of the chain spent")
+            self._timeout_ms = max(1, int(1000 * min(self.timeout_s, remaining)))
+            self.solver.set("timeout", self._timeout_ms)
+            result = self._check(assumptions)
+            if result == z3.unsat:
+                core = tuple(self._names[str(c)] for c in self.solver.unsat_core() if str(c) in self._names)
+                return SmtOutcome("unsat", {}, self.tr.uses_functions, core=core)
+            if result == z3.unknown:
+                return SmtOutcome("unknown", {}, self.tr.uses_functions,
+                                  f"z3 unknown ({self.solver.reason_unknown()}, timeout {self.timeout_s:g} s)")
+            model = self.solver.model()
+            try:
+                point = self._point(model)
+            except Untranslatable as exc:
+                return SmtOutcome("unknown", {}, self.tr.uses_functions, str(exc))
+            if not confirm:
+                return SmtOutcome("sat", point, self.tr.uses_functions)
+            confirmed, why = self.confirm(point, active, goal)
+            if confirmed is not None:
+                return SmtOutcome("sat", _visible(confirmed), self.tr.uses_functions)
+            lemmas = self.tr.table.refine(model)
+            if not lemmas:
+                break
+            self._add(lemmas)
+        return SmtOutcome("unknown", {}, self.tr.uses_functions,
+                          f"z3's model could not be confirmed in exact arithmetic: {why}")
+
+    def _check(self, assumptions) -> z3.CheckSatResult:
+        """``solver.check(*assumptions)`` without z3py's per-literal casts (a long chain asks often)."""
+        if not self._incremental:
+            fresh = z3.Solver()
+            fresh.set("timeout", self._timeout_ms)
+            fresh.add(*self.assertions)
+            self.solver = fresh
+        array = (z3.Ast * len(assumptions))(*[a.as_ast() for a in assumptions])
+        ctx = self.solver.ctx
+        try:
+            r = z3core.Z3_solver_check_assumptions(ctx.ref(), self.solver.solver, len(assumptions), array)
+        except z3.Z3Exception:
+            return self.solver.check(*assumptions)
+        return z3.CheckSatResult(r)
+
+    def minimal_core(self, core, goal: bool = False) -> tuple:
+        """A minimal unsatisfiable subset of ``core`` (deletion: drop each label that is not needed)."""
+        keep = [c for c in core if c in self.literal]
+        for label in list(keep):
+            if label not in keep:
+                continue
+            trial = [c for c in keep if c != label]
+            out = self.check(trial, goal=goal, confirm=False)
+            if out.status == "unsat":
+                keep = [c for c in trial if c in out.core] if out.core else trial
+        return tuple(c for c in self.literal if c in keep) + tuple(c for c in self.signs if c in core)
+
+    def _remaining(self) -> float:
+        return float("inf") if self.deadline is None else self.deadline - time.monotonic()
+
+    def _point(self, model) -> dict:
+        """The model's value of every symbol, exactly (low-level API: a long chain asks this often)."""
+        ctx, out = model.ctx.ref(), {}
+        if len(self._decls) != len(self.tr.vars):
+            self._decls = [(name, v, v.decl().ast) for name, v in self.tr.vars.items()]
+        for name, v, decl in self._decls:
+            value = None
+            try:
+                a = z3core.Z3_model_get_const_interp(ctx, model.model, decl)
+                if a:
+                    value = fraction_of_string(z3core.Z3_get_numeral_string(ctx, a))
+            except TooLarge:
+                raise Untranslatable("a model value is too large to confirm") from None
+            except (z3.Z3Exception, ValueError):   # not a rational numeral (algebraic), or absent
+                value = None
+            out[name] = value if value is not None else _exact(model.eval(v, model_completion=True))
+        return out
+
+    # -- confirmation -----------------------------------------------------------------------
+    def confirm(self, point: dict, active, goal: bool):
+        """``(point, "")`` if the exact values satisfy every active hypothesis (with its domain)
+        and the symbols' signs, and (with ``goal``) violate the conclusion or its domain;
+        else ``(None, reason)``.
+
+        z3's values are rational (or algebraic); where a hypothesis ``s = e``, ``s <= e`` or
+        ``s >= e`` (``s`` a symbol) fails or cannot be decided there, ``s`` is set to the exact
+        value of ``e`` (``log(3/2)``, ``exp(1)``) and the point checked again: the boundary
+        points of transcendental constraints are rarely rational.
+        """
+        env, tried = dict(point), set()
+        why = ""
+        for _ in range(min(len(active), 20) + 1):
+            failing, why = self._confirm_once(env, active, goal)
+            if failing is None:
+                return env, ""
+            fix = self._definition(failing)
+            if not failing or fix is None or fix[0] in tried:
+                break
+            tried.add(fix[0])
+            try:
+                env[fix[0]] = _rigorous.Evaluator(env).value(fix[1])
+            except (_rigorous.Undefined, _rigorous.Undecided):
+                break
+        return None, why
+
+    def _definition(self, label: str):
+        """``(name, e)`` when hypothesis ``label`` reads ``name op e`` (op in =, <=, >=), else None."""
+        rel = self.hypotheses[label].relation if label in self.hypotheses else None
+        if not isinstance(rel, (sp.Equality, sp.LessThan, sp.GreaterThan)):
+            return None
+        for s, e in ((rel.lhs, rel.rhs), (rel.rhs, rel.lhs)):
+            if isinstance(s, sp.Symbol) and s not in e.free_symbols and not s.name.startswith("!"):
+                return s.name, e
+        return None
+
+    def _confirm_once(self, env: dict, active, goal: bool):
+        """``(None, "")`` if confirmed; else ``(label of the failing hypothesis or "", reason)``."""
+        ev = _rigorous.Evaluator(env)
+        for name, sym in self._signed:
+            v = env.get(name)
+            if v is not None and not _sign_ok(sym, v):
+                return "", f"the sign assumption of {name} fails at z3's point"
+        for label in active:
+            h = self.hypotheses[label]
+            fast = self._linear.get(label)
+            try:
+                if fast is not None:
+                    if not _linear_holds(fast, env):
+                        return label, f"{label} does not hold at z3's point"
+                elif not all(ev.holds(d) for d in h.conditions()) or not ev.holds(h.relation):
+                    return label, f"{label} does not hold at z3's point"
+            except (_rigorous.Undefined, _rigorous.Undecided) as exc:
+                return label, f"{label} not decided at z3's point ({exc})"
+        if goal:
+            fails, why = self._goal_fails(ev)
+            return (None, "") if fails else ("", why)
+        return None, ""
+
+    def _goal_fails(self, ev):
+        try:
+            for d in self.goal_domain:
+                if not ev.holds(d):
+                    return True, ""
+            if not ev.holds(self.conclusion):
+                return True, ""
+        except _rigorous.Undefined:
+            return True, ""
+        except _rigorous.Undecided as exc:
+            return False, f"the conclusion is not decided at z3's point ({exc})"
+        return False, "the conclusion holds at z3's point"
+
+
+def _compile_linear(rel):
+    """``(coeffs, const, op)`` for ``sum coeffs[name] * name + const  op  0`` when ``rel`` is linear
+    with rational coefficients (the fast, exact Fraction path of confirmation), else None."""
+    ops = {sp.LessThan: "<=", sp.StrictLessThan: "<", sp.GreaterThan: ">=", sp.StrictGreaterThan: ">",
+           sp.Equality: "=="}
+    op = ops.get(type(rel))
+    if op is None:
+        return None
+    diff = sp.sympify(rel.lhs - rel.rhs)
+    if not diff.free_symbols:
+        return ([], (int(diff.p), int(diff.q)), op) if diff.is_Rational else None
+    if not diff.is_polynomial() or diff.has(sp.exp, sp.log, sp.Abs):
+        return None
+    try:
+        poly = sp.Poly(diff, *sorted(diff.free_symbols, key=lambda x: x.name))
+    except sp.polys.polyerrors.PolynomialError:
+        return None
+    if poly.total_degree() > 1 or not all(c.is_Rational for c in poly.coeffs()):
+        return None
+    coeffs, const = [], (0, 1)
+    for monom, c in poly.terms():
+        if sum(monom) == 0:
+            const = (int(c.p), int(c.q))
+        else:
+            coeffs.append((poly.gens[monom.index(1)].name, int(c.p), int(c.q)))
+    return coeffs, const, op
+
+
+def _linear_holds(compiled, env) -> bool:
+    """Exact sign of a compiled linear form at ``env`` (integer numerator / denominator, no gcd)."""
+    coeffs, (num, den), op = compiled
+    for name, p, q in coeffs:
+        v = env[name]
+        if not isinstance(v, Fraction):
+            raise _rigorous.Undecided("an irrational value in a linear relation")
+        vp, vq = v.numerator * p, v.denominator * q
+        num, den = num * vq + vp * den, den * vq
+    s = (num > 0) - (num < 0)   # den > 0 throughout
+    return {"<=": s <= 0, "<": s < 0, ">=": s >= 0, ">": s > 0, "==": s == 0}[op]
+
+
+def _visible(point: dict) -> dict:
+    """The countermodel without auxiliary names (``!...``), sorted."""
+    return dict(sorted((k, v) for k, v in point.items() if not k.startswith("!")))
+
+
+def _differs(a, b) -> bool:
+    if b is None:
+        return True
+    if isinstance(a, Fraction) and isinstance(b, Fraction):
+        return a != b
+    return sp.sympify(a) != sp.sympify(b)
+
+
+def _sign_ok(sym: sp.Symbol, v) -> bool:
+    try:
+        s = _rigorous.sign(v)
+    except _rigorous.Undecided:
+        return False
+    return not ((sym.is_positive and s <= 0) or (sym.is_nonnegative and s < 0) or (sym.is_negative and s >= 0))
+
+
+def _exact(v):
+    """A z3 model value as an exact number: Fraction, or sympy ``CRootOf`` for an irrational algebraic."""
     if z3.is_rational_value(v):
-        return Fraction(v.numerator_as_long(), v.denominator_as_long())
+        try:
+            return fraction(v)
+        except TooLarge:
+            raise Untranslatable("a model value is too large to confirm") from None
     if z3.is_algebraic_value(v):
-        return float(v.approx(20).as_fraction())
-    return float(str(v).rstrip("?"))
+        x = sp.Symbol("x")
+        coeffs = [int(str(c)) for c in v.poly()]   # ascending degree
+        poly = sp.Poly(list(reversed(coeffs)), x)
+        return sp.CRootOf(poly, v.index() - 1)
+    raise Untranslatable(f"unexpected model value {v}")
 
 
-def check_sat(assertions, translator: Translator, timeout_s: float) -> SmtOutcome:
-    """Satisfiability of ``assertions`` (plus the translator's auxiliary constraints)."""
-    solver = z3.Solver()
-    solver.set("timeout", max(1, int(timeout_s * 1000)))
-    solver.add(*translator.aux, *assertions)
-    result = solver.check()
-    if result == z3.unsat:
-        return SmtOutcome("unsat", {}, translator.uses_functions)
-    if result == z3.unknown:
-        return SmtOutcome("unknown", {}, translator.uses_functions, solver.reason_unknown())
-    model = solver.model()
-    values = {name: _value(model.eval(v, model_completion=True)) for name, v in translator.vars.items()}
-    return SmtOutcome("sat", dict(sorted(values.items())), translator.uses_functions)
-
-
+# ---- the historical entry points (kept for the API and the tests) --------------------------
 def entails(premises, conclusion, timeout_s: float = 5.0) -> SmtOutcome:
     """Whether ``premises`` (sympy relations, side conditions included) entail ``conclusion``.
 
     Returns:
         "unsat": entailed; "sat": not entailed, with a countermodel (symbol name ->
-        value) satisfying every premise and violating the conclusion; "unknown" on
-        timeout or incompleteness (non-linear arithmetic).
+        exact value) satisfying every premise and violating the conclusion, confirmed in
+        exact arithmetic; "unknown" on timeout, incompleteness or an unconfirmable model.
 
     Raises:
         Untranslatable: an expression outside the supported fragment.
     """
-    tr = Translator()
-    encoded = [tr.relation(p) for p in premises]
-    premise_domain, tr.dom = tr.dom, []
-    goal = tr.relation(conclusion)
-    # the conclusion's domain belongs to what must be proved: an ill-defined conclusion
-    # (sqrt or log of a negative quantity) is not entailed, never vacuously "proved"
-    return check_sat(encoded + premise_domain + [z3.Not(z3.And(*tr.dom, goal))], tr, timeout_s)
+    hyps = [Hypothesis(f"p{i}", rel) for i, rel in enumerate(premises)]
+    return Problem(hyps, conclusion, timeout_s=timeout_s).check()
 
 
 def satisfiable(relations, timeout_s: float = 5.0) -> SmtOutcome:
     """Whether the conjunction of ``relations`` has a real model (consistency check)."""
-    tr = Translator()
-    encoded = [tr.relation(p) for p in relations]
-    return check_sat(encoded + tr.dom, tr, timeout_s)
+    hyps = [Hypothesis(f"p{i}", rel) for i, rel in enumerate(relations)]
+    return Problem(hyps, timeout_s=timeout_s).check(goal=False)
 
 
 def confirm(countermodel: dict, premises, conclusion) -> bool:
-    """True when the values satisfy every premise and violate ``conclusion`` in sympy.
-
-    Exact for rational values; irrational algebraic values are compared as floats, so
-    a premise that holds with equality there may not confirm.
-    """
-    subs = {k: (sp.Rational(v.numerator, v.denominator) if isinstance(v, Fraction) else sp.Float(v, 30))
-            for k, v in countermodel.items()}
-
-    def holds(rel, undefined) -> bool | None:
-        try:   # a comparison of non-real values (sqrt or log of a negative) raises TypeError
-            value = rel.xreplace({s: subs[s.name] for s in rel.free_symbols if s.name in subs})
-            if value in (sp.true, sp.false):
-                return bool(value)
-            return bool(value.doit())
-        except TypeError:
-            return undefined
-
-    # an undefined premise is not confirmed; an undefined conclusion does not hold
-    return all(holds(p, None) is True for p in premises) and holds(conclusion, False) is False
+    """True when the exact values satisfy every premise (and its domain) and violate ``conclusion``."""
+    env = {k: (Fraction(v) if isinstance(v, (int, float)) else v) for k, v in countermodel.items()}
+    ev = _rigorous.Evaluator(env)
+    try:
+        for p in premises:
+            if not (all(ev.holds(d) for d in domain_of(p)) and ev.holds(p)):
+                return False
+    except (_rigorous.Undefined, _rigorous.Undecided):
+        return False
+    try:
+        return not (all(ev.holds(d) for d in domain_of(conclusion)) and ev.holds(conclusion))
+    except _rigorous.Undefined:
+        return True
+    except _rigorous.Undecided:
+        return False

@@ -11,7 +11,8 @@ import time
 
 import sympy as sp
 
-from proofs_check import _farkas, _linear, _smt
+from proofs_check import _smt
+from proofs_check._farkas import farkas_check
 from proofs_check._ledger import check_ledger
 from proofs_check._results import Check, TheoremResult
 
@@ -22,107 +23,102 @@ def _side(theorem) -> list:
     return [c for c in theorem.side_conditions if c is not sp.true]
 
 
-def farkas_check(subject: str, premises: list[tuple[str, object]], conclusion) -> Check:
-    """Entailment by an exact Farkas certificate over monomial atoms (THEORY §5, §6 chains).
-
-    Args:
-        subject: name shown in the report.
-        premises: ``(label, relation)`` pairs, side conditions included.
-        conclusion: the relation to entail.
-
-    Returns:
-        PASS with the multipliers (the conclusion, as ``lhs - rhs <= 0``, is the weighted
-        sum of the premises); FAIL when no certificate exists and every atom is a plain
-        symbol (then the chain is linear and truly not entailed); N/A when the chain has
-        non-linear atoms and no certificate over them (z3 decides); UNKNOWN when the LP
-        certificate does not verify exactly.
-    """
-    t0 = time.perf_counter()
-    try:
-        base = [c for label, rel in premises for c in _linear.to_constraints(rel, label)]
-        alternatives = _linear.negate(conclusion)
-    except _linear.TooLarge as exc:
-        return Check(subject, "entailment/farkas", "N/A", "farkas-lp+exact", f"not applicable: {exc}; z3 decides",
-                     seconds=time.perf_counter() - t0)
-    atoms = {a for c in base for a in c.coeffs}
-    for alt in alternatives:
-        atoms |= {a for c in alt for a in c.coeffs}
-    base += _linear.sign_constraints(atoms)
-    nonlinear = sorted((str(a) for a in atoms if _linear.is_nonlinear_atom(a)))
-    certificates = []
-    for alt in alternatives:
-        try:
-            outcome = _farkas.farkas(base + alt)
-        except ValueError as exc:   # e.g. a constant too large for the floating-point LP
-            return Check(subject, "entailment/farkas", "N/A", "farkas-lp+exact",
-                         f"not applicable: {exc}; z3 decides", seconds=time.perf_counter() - t0)
-        if outcome.status != "certificate":
-            return _farkas_negative(subject, outcome, nonlinear, time.perf_counter() - t0)
-        certificates.append(outcome.multipliers)
-    return _farkas_positive(subject, certificates, nonlinear, time.perf_counter() - t0)
-
-
-def _farkas_negative(subject, outcome, nonlinear, seconds) -> Check:
-    if outcome.status == "inexact":
-        return Check(subject, "entailment/farkas", "UNKNOWN", "farkas-lp+exact", outcome.detail, seconds=seconds)
-    if nonlinear:
-        return Check(subject, "entailment/farkas", "N/A", "farkas-lp+exact",
-                     f"not applicable (non-linear): no certificate over the atoms {nonlinear}; z3 decides",
+def _outcome_check(subject: str, name: str, out: _smt.SmtOutcome, seconds: float, timeout_s: float,
+                   negative_status: str = "FAIL") -> Check:
+    if out.status == "unsat":
+        return Check(subject, name, "PASS", "z3", "premises and not(conclusion) is unsat over the reals",
                      seconds=seconds)
-    return Check(subject, "entailment/farkas", "FAIL", "farkas-lp+exact",
-                 "no Farkas certificate exists (linear chain): not entailed", seconds=seconds)
-
-
-def _farkas_positive(subject, certificates, nonlinear, seconds) -> Check:
-    shown: dict[str, str] = {}
-    vacuous = False
-    for i, mult in enumerate(certificates):
-        mu = mult.pop("not(conclusion)", sp.Integer(0))
-        vacuous |= mu == 0
-        scale = 1 / mu if mu != 0 else sp.Integer(1)
-        suffix = "" if len(certificates) == 1 else f"[{'<=' if i == 0 else '>='}]"
-        shown.update({f"{k}{suffix}": str(v * scale) for k, v in mult.items()})
-    atoms = f" over monomial atoms {nonlinear}" if nonlinear else ""
-    if vacuous:
-        return Check(subject, "entailment/farkas", "FINDING", "farkas-lp+exact",
-                     "premises are inconsistent: the conclusion follows vacuously" + atoms,
-                     certificate=shown, seconds=seconds)
-    return Check(subject, "entailment/farkas", "PASS", "farkas-lp+exact",
-                 "conclusion = sum of multiplier * premise (verified in exact arithmetic)" + atoms,
-                 certificate=shown, seconds=seconds)
+    if out.status == "unknown":
+        return Check(subject, name, "UNKNOWN", "z3", out.detail or f"z3 unknown (timeout {timeout_s} s)",
+                     seconds=seconds)
+    return Check(subject, name, negative_status, "z3",
+                 "countermodel: premises hold, conclusion fails (confirmed in exact arithmetic)",
+                 countermodel=out.countermodel, seconds=seconds)
 
 
 def z3_check(subject: str, name: str, relations: list, conclusion, timeout_s: float,
              negative_status: str = "FAIL") -> Check:
-    """``relations and not(conclusion)`` unsat -> PASS; sat -> ``negative_status`` + countermodel."""
+    """``relations and not(conclusion)`` unsat -> PASS; a confirmed countermodel -> ``negative_status``;
+    a model that cannot be confirmed in exact arithmetic -> UNKNOWN."""
     t0 = time.perf_counter()
     try:
         out = _smt.entails(relations, conclusion, timeout_s)
     except _smt.Untranslatable as exc:
         return Check(subject, name, "UNKNOWN", "z3", str(exc), seconds=time.perf_counter() - t0)
-    seconds = time.perf_counter() - t0
-    if out.status == "unsat":
-        return Check(subject, name, "PASS", "z3", "premises and not(conclusion) is unsat over the reals",
-                     seconds=seconds)
-    if out.status == "unknown":
-        return Check(subject, name, "UNKNOWN", "z3", f"z3 unknown ({out.detail}, timeout {timeout_s} s)",
-                     seconds=seconds)
-    confirmed = _smt.confirm(out.countermodel, relations, conclusion)
-    note = "confirmed in exact arithmetic" if confirmed else (
-        "not confirmed (uses abstracted exp/log)" if out.abstracted else "not confirmed (irrational values rounded)")
-    return Check(subject, name, negative_status, "z3", f"countermodel: premises hold, conclusion fails ({note})",
-                 countermodel=out.countermodel, seconds=seconds)
+    return _outcome_check(subject, name, out, time.perf_counter() - t0, timeout_s, negative_status)
 
 
 def consistency_check(subject: str, relations: list, timeout_s: float) -> Check:
     """The premises and side conditions have a real model (else entailment is vacuous)."""
+    hyps = [_smt.Hypothesis(f"relations[{i}]", r) for i, r in enumerate(relations)]
+    return problem_consistency(subject, _smt.Problem(hyps, timeout_s=timeout_s))[0]
+
+
+def problem_consistency(subject: str, problem: _smt.Problem) -> tuple[Check, tuple]:
+    """Consistency on the shared solver: ``(check, minimal inconsistent subset)``.
+
+    FAIL names a minimal inconsistent subset (z3's unsat core, then minimised by deletion);
+    PASS needs a model confirmed in exact arithmetic; else UNKNOWN.
+    """
     t0 = time.perf_counter()
-    out = _smt.satisfiable(relations, timeout_s)
-    status = {"sat": "PASS", "unsat": "FAIL", "unknown": "UNKNOWN"}[out.status]
-    detail = {"sat": "premises and side conditions are satisfiable",
-              "unsat": "premises contradict each other: every conclusion would follow vacuously",
-              "unknown": f"z3 unknown ({out.detail})"}[out.status]
-    return Check(subject, "consistency", status, "z3", detail, seconds=time.perf_counter() - t0)
+    out = problem.check(goal=False)
+    if out.status == "unsat":
+        core = problem.minimal_core(out.core)
+        return Check(subject, "consistency", "FAIL", "z3",
+                     f"premises contradict each other (every conclusion would follow vacuously); minimal "
+                     f"inconsistent subset: {', '.join(core)}", seconds=time.perf_counter() - t0), core
+    if out.status == "sat":
+        return Check(subject, "consistency", "PASS", "z3", "premises and side conditions are satisfiable "
+                     "(a model confirmed in exact arithmetic)", seconds=time.perf_counter() - t0), ()
+    return Check(subject, "consistency", "UNKNOWN", "z3", f"consistency not decided: {out.detail}",
+                 seconds=time.perf_counter() - t0), ()
+
+
+def problem_entailment(subject: str, problem: _smt.Problem) -> tuple[Check, _smt.SmtOutcome]:
+    """The z3 entailment check on the shared solver, with its outcome (core, countermodel)."""
+    t0 = time.perf_counter()
+    out = problem.check(goal=True)
+    return _outcome_check(subject, "entailment/z3", out, time.perf_counter() - t0, problem.timeout_s), out
+
+
+def problem_necessity(subject: str, problem: _smt.Problem, labels, core=None) -> list[Check]:
+    """For each premise label: the chain without it does not entail the conclusion.
+
+    One solver, one ``check(assumptions)`` per premise; a premise outside the unsat
+    ``core`` of the entailment is superfluous without a query. A superfluous premise is
+    a FINDING; a needed one PASSes with the confirmed countermodel.
+    """
+    out = []
+    for label in labels:
+        t0 = time.perf_counter()
+        if core is not None and label not in core:
+            out.append(Check(subject, f"necessity/{label}", "FINDING", "z3",
+                             "superfluous: the unsat core of the entailment does not use it"))
+            continue
+        res = problem.check([a for a in problem.labels if a != label], goal=True)
+        c = _outcome_check(subject, f"necessity/{label}", res, time.perf_counter() - t0, problem.timeout_s)
+        if c.status == "PASS":  # still entailed without it
+            c = Check(c.subject, c.name, "FINDING", "z3", "superfluous: entailed without this premise",
+                      seconds=c.seconds)
+        elif c.status == "FAIL":  # the countermodel shows it is needed
+            c = Check(c.subject, c.name, "PASS", "z3", "needed: " + c.detail, countermodel=c.countermodel,
+                      seconds=c.seconds)
+        out.append(c)
+    return out
+
+
+def hypotheses(theorem) -> list:
+    """Premises and side conditions of a theorem (or chain) as :class:`proofs_check._smt.Hypothesis`.
+
+    Reads ``premises`` (``name``, ``relation``), ``side_conditions`` and, where the object
+    has them, ``side_labels`` and ``domains`` (label -> domain as written; user chains).
+    """
+    domains = getattr(theorem, "domains", None) or {}
+    out = [_smt.Hypothesis(p.name, p.relation, domains.get(p.name)) for p in theorem.premises]
+    sides = _side(theorem)
+    labels = getattr(theorem, "side_labels", None) or [f"side: {c}" for c in sides]
+    out += [_smt.Hypothesis(label, c, domains.get(label)) for label, c in zip(labels, sides)]
+    return out
 
 
 def necessity_checks(theorem, timeout_s: float) -> list[Check]:
@@ -130,18 +126,16 @@ def necessity_checks(theorem, timeout_s: float) -> list[Check]:
 
     A premise whose removal keeps the entailment is reported as a FINDING (superfluous).
     """
-    out = []
-    for p in theorem.premises:
-        rest = [q.relation for q in theorem.premises if q.name != p.name] + _side(theorem)
-        c = z3_check(theorem.name, f"necessity/{p.name}", rest, theorem.conclusion, timeout_s)
-        if c.status == "PASS":  # still entailed without p
-            c = Check(c.subject, c.name, "FINDING", "z3", "superfluous: entailed without this premise",
-                      seconds=c.seconds)
-        elif c.status == "FAIL":  # the countermodel shows p is needed
-            c = Check(c.subject, c.name, "PASS", "z3", "needed: " + c.detail, countermodel=c.countermodel,
-                      seconds=c.seconds)
-        out.append(c)
-    return out
+    try:
+        problem = _problem(theorem, timeout_s)
+    except _smt.Untranslatable as exc:
+        return [Check(theorem.name, f"necessity/{p.name}", "UNKNOWN", "z3", str(exc)) for p in theorem.premises]
+    return problem_necessity(theorem.name, problem, [p.name for p in theorem.premises])
+
+
+def _problem(theorem, timeout_s: float, deadline: float | None = None) -> _smt.Problem:
+    domains = getattr(theorem, "domains", None) or {}
+    return _smt.Problem(hypotheses(theorem), theorem.conclusion, domains.get("conclusion", ()), timeout_s, deadline)
 
 
 def verify(theorem, timeout_s: float = DEFAULT_TIMEOUT_S, necessity: bool = True) -> TheoremResult:
@@ -164,15 +158,25 @@ def verify(theorem, timeout_s: float = DEFAULT_TIMEOUT_S, necessity: bool = True
     """
     if timeout_s <= 0:
         raise ValueError(f"timeout_s == {timeout_s}, must be > 0.")
-    relations = [p.relation for p in theorem.premises] + _side(theorem)
-    labelled = [(p.name, p.relation) for p in theorem.premises]
-    labelled += [(f"side: {c}", c) for c in _side(theorem)]
-    checks = [consistency_check(theorem.name, relations, timeout_s),
-              farkas_check(theorem.name, labelled, theorem.conclusion),
-              z3_check(theorem.name, "entailment/z3", relations, theorem.conclusion, timeout_s)]
-    checks += _agreement(theorem.name, checks[1], checks[2])
+    hyps = hypotheses(theorem)
+    try:
+        problem = _problem(theorem, timeout_s)
+    except _smt.Untranslatable as exc:
+        problem, reason = None, str(exc)
+    farkas = farkas_check(theorem.name, [(h.label, h.relation) for h in hyps], theorem.conclusion,
+                          goal_domain=problem.goal_domain if problem else (), hypotheses=hyps)
+    if problem is None:
+        checks = [Check(theorem.name, "consistency", "UNKNOWN", "z3", reason), farkas,
+                  Check(theorem.name, "entailment/z3", "UNKNOWN", "z3", reason)]
+        checks += [Check(theorem.name, f"necessity/{p.name}", "UNKNOWN", "z3", reason)
+                   for p in theorem.premises] if necessity else []
+        return TheoremResult(theorem.name, theorem.reference, tuple(checks + check_ledger(theorem)))
+    consistency, _ = problem_consistency(theorem.name, problem)
+    smt, outcome = problem_entailment(theorem.name, problem)
+    checks = [consistency, farkas, smt] + _agreement(theorem.name, farkas, smt)
     if necessity:
-        checks += necessity_checks(theorem, timeout_s)
+        core = outcome.core if outcome.status == "unsat" else None
+        checks += problem_necessity(theorem.name, problem, [p.name for p in theorem.premises], core)
     checks += check_ledger(theorem)
     return TheoremResult(theorem.name, theorem.reference, tuple(checks))
 

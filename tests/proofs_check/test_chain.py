@@ -53,13 +53,15 @@ def test_sqrt_and_exp_chains():
     assert not r.entailed and r.countermodel is not None
 
 
-def test_superfluous_premise_and_vacuous_chain_are_findings():
+def test_superfluous_premise_is_a_finding_and_vacuous_chain_is_not_entailed():
     r = check_chain(_chain(premises=["a <= b + e", "b <= c + e", "q <= 1"]))
     assert r.entailed
     assert [c.status for c in r.checks if c.name == "necessity/premises[2]"] == ["FINDING"]
+    # issue 7: a vacuous chain is not a useful certificate (it used to be "entailed" with a FINDING)
     vac = check_chain(parse_chain({"premises": ["x <= 0", "x >= 1"], "conclusion": "y <= 0"}))
-    assert vac.entailed
-    assert [c.status for c in vac.checks if c.name == "consistency"] == ["FINDING"]
+    assert vac.entailed is False and vac.vacuous is True and vac.status == "vacuous"
+    assert vac.inconsistent_premises == ("premises[0]", "premises[1]")
+    assert [c.status for c in vac.checks if c.name == "consistency"] == ["FAIL"]
 
 
 @pytest.mark.parametrize("data, key", [
@@ -103,7 +105,14 @@ def test_example_chains_load():
 def test_unknown_z3_answer_is_not_entailed(monkeypatch):
     from proofs_check import _smt
 
-    monkeypatch.setattr(_smt, "entails", lambda *a, **k: _smt.SmtOutcome("unknown", {}, False, "timeout"))
+    real = _smt.Problem.check
+
+    def unknown_on_goal(self, active=None, goal=True, confirm=True):
+        if goal:
+            return _smt.SmtOutcome("unknown", {}, False, "timeout")
+        return real(self, active, goal, confirm)
+
+    monkeypatch.setattr(_smt.Problem, "check", unknown_on_goal)
     chain = parse_chain({"premises": ["z <= x^2*y"], "conclusion": "z <= x^3*y"})
     r = check_chain(chain, timeout_s=0.01)
-    assert r.status == "unknown" and not r.entailed and r.countermodel is None
+    assert r.status == "unknown" and r.entailed is None and r.countermodel is None and "timeout" in r.reason

@@ -312,6 +312,10 @@ def evaluate_routes(setup: Setup, level: float = 0.05, *, validate: bool = True)
         notes.append("eps overridden by measured values: min_M/min_K assume eps_n ∝ 1/sqrt(n).")
     if np.any(np.asarray(setup.n_grid) > 1) and (setup.eps_M is None or setup.eps_K is None):
         notes.append("caps chosen after training: delta and delta' are split over the cap grid (union bound).")
+    if np.any(np.asarray(setup.n_grid) > 1):
+        notes.append("cap grid: the population route's Hoeffding tails (at t = Delta_R/4, which depends on the cap) "
+                     "hold given S and pay no grid, so the cap must be chosen with S (after training), never with "
+                     "T; the direct route and the variants stay valid whichever data the cap is chosen with.")
     pop = _population(v)
     v_dir = dict(v)
     if setup.delta_erm_S is not None:

@@ -234,8 +234,9 @@ def any_route_message(a: AnyRouteResult) -> str:
     fp = float(a.failure_probability)
     if a.certified:
         by = [k for k, v in a.certifying.items() if v]
-        return (f"certified by {' and '.join(by)} (any of {len(taking)} routes; failure probability of the union "
-                f"{fp:.4g}: {' + '.join(a.events)})")
+        who = " and ".join(by) if len(by) <= 3 else f"{len(by)} routes ({', '.join(by[:2])}, ...)"
+        what = " + ".join(a.events) if len(a.events) <= 6 else f"{len(a.events)} distinct events"
+        return f"certified by {who} (any of {len(taking)} routes; failure probability of the union {fp:.4g}: {what})"
     if any(bool(v) for v in a.certifying.values()):
         return f"not certified: the union of the events of {taking} has failure probability {fp:.4g} > {a.level:g}"
     return f"not certified: none of the {len(taking)} routes taking part certifies"

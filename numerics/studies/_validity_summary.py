@@ -5,7 +5,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from numerics.studies._validity_power import VARIANTS, variant_failures
+from numerics.studies._validity_power import VARIANTS, fixed_tail_values, variant_failures
 from numerics.studies._validity_routes import (ROUTE_SPECS, UNIFORM_EVENTS, base_event, conclusion_holds,
                                               event_failures, premise_allowances, premise_slacks, spec_values)
 from numerics.studies._validity_stats import (certification_entry, merge_events, rate_entry, route_entry,
@@ -114,7 +114,26 @@ def _power(records, level, variants) -> dict:
         e = rate_entry(fails[var.name]["failed"], fails[var.name]["stated"], level)
         out[var.name] = {**e, "event": var.event, "weakened": var.weakened, "description": var.description,
                          "flagged": e["significant"]}
+        if var.event == "H_S_new":
+            out[var.name].update(_class_room(records, var.name.split(":")[0]))
     return out
+
+
+def _class_room(records, variant: str) -> dict:
+    """How close the whole class came to the mutant's tail: ``sup_f (R - R_S)(f) / t_S_new`` over draws.
+
+    Below 1 at a draw, no function of the capped class -- however it was chosen with ``S`` --
+    exceeds the wrong tail there, so no test on these draws can flag it: the one-function tail
+    is loose by ``B`` (a sure bound far above the losses' spread), not by the selection.
+    """
+    ratios = [r["deviations"]["E_S"]["upper"] / fixed_tail_values(variant, r)["t_S_new"]
+              for r in records if "E_S" in (r.get("deviations") or {})]
+    if not ratios:
+        return {}
+    q = slack_summary(ratios)
+    return {"class_sup_over_tail": {k: q[k] for k in ("median", "q95", "max")},
+            "class_sup_over_tail_is": "sup over the capped class of R - R_S, over the mutant's tail t_S_new "
+                                      "(< 1: the mutant's event cannot fail at any function of the class)"}
 
 
 def _comparison(records, level, specs, config) -> dict | None:

@@ -103,3 +103,16 @@ def test_power_the_mutant_is_flagged_where_selection_on_S_matters_and_true_varia
     # without selection (one function per half: f_new barely chosen) the same wrong tail is not flagged
     calm = summarize(toy_records(120, seed=4, M=200, K=10**5, n_class=4, delta_R=0.05), 0.05)
     assert not calm["power"]["population_tight_hoeffding: fixed tail f_new on S (H_S_new)"]["flagged"]
+
+
+@pytest.mark.slow
+def test_power_slow_the_mutant_chain_and_event_flagged_over_many_draws():
+    """600 draws of the world of phase 1 (10^5 functions, tiny tail levels on T): the mutant's chain is
+    violated significantly more often than it states, not only its event; every true route passes."""
+    recs = toy_records(600, level=1.0, delta=0.2, delta_prime=0.05, seed=3, M=200, K=10**7, n_class=10**5,
+                       delta_R=0.02, delta_S_jump=0.2, delta_T_new=1e-3, delta_T_old=1e-3)
+    s = summarize(recs, 0.05)
+    assert s["power"]["population_tight_hoeffding: fixed tail f_new on S (chain)"]["flagged"]
+    for name in MUTATED:
+        assert s["power"][f"{name}: fixed tail f_new on S (H_S_new)"]["flagged"], name
+    assert not s["significant"], {k: v for k, v in {**s["routes"], **s["events"]}.items() if v["significant"]}

@@ -9,9 +9,11 @@ Given a :class:`~numerics.studies._run_stages.Fixed` (stage 1), one draw is one 
    (:func:`numerics.block_training.train_readout_blocks`), then the (C2) selection over
    ``{trained, f~_S, f~_pop}`` by ``R_S``;
 4. :func:`evaluate_draw` -- the test sample ``T`` and the Monte-Carlo population sample,
-   both streamed in chunks (memory bounded for any ``K`` and population size);
-   :func:`certify_draw` -- every quantity, and the routes through
-   :func:`bounds.routes.evaluate_routes` only.
+   both streamed in chunks (memory bounded for any ``K`` and population size), with the
+   loss variances and the pass over ``S`` the THEORY §6 variants need
+   (:mod:`numerics.studies._run_variants`); :func:`certify_draw` -- every quantity, the
+   routes through :func:`bounds.routes.evaluate_routes` and the variants through
+   :func:`bounds.variant_routes.evaluate_variants` only.
 """
 from __future__ import annotations
 

@@ -17,7 +17,10 @@ small typed dataclasses (STYLE: Studies):
 4. :func:`evaluate_draw` (:class:`Evaluation`) and :func:`certify_draw`
    (:class:`Certificate`) -- ``T`` and the Monte-Carlo population sample (streamed), every
    quantity, and both routes evaluated *only* through :func:`bounds.routes.evaluate_routes`
-   (with ``routes.any`` and ``routes.population_risk``).
+   (with ``routes.any`` and ``routes.population_risk``); this project's THEORY §6 variants
+   through :func:`bounds.variant_routes.evaluate_variants` (``routes.<variant>``,
+   ``routes.any_with_variants``), with the loss variances and the sign Monte Carlo they
+   need measured on the draw's samples and every level fixed in ``[variants]``.
 
 ``Delta_R`` is a Monte-Carlo estimate over ``x``; the value fed to Theorem 2 is its
 finite-sample empirical-Bernstein lower bound at level ``DELTA_R_LEVEL`` (paired
@@ -134,7 +137,8 @@ def run_experiment(config: Mapping, out_dir: str | Path | None = None) -> dict:
         ``theorem1``, ``routes`` (``population``/``direct``: ``bound``, ``observed``,
         ``failure_probability``, ``certified``, ...; ``any``: ``certified``,
         ``failure_probability``; ``population_risk``: ``bound``, ``observed``,
-        ``failure_probability``), ``streams``, ``fixed_before_data``, ``timings``,
+        ``failure_probability``; each THEORY §6 variant under its name with the same fields;
+        ``any_with_variants``), ``variants``, ``streams``, ``fixed_before_data``, ``timings``,
         ``config``, ``notes``.
 
     Raises:

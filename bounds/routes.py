@@ -34,7 +34,7 @@ import sympy as sp
 
 from bounds import _symbols as s
 from bounds._statement import evaluate
-from bounds._validation import BLOCK_PARAMETERS, LEVEL, MISSING, OPTIONAL, PARAMETERS, InputError
+from bounds._validation import BLOCK_PARAMETERS, LEVEL, MISSING, OPTIONAL, PARAMETERS, InputError, check_values
 from bounds.generalisation import eps_expression
 from bounds._union import ANY_OF, AnyRouteResult, any_route  # noqa: F401  (re-exported)
 from bounds.theorems import THEOREM_2, THEOREM_3, THEOREM_POPULATION_RISK
@@ -159,10 +159,10 @@ class Setup:
         if self.family not in BLOCK_PARAMETERS:
             raise InputError("block.family", f"one of {sorted(BLOCK_PARAMETERS)}", self.family)
         for key, interval in PARAMETERS.items():
-            _check_all(key, interval, getattr(self, key))
+            check_values(key, interval, getattr(self, key))
         for key, interval in OPTIONAL.items():
             if getattr(self, key) is not None:
-                _check_all(key, interval, getattr(self, key))
+                check_values(key, interval, getattr(self, key))
         extra = sorted(set(self.block) - set(BLOCK_PARAMETERS[self.family]))
         if extra:
             raise InputError(f"block.{extra[0]}", f"one of {sorted(BLOCK_PARAMETERS[self.family])} for family "
@@ -170,7 +170,7 @@ class Setup:
         for key, interval in BLOCK_PARAMETERS[self.family].items():
             if key not in self.block:
                 raise InputError(f"block.{key}", interval.describe(), MISSING)
-            _check_all(f"block.{key}", interval, self.block[key])
+            check_values(f"block.{key}", interval, self.block[key])
         return self
 
     def values(self) -> dict[str, np.ndarray]:
@@ -183,15 +183,6 @@ class Setup:
         out.update({k: np.asarray(self.block[k], dtype=np.float64)
                     for k in BLOCK_PARAMETERS.get(self.family, {}) if k in self.block})
         return out
-
-
-def _check_all(key, interval, value):
-    arr = np.asarray(value)
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
-        raise InputError(key, interval.describe(), value)
-    ok = interval.mask(arr)
-    if not np.all(ok):
-        raise InputError(key, interval.describe(), arr[~ok].flat[0].item() if arr.ndim else value)
 
 
 # ---------------------------------------------------------------------------- results
@@ -321,6 +312,10 @@ def evaluate_routes(setup: Setup, level: float = 0.05, *, validate: bool = True)
         notes.append("eps overridden by measured values: min_M/min_K assume eps_n ∝ 1/sqrt(n).")
     if np.any(np.asarray(setup.n_grid) > 1) and (setup.eps_M is None or setup.eps_K is None):
         notes.append("caps chosen after training: delta and delta' are split over the cap grid (union bound).")
+    if np.any(np.asarray(setup.n_grid) > 1):
+        notes.append("cap grid: the population route's Hoeffding tails (at t = Delta_R/4, which depends on the cap) "
+                     "hold given S and pay no grid, so the cap must be chosen with S (after training), never with "
+                     "T; the direct route and the variants stay valid whichever data the cap is chosen with.")
     pop = _population(v)
     v_dir = dict(v)
     if setup.delta_erm_S is not None:

@@ -27,12 +27,13 @@ def setup_rates(config: dict, estimate: int | None, out: str) -> dict:
     """The certification rates of ``config``'s setup: a quick study, or the stored one (if it matches)."""
     from numerics._store import load_json
 
+    use = config.get("variants", {}).get("use")
     if estimate is not None:
         from numerics.studies.validity import run_validity
 
         s = run_validity(config, estimate, Path(out) / "validity", progress=False)
         return {"source": f"quick estimate from {estimate} draws run now ({out}/validity/validity.json)",
-                "draws": s["draws"], "certification": s["certification"], "test_level": s["test_level"]}
+                "draws": s["draws"], "certification": s["certification"], "test_level": s["test_level"], "use": use}
     if not STORED.is_file():
         return {"source": "none: no stored validity study ships with this package"}
     s = load_json(STORED)
@@ -40,7 +41,8 @@ def setup_rates(config: dict, estimate: int | None, out: str) -> dict:
         return {"source": f"none: {STORED.name} was produced for another config; run `depthcert validity`"}
     return {"source": f"stored validity study ({STORED.name}): {s.get('command', '?')}", "draws": s["draws"],
             "certification": s["certification"], "test_level": s["test_level"],
-            "wall_time": s.get("wall_time"), "machine": s.get("machine"), "held_out": s.get("held_out_setups")}
+            "wall_time": s.get("wall_time"), "machine": s.get("machine"), "held_out": s.get("held_out_setups"),
+            "use": use}
 
 
 def format_rates(r: dict) -> str:
@@ -48,19 +50,26 @@ def format_rates(r: dict) -> str:
         return f"certification rate of this setup: {r['source']}"
     lines = [f"certification rate of this setup over {r['draws']} draws of (S, T) "
              f"(Clopper-Pearson {100 * (1 - r['test_level']):g}% intervals) -- {r['source']}:"]
-    lines += _rate_lines(r["certification"])
+    use = (r.get("use") or None)
+    lines += _rate_lines(r["certification"], use)
     h = r.get("held_out")
     if h:
         lines += [f"what to expect on a setup drawn like this one (new seed: teacher, reference, block), "
-                  f"over {h['draws']} held-out setups -- {h['command']}:"] + _rate_lines(h["certification"])
+                  f"over {h['draws']} held-out setups -- {h['command']}:"] + _rate_lines(h["certification"], use)
     return "\n".join(lines)
 
 
-def _rate_lines(certification: dict) -> list[str]:
+#: The rows the demo prints: Paper A's routes, "some route", and this project's choices (THEORY §6).
+_SHOWN = ("population", "direct", "any", "population_risk", "any_with_variants")
+
+
+def _rate_lines(certification: dict, use: str | None = None) -> list[str]:
     out = []
-    for name, c in certification.items():
+    for name in [n for n in _SHOWN if n in certification] + ([use] if use in certification else []):
+        c = certification[name]
         lo, hi = c["certification_interval"]
-        out.append(f"  {name:<16} {100 * c['certification_rate']:5.1f}%  [{100 * lo:.1f}%, {100 * hi:.1f}%]")
+        what = " (Choice, fixed before the data)" if name == use else (" (Choice)" if name == "any_with_variants" else "")
+        out.append(f"  {name:<28} {100 * c['certification_rate']:5.1f}%  [{100 * lo:.1f}%, {100 * hi:.1f}%]{what}")
     return out
 
 

@@ -53,7 +53,7 @@ def variants_table(rep: RoutesReport, variants) -> str:
     """One row per route: Paper A's two (``paper``) and this project's variants (``Choice``).
 
     Each row's ``certified`` is that route's own statement (valid for a route fixed before the
-    data); below the rows: the ``any route`` claim (Bonferroni over every row), the route
+    data); below the rows: the ``any route`` claim (the union of the distinct events of every row, all levels times one factor), the route
     fixed by ``[variants] use`` if any, and the notes (the population variants' assumption).
 
     Args:
@@ -81,9 +81,10 @@ def _choice_lines(variants) -> list[str]:
     out = []
     if variants.any_route is not None:
         a = variants.any_route.to_dict()
-        n = len(a["routes_included"])
-        out.append(f"any route, picked after seeing the data (Bonferroni over {n} routes, each at level/{n} = "
-                   f"{a['share']:.4g}): {a['message']}")
+        n, c = len(a["routes_included"]), a["scale"]
+        scale = "" if c is None or isinstance(c, list) else f", every level times c = {c:.4g}"
+        out.append(f"any route, picked after seeing the data (union of the distinct events of {n} routes{scale}): "
+                   f"{a['message']}")
     if variants.chosen is not None:
         d = variants.chosen.to_dict()
         out.append(f"certificate of the route fixed before the data (use = {variants.use}): {d['message']}")

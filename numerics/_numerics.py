@@ -111,3 +111,40 @@ def random_bits(count: int, generator: torch.Generator, dtype: torch.dtype) -> t
     low = slice(0, 7) if sys.byteorder == "little" else slice(1, 8)
     data = draws.view(torch.uint8).reshape(n_int, 8)[:, low].reshape(-1)[:n_bytes]
     return torch.index_select(_BYTE_BITS[key], 0, data.int()).reshape(-1)[:count]
+
+
+class MeanVar:
+    """Streaming column means, unbiased variances (``ddof = 1``) and standard errors, float64.
+
+    Sums are shifted by the first chunk's mean (numerically stable for any chunking).
+
+    Example:
+        >>> mv = MeanVar()
+        >>> mv.add(torch.tensor([[1.0], [2.0]])); mv.add(torch.tensor([[3.0], [6.0]]))
+        >>> float(mv.variance()[0])   # var([1, 2, 3, 6], ddof=1)
+        4.666666666666667
+    """
+
+    def __init__(self):
+        self.n, self.shift, self.s1, self.s2 = 0, None, 0.0, 0.0
+
+    def add(self, v: torch.Tensor) -> None:
+        """Add rows ``v`` of shape ``(n, columns)``."""
+        v = v.double()
+        if self.shift is None:
+            self.shift = v.mean(dim=0)
+        w = v - self.shift
+        self.n += v.shape[0]
+        self.s1 = self.s1 + w.sum(dim=0)
+        self.s2 = self.s2 + (w * w).sum(dim=0)
+
+    def variance(self) -> torch.Tensor:
+        """Unbiased sample variance of each column (needs two rows)."""
+        if self.n < 2:
+            raise ValueError(f"n == {self.n}, must be >= 2 rows for an unbiased variance.")
+        mean_w = self.s1 / self.n
+        return ((self.s2 - self.n * mean_w**2) / (self.n - 1)).clamp(min=0)
+
+    def result(self):
+        """``(means, standard errors)`` as numpy arrays."""
+        return (self.shift + self.s1 / self.n).numpy(), (self.variance() / self.n).sqrt().numpy()

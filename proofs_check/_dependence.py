@@ -185,7 +185,20 @@ def check_dependence(theorem, ev) -> Check:
     detail = f"{kind} on {sample} for {sorted(funcs)}, directions {sorted(directions)}"
     if kind in _UNIFORM and sides == 2 and len(directions) == 1:
         return done("FINDING", detail + ": paid two-sided, one side used")
+    capped = _unpaid_cap(ev, funcs)
+    if capped:
+        return done("FINDING", detail + f": no cap grid paid though {capped} depend(s) on the cap -- valid only when "
+                    f"the cap is chosen before {sample} is drawn (after training, with S), never with {sample}")
     return done("PASS", detail)
+
+
+def _unpaid_cap(ev, funcs) -> list[str]:
+    """A paper Hoeffding record (no ``copies``) about a cap-dependent function, or at a threshold
+    that depends on one (``t = Delta_R/4``: ``f~_pop``'s step depends on the cap)."""
+    if ev.tail is not None or ev.hoeffding is None:
+        return []
+    margins = {dep.MARGINS[x.name] for x in ev.hoeffding.t.free_symbols if x.name in dep.MARGINS}
+    return sorted(f for f in funcs | set(ev.functions) | margins if dep.role(f).cap)
 
 
 def dependence_checks(theorem) -> list[Check]:

@@ -35,4 +35,38 @@ CELLS = [
     ('code', "for name, v in summary['power'].items():\n"
              "    print(f\"{name:28s} {v['failures']:2d}/{v['draws']} vs stated {v['stated']:.3g}: \"\n"
              "          f\"{'FLAGGED' if v['flagged'] else 'not flagged'}{' (weakened)' if v['weakened'] else ''}\")"),
+    ('md', "## This project's tighter variants (THEORY §6, **Choice**, not Paper A's)\n"
+           'Each variant (`population_tight_bernstein`, ...) is a route of its own: one-function tails where a premise '
+           'is about a function independent of its sample, a supremum only for `f_new` (and `f~_S`) on `S`. The study '
+           'checks every variant\'s events at its own levels (`<variant>/E_S` is one-sided over the class for the '
+           'population variants) and its chain at its total failure probability. `comparison` sets the route fixed '
+           'before the data (`[variants] use`) against the better of the paper\'s two routes on the same draws; '
+           '`any_with_variants` is "some route certifies" over all of them, paid as one union of their distinct events.'),
+    ('code', "c = summary['comparison']\n"
+             "for label, r in (('use: ' + c['use'], c['use_rate']), ('paper best: ' + c['paper_best'], c['paper_best_rate']),\n"
+             "                 ('any route with the variants', c['any_with_variants_rate'])):\n"
+             "    lo, hi = r['certification_interval']\n"
+             "    print(f\"{label:40s} certified {r['certification_rate']:.0%} [{lo:.0%}, {hi:.0%}]\")\n"
+             "for name in ('population_tight_bernstein', 'direct_tight_bernstein_empirical'):\n"
+             "    r = summary['routes'][name]\n"
+             "    print(f\"{name:40s} violations {r['violations']}/{summary['draws']} vs stated \"\n"
+             "          f\"{r['stated_failure_probability']:.3g} (significant: {r['significant']})\")"),
+    ('md', '### One draw, every bound decomposed into its terms\n'
+           'The waterfall starts at `L_test(f_old)` (grey), adds each gain (green) and each cost (red, labelled with '
+           'the event that pays it) and ends at the bound (blue when it certifies alone). It is drawn from the '
+           "run's stored `result.json` (`depthcert run` writes it as `bound_terms.png`)."),
+    ('code', "from numerics.studies.run import run_experiment\n"
+             "run = run_experiment({k: v for k, v in LIGHT.items() if k != 'validity'}, 'run_light')\n"
+             "Image(filename='run_light/bound_terms.png')"),
+    ('md', '### Power against the variants\' typical mistake\n'
+           'The mutant "one-function tail for `f_new` on `S`" is wrong because `f_new` is chosen with `S`. On a '
+           'network with squared loss the sure loss range `B` sits far above the losses\' spread, so even the supremum '
+           'of `R - R_S` over the whole capped class stays below the mutant\'s tail (`class_sup_over_tail` < 1): no '
+           'test on such draws can flag it. Where selection on `S` matters (losses spread over their range, `f_new` '
+           'the minimiser over many functions) the same statistics flag it: '
+           '`tests/numerics/studies/test_validity_variants.py`.'),
+    ('code', "for name, v in summary['power'].items():\n"
+             "    if 'H_S_new' in name:\n"
+             "        print(f\"{name}: {v['failures']}/{v['draws']} vs stated {v['stated']:.3g}; \"\n"
+             "              f\"sup over the class / tail: max {v['class_sup_over_tail']['max']:.3g}\")"),
 ]

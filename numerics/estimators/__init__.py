@@ -7,7 +7,7 @@
   :func:`delta_erm`, :func:`delta_test_r`.
 * §1-§2 constants: :func:`loss_constants`, :func:`lipschitz_top_certified`,
   :func:`lipschitz_top_empirical`.
-* §4 complexity: :func:`rho_phi`, :func:`rademacher_readout_mc`,
+* §4 complexity: :func:`rho_phi`, :func:`rademacher_readout_mc`, :func:`rademacher_readout_stream`,
   :func:`rademacher_readout_jensen`, :func:`eps_n_closed_form`, :func:`eps_n_readout_mc`,
   :func:`cap_grid`, :func:`cap_for`.
 * §2 diagnostics: :func:`covariance_diagnostics`, :func:`norm_diagnostics`, :func:`c1_test`.
@@ -41,8 +41,10 @@ from numerics.estimators._rademacher import (
     cap_grid,
     eps_n_closed_form,
     eps_n_readout_mc,
+    ReadoutRademacher,
     rademacher_readout_jensen,
     rademacher_readout_mc,
+    rademacher_readout_stream,
     rho_phi,
 )
 from numerics.estimators._saturation import (
@@ -68,6 +70,8 @@ from numerics.estimators._smoothness import (
 )
 
 __all__ = [
+    "ReadoutRademacher",
+    "rademacher_readout_stream",
     "BetaEstimate",
     "MomentAccumulator",
     "ReadoutMoments",

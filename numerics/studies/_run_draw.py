@@ -9,9 +9,11 @@ Given a :class:`~numerics.studies._run_stages.Fixed` (stage 1), one draw is one 
    (:func:`numerics.block_training.train_readout_blocks`), then the (C2) selection over
    ``{trained, f~_S, f~_pop}`` by ``R_S``;
 4. :func:`evaluate_draw` -- the test sample ``T`` and the Monte-Carlo population sample,
-   both streamed in chunks (memory bounded for any ``K`` and population size);
-   :func:`certify_draw` -- every quantity, and the routes through
-   :func:`bounds.routes.evaluate_routes` only.
+   both streamed in chunks (memory bounded for any ``K`` and population size), with the
+   loss variances and the pass over ``S`` the THEORY §6 variants need
+   (:mod:`numerics.studies._run_variants`); :func:`certify_draw` -- every quantity, the
+   routes through :func:`bounds.routes.evaluate_routes` and the variants through
+   :func:`bounds.variant_routes.evaluate_variants` only.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import torch
 
+from numerics._numerics import MeanVar
 from numerics.seeding import Streams
 from numerics.studies._run_stages import Fixed, cross_gradient_on_states, is_exact_class, jumpboard_step
 
@@ -66,6 +69,8 @@ class Evaluation:
     n_population: int
     moments_S: object = None         # ReadoutMoments of S / T (exact class; the validity study's E_S, E_T)
     moments_T: object = None
+    variances_T: Mapping[str, float] = dataclasses.field(default_factory=dict)   # var_T_new, var_T_old, var_T_jump_S
+    S_stats: object = None           # _run_variants.SStatistics: var_S_jump_pop, the Rademacher stream on S
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,6 +80,7 @@ class Certificate:
     quantities: Mapping
     setup: object
     report: object
+    variants: object = None          # bounds.variant_routes.VariantsReport (THEORY §6, Choice)
 
 
 # ------------------------------------------------------------------------------ stage 2: S
@@ -162,27 +168,6 @@ def _risk(fixed: Fixed, moments, V: torch.Tensor) -> float:
     return risk_from_moments(moments, fixed.net.head.weight, V)
 
 
-class _MeanVar:
-    """Streaming mean and standard error of several columns (float64, shifted sums)."""
-
-    def __init__(self):
-        self.n, self.shift, self.s1, self.s2 = 0, None, 0.0, 0.0
-
-    def add(self, v: torch.Tensor) -> None:   # v: (n, c)
-        v = v.double()
-        if self.shift is None:
-            self.shift = v.mean(dim=0)
-        w = v - self.shift
-        self.n += v.shape[0]
-        self.s1 = self.s1 + w.sum(dim=0)
-        self.s2 = self.s2 + (w * w).sum(dim=0)
-
-    def result(self) -> tuple[np.ndarray, np.ndarray]:
-        mean_w = self.s1 / self.n
-        var = (self.s2 - self.n * mean_w**2) / (self.n - 1)
-        return (self.shift + mean_w).numpy(), (var.clamp(min=0) / self.n).sqrt().numpy()
-
-
 @torch.no_grad()
 def evaluate_draw(fixed: Fixed, group: SampleGroup, sel: Selection, b: int) -> Evaluation:
     """``L_test`` of every candidate on ``T`` and the Monte-Carlo population risks (streamed).
@@ -193,20 +178,26 @@ def evaluate_draw(fixed: Fixed, group: SampleGroup, sel: Selection, b: int) -> E
     from numerics.block_training import candidate_losses, candidate_outputs
     from numerics.data import conditional_risk
 
+    from numerics.studies._run_variants import T_VARIANCE_KEYS, measure_S
+
     sizes, st, Vs = fixed.cfg["sizes"], group.streams[b], _candidate_V(fixed, group, sel, b)[None]
     exact = sel.moments_S is not None
     acc_T = _moment_acc(fixed) if exact else None
-    total = torch.zeros(len(CANDIDATES), dtype=torch.float64)
+    total, spread = torch.zeros(len(CANDIDATES), dtype=torch.float64), MeanVar()
     for x, y in fixed.task.sample_chunks(sizes["K"], st.seed_for("T")):
         u = states_of(fixed, x)
+        losses = candidate_losses(fixed.expanded, u[None], y[None], Vs, fixed.loss)[0]   # (candidates, chunk)
+        spread.add(losses.T)                  # sample variances of the losses (THEORY §6 Bernstein tails)
         if exact:      # L_test of every V from the moments of T (THEORY §4)
             _add_moments(fixed, acc_T, u, y)
         else:
-            total += candidate_losses(fixed.expanded, u[None], y[None], Vs, fixed.loss)[0].sum(dim=1)
+            total += losses.sum(dim=1)
+    var_T = spread.variance()
+    variances = {key: float(var_T[CANDIDATES.index(c)]) for c, key in T_VARIANCE_KEYS.items()}
     mom_T = acc_T.result() if exact else None
     L_test = (dict(zip(CANDIDATES, [_risk(fixed, mom_T, V) for V in Vs[0]])) if exact
               else dict(zip(CANDIDATES, (total / sizes["K"]).tolist())))
-    mv = _MeanVar()
+    mv = MeanVar()
     for x in fixed.task.sample_x_chunks(sizes["population"], st.seed_for("population")):
         out = candidate_outputs(fixed.expanded, states_of(fixed, x)[None], Vs[:, [0, 1, 3]])   # old, new, jump_pop
         risks = torch.stack([conditional_risk(fixed.task, x, o) for o in out.reshape(3, x.shape[0], -1)], dim=1)
@@ -215,7 +206,7 @@ def evaluate_draw(fixed: Fixed, group: SampleGroup, sel: Selection, b: int) -> E
     R = {"R_old": mean[0], "R_new": mean[1], "R_jump_pop": mean[2], "R_old_stderr": se[0], "R_new_stderr": se[1],
          "R_jump_pop_stderr": se[2]}
     return Evaluation(L_test, {k: float(v) for k, v in R.items()}, float(mean[3]), float(se[3]), sizes["population"],
-                      sel.moments_S[b] if exact else None, mom_T)
+                      sel.moments_S[b] if exact else None, mom_T, variances, measure_S(fixed, group, b))
 
 
 # ------------------------------------------------------------------------------ stage 4: quantities, routes
@@ -236,6 +227,7 @@ def certify_draw(fixed: Fixed, group: SampleGroup, sel: Selection, ev: Evaluatio
     """Every quantity of draw ``b`` and both routes (plus ``any`` and ``population_risk``)."""
     from bounds.confidence import empirical_bernstein_lower
     from bounds.routes import Setup, evaluate_routes
+    from numerics.studies._run_variants import evaluate_variants_of_draw
 
     cfg, c, n = fixed.cfg, fixed.const, ev.n_population
     # stderr = std(ddof=1)/sqrt(n): the unbiased sample variance is stderr^2 n; paired differences in [-B, B]
@@ -257,4 +249,16 @@ def certify_draw(fixed: Fixed, group: SampleGroup, sel: Selection, ev: Evaluatio
                   R_old=max(ev.R["R_old"], 0.0))
     report = evaluate_routes(setup, cfg["level"])
     q.update(eps_M=float(report.eps_M), eps_K=float(report.eps_K))
-    return Certificate(q, setup, report)
+    variants = evaluate_variants_of_draw(cfg, setup, ev.variances_T, ev.S_stats)
+    q.update(_variant_quantities(variants, ev))
+    return Certificate(q, setup, report, variants)
+
+
+def _variant_quantities(variants, ev: Evaluation) -> dict:
+    """The measured inputs of the variants (``[variants]`` of ``bounds_config.toml``) as quantities."""
+    rad = ev.S_stats.rademacher
+    out = {"var_S_jump_pop": ev.S_stats.var_S_jump_pop, **ev.variances_T}
+    if rad is not None:
+        out.update(rad_hat=rad.value, rad_hat_mc_error=rad.mc_error, delta_mc=rad.delta_mc, n_draws=rad.n_draws,
+                   phi_sq_sum=rad.phi_sq_sum, rad_S_jensen=rad.exact_bracket()[1])
+    return out

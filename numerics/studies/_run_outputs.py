@@ -24,9 +24,28 @@ def bounds_config(result: Mapping) -> dict:
            "delta_test_R": q["delta_test_R"], "M": q["M"], "K": q["K"], "delta": q["delta"],
            "delta_prime": q["delta_prime"], "delta_erm_S": q["delta_erm_S"],
            "delta_R_failure": q["delta_R_failure"], "R_old": result["R_old"], "level": result["level"]}
-    return {**top, "loss": {"B": q["B"], "L_loss": q["L_loss"]},
-            "block": {"family": "readout", "d": q["d"], "L_top": q["L_top_certified"], "rho_phi": q["rho_phi"],
-                      "nu_V": q["nu_V"]}}
+    out = {**top, "loss": {"B": q["B"], "L_loss": q["L_loss"]},
+           "block": {"family": "readout", "d": q["d"], "L_top": q["L_top_certified"], "rho_phi": q["rho_phi"],
+                     "nu_V": q["nu_V"]}}
+    table = _variants_table(result)
+    if table:
+        out["variants"] = table
+    return out
+
+
+#: The measured ``[variants]`` inputs a run writes into ``bounds_config.toml`` (the McDiarmid error is
+#: recomputed there from ``phi_sq_sum`` and ``n_draws`` by the same formula).
+_MEASURED = ("var_S_jump_pop", "var_T_new", "var_T_old", "var_T_jump_S", "rad_hat", "delta_mc", "phi_sq_sum",
+             "n_draws")
+_LEVELS = ("delta_S_jump_pop", "delta_T_new", "delta_T_old", "delta_T_jump_S", "use")
+
+
+def _variants_table(result: Mapping) -> dict:
+    """``[variants]``: the measured inputs and the config's levels (fixed before the data) and ``use``."""
+    q, cfg = result["quantities"], result.get("config", {}).get("variants", {})
+    out = {k: q[k] for k in _MEASURED if q.get(k) is not None}
+    out.update({k: cfg[k] for k in _LEVELS if k in cfg})
+    return out
 
 
 def _toml_value(v) -> str:
@@ -74,9 +93,39 @@ def format_table(result: Mapping) -> str:
         a = result["routes"]["any"]
         lines.append(f"{'any route':<20} {'':>12} {'':>12} {_fmt(a['failure_probability']):>12}  "
                      + (a["message"].replace("certified by", "CERTIFIED by", 1) if a["certified"] else a["message"]))
+    lines += _variant_lines(result)
     lines += _diagnostics_lines(result.get("diagnostics"))
     lines += ["", f"total time {result['timings']['total_s']:.1f} s"] + [f"note: {n}" for n in result["notes"]]
     return "\n".join(lines)
+
+
+def _variant_lines(result: Mapping) -> list[str]:
+    """The paper's routes ("paper") and this project's THEORY §6 variants ("Choice") in one table."""
+    var = result.get("variants")
+    if not var:
+        return []
+    rows = [("population (Thm 2)", "paper", result["routes"]["population"]),
+            ("direct (Thm 3)", "paper", result["routes"]["direct"])]
+    rows += [(name, "Choice", result["routes"][name]) for name in var["names"]]
+    lines = ["", "tighter variants (THEORY §6): 'paper' = Paper A's statement, 'Choice' = this project's variant",
+             f"{'route':<36} {'statement':>9} {'bound':>10} {'observed':>10} {'fail. prob':>10}  verdict (alone*)"]
+    for label, origin, r in rows:
+        verdict = "CERTIFIED by " + _fmt(r["improvement"]) if r["certified"] else "not certified"
+        lines.append(f"{label:<36} {origin:>9} {_fmt(r['bound']):>10} {_fmt(r['observed']):>10} "
+                     f"{_fmt(r['failure_probability']):>10}  {verdict}")
+    lines.append("* each row alone: valid only for a route fixed before the data ([variants] use).")
+    a = result["routes"].get("any_with_variants")
+    if a is not None:
+        c = a.get("scale")
+        scale = "" if c is None else f", every level times {c:.4g}"
+        lines.append(f"any route with the variants (union of the distinct events of {len(a['routes_included'])} routes"
+                     f"{scale}): " + (a["message"].replace("certified by", "CERTIFIED by", 1) if a["certified"]
+                                      else a["message"]))
+    if var.get("use"):
+        u = var["use"]
+        lines.append(f"route fixed before the data (use = {u['name']}): " + u["message"])
+    lines += [f"skipped: {k}: {why}" for k, why in var.get("skipped", {}).items()]
+    return lines
 
 
 def _theorem1_lines(t1: Mapping | None) -> list[str]:
@@ -112,16 +161,21 @@ def to_json(obj) -> str:
 
 
 def write_outputs(result: dict, out_dir: str | Path) -> dict:
-    """Write ``result.json``, ``bounds_config.toml`` (atomically) and ``bound_vs_observed.png``.
+    """Write ``result.json``, ``bounds_config.toml`` (atomically), ``bound_vs_observed.png`` and
+    ``bound_terms.png`` (every route and variant decomposed into its terms).
 
     Returns:
-        ``{"result": path, "bounds_config": path, "figure": path}``.
+        ``{"result": path, "bounds_config": path, "figure": path, "terms_figure": path}``.
     """
     out = Path(out_dir)
     result.setdefault("versions", versions())
     paths = {"result": atomic_write_text(out / "result.json", to_json(result)),
              "bounds_config": atomic_write_text(out / "bounds_config.toml", to_toml(bounds_config(result)))}
     paths["figure"] = plot_bound_vs_observed(result, out / "bound_vs_observed.png")
+    if result.get("variants"):
+        from bounds.plot_terms import plot_bound_terms
+
+        paths["terms_figure"] = plot_bound_terms(result, out / "bound_terms.png")
     return paths
 
 

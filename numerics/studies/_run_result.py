@@ -6,11 +6,11 @@ from typing import Mapping
 from numerics.studies._run_draw import DELTA_R_LEVEL, Certificate, Evaluation, SampleGroup, Selection
 from numerics.studies._run_stages import Fixed
 
-__all__ = ["DRAWN_WITH_DATA_KEYS", "FIXED_BEFORE_DATA_KEYS", "assemble", "route_dicts"]
+__all__ = ["DRAWN_WITH_DATA_KEYS", "FIXED_BEFORE_DATA_KEYS", "assemble", "route_dicts", "variants_section"]
 
 #: Config keys whose effects are fixed before ``S`` and ``T`` are drawn (roles of ``seed``).
 FIXED_BEFORE_DATA_KEYS = ("seed", "task", "model", "reference", "insertion", "sizes.population (signal sample)",
-                          "level")
+                          "level", "variants (levels, delta_mc, n_draws, use)")
 #: Config keys of what is drawn with or after ``S`` and ``T`` (roles of ``data_seed``).
 DRAWN_WITH_DATA_KEYS = ("data_seed", "sizes.M", "sizes.K", "sizes.population (Monte-Carlo sample)",
                         "sizes.delta", "sizes.delta_prime", "block_training")
@@ -27,13 +27,32 @@ def _route(route, observed: float) -> dict:
 
 
 def route_dicts(cert: Certificate, L_test_new: float, R_new: float, R_new_stderr: float) -> dict:
-    """``routes.{population, direct, any, population_risk}`` of ``result.json``."""
+    """``routes.{population, direct, any, population_risk}`` of ``result.json``, then every THEORY §6
+    variant under its own name (same fields as ``population``, plus ``origin``, ``terms``, ``levels``)
+    and ``any_with_variants`` ("some route certifies" over all of them, :mod:`bounds.route_choice`)."""
     rep = cert.report
     pop_risk = _route(rep.population_risk, R_new)
     pop_risk["observed_stderr"] = R_new_stderr
     pop_risk["observed_is"] = "Monte-Carlo estimate of R(f_new) on the population sample"
-    return {"population": _route(rep.population, L_test_new), "direct": _route(rep.direct, L_test_new),
-            "any": rep.any_route.to_dict(), "population_risk": pop_risk}
+    out = {"population": _route(rep.population, L_test_new), "direct": _route(rep.direct, L_test_new),
+           "any": rep.any_route.to_dict(), "population_risk": pop_risk}
+    if cert.variants is not None:
+        out.update({name: _route(r, L_test_new) for name, r in cert.variants.variants.items()})
+        out["any_with_variants"] = cert.variants.any_route.to_dict()
+    return out
+
+
+def variants_section(cert: Certificate) -> dict | None:
+    """``variants`` of ``result.json``: the paper routes' terms, skipped variants, notes, the route fixed
+    before the data (``use``) and the measured inputs (the ``[variants]`` table of ``bounds_config.toml``)."""
+    if cert.variants is None:
+        return None
+    d = cert.variants.to_dict()
+    keys = ("var_S_jump_pop", "var_T_new", "var_T_old", "var_T_jump_S", "rad_hat", "rad_hat_mc_error", "delta_mc",
+            "n_draws", "phi_sq_sum", "rad_S_jensen")
+    inputs = {k: cert.quantities[k] for k in keys if k in cert.quantities}
+    return {"names": list(d["routes"]), "skipped": d["skipped"], "paper_terms": d["paper_terms"], "notes": d["notes"],
+            "use": d["use"], "inputs": inputs}
 
 
 def _theorem1(q: Mapping) -> dict:
@@ -61,6 +80,10 @@ def _notes(report, q: Mapping) -> list[str]:
         "any_certified is routes.any.certified.",
         "routes.population_risk bounds R(f_new) (population) by R(f_old) - Delta_R - Delta_ERM + 2 eps_M with the "
         "Monte-Carlo estimate of R(f_old); its observed value is the Monte-Carlo estimate of R(f_new).",
+        "routes.<variant> (population_tight_*, direct_tight_*) are this project's THEORY §6 variants (Choice, not "
+        "Paper A's), each valid alone for a route fixed before the data ([variants] use); routes.any_with_variants is "
+        "'some route certifies' over the paper's routes and every variant: every level times one factor fixed before "
+        "the data so that the union of their distinct events fits the level (bounds.route_choice).",
     ]
     if q["eta_capped"]:
         notes.append("the jumpboard step is capped (eta = nu_V/||G|| < 1/beta): Theorem 1 guarantees "
@@ -87,6 +110,7 @@ def assemble(fixed: Fixed, group: SampleGroup, sel: Selection, ev: Evaluation, c
         "quantities": q, "risks": risks, "theorem1": _theorem1(q),
         "eps_M": q["eps_M"], "eps_K": q["eps_K"], "level": cert.report.level,
         "routes": routes, "any_certified": bool(routes["any"]["certified"]),
+        "variants": variants_section(cert),
         "training": {"block": {"R_S_trained": R_S["trained"], "R_S_jumpboards": [R_S["jump_S"], R_S["jump_pop"]],
                                "R_S_new": R_S["new"], "returned": sel.returned[0],
                                "jumpboard_returned": sel.returned[0] != "trained",

@@ -115,9 +115,52 @@ def _record(fixed: Fixed, truth: Truth, group, sel, ev, cert, b: int, seconds: f
                               ("population_risk", rep.population_risk.to_dict()))}
     a = rep.any_route.to_dict()
     routes["any"] = {k: a[k] for k in ("certified", "failure_probability", "routes_included", "events")}
+    routes.update(_variant_routes(cert, ev))
     st = group.streams[b]
     return {"seed": st.seed, "data_seed": st.data_seed, "values": values, "deviations": _deviations(fixed, truth, ev),
             "routes": routes, "returned": sel.returned[b], "level": rep.level, "seconds": seconds}
+
+
+#: Risk symbols: a variant's record holds every other symbol of its chain (the risks come from the truth).
+_RISKS = frozenset(("L_test_old", "L_test_new", "L_test_jump", "R_old", "R_new", "R_jump", "RS_new", "RS_jump"))
+
+
+def _chain_symbols(theorem) -> set[str]:
+    exprs = [theorem.conclusion, theorem.failure_probability] + [p.relation for p in theorem.premises]
+    exprs += [e.probability for e in theorem.events] + [e.tail.deviation for e in theorem.events if e.tail]
+    return {x.name for e in exprs for x in e.free_symbols} - _RISKS
+
+
+def _variant_routes(cert, ev) -> dict:
+    """Each THEORY §6 variant of the draw: its verdict and every non-risk value of its chain.
+
+    Empirical variants also get ``eps_*_star`` (the uniform deviation at the sure lower bound of
+    the exact ``rad_S``: the validity study checks ``E_S`` against it, conservatively) and
+    ``rad_S_lower``/``rad_S_upper``/``rad_S_estimate`` (``E_MC`` fails unless the estimate the
+    chain used is at least the sure upper bound, Jensen's).
+    """
+    from bounds._statement import evaluate
+    from bounds.variants import VARIANTS
+
+    if cert.variants is None:
+        return {}
+    out, rad = {}, ev.S_stats.rademacher
+    for name, r in cert.variants.variants.items():
+        T, v = VARIANTS[name], r.values
+        values = {k: float(v[k]) for k in _chain_symbols(T) if k in v}
+        star = next((e.tail for e in T.events if e.tail is not None and e.tail.kind == "uniform_empirical"), None)
+        if star is not None and rad is not None:
+            lower, upper = rad.exact_bracket()
+            values[star.symbol.name] = float(evaluate(star.deviation, {**v, "rad_S": lower}))
+            estimate = min(float(v["rad_S_jensen"]), float(v["rad_S_mc"]) + float(v["rad_S_mc_err"]))
+            values.update(rad_S_lower=lower, rad_S_upper=upper, rad_S_estimate=estimate)
+        d = r.to_dict()
+        out[name] = {**{k: d[k] for k in ("bound", "failure_probability", "certified", "improvement")},
+                     "values": values}
+    a = cert.variants.any_route.to_dict()
+    out["any_with_variants"] = {k: a[k] for k in ("certified", "failure_probability", "routes_included", "events",
+                                                  "scale")}
+    return out
 
 
 def measure_group(fixed: Fixed, truth: Truth, streams: Sequence[Streams]) -> list[dict]:

@@ -7,10 +7,18 @@ is ``R(f~_pop)`` for the population route and ``R(f~_S)`` for the direct one). A
 route or variant (e.g. a tighter certificate) plugs in by appending a spec to
 :data:`ROUTE_SPECS` whose name is a route of the draw records.
 
-Exact checks of events (:data:`EXACT_EVENTS`): where the record holds the supremum of the
+Exact checks of events (:attr:`RouteSpec.exact`): where the record holds the supremum of the
 deviation over the whole class (exact class, THEORY §4), an event ``E_S``/``E_T`` fails iff
-that supremum exceeds its threshold; otherwise it fails iff one of the premises living on
-it is violated at the functions the chains use -- a necessary condition only.
+that supremum (two-sided, or ``sup (R - R_S)`` for a one-sided event) exceeds its threshold;
+otherwise it fails iff one of the premises living on it is violated at the functions the
+chains use -- a necessary condition only.
+
+This project's THEORY §6 variants (:data:`VARIANT_ROUTE_SPECS`, appended to
+:data:`ROUTE_SPECS`) are routes of their own: each variant's events are keyed
+``<variant>/<event>`` and checked at the variant's own levels; a variant's symbol values (its
+tails, levels, uniform term) are read from ``record["routes"][<variant>]["values"]``
+(:func:`spec_values`). Population variants are checked in their estimated-``Delta_R`` form
+(the confidence premise on ``E_R``), as the run evaluates them.
 """
 from __future__ import annotations
 
@@ -21,14 +29,15 @@ import sympy as sp
 
 from bounds import THEOREM_2_ESTIMATED, THEOREM_3, THEOREM_POPULATION_RISK, Theorem
 from bounds._statement import evaluate
+from bounds.theorems import with_estimated_delta_R
+from bounds.variants import VARIANT_SPECS, VARIANTS
 
-__all__ = ["EXACT_EVENTS", "ROUTE_SPECS", "UNIFORM_EVENTS", "RouteSpec", "applies", "conclusion_holds",
-           "premise_allowances", "event_failures", "premise_slacks",
-           "stated_event_probabilities", "symbol_values"]
+__all__ = ["EXACT_EVENTS", "PAPER_ROUTE_SPECS", "ROUTE_SPECS", "UNIFORM_EVENTS", "VARIANT_ROUTE_SPECS", "RouteSpec",
+           "applies", "base_event", "conclusion_holds", "premise_allowances", "event_failures", "premise_slacks",
+           "spec_values", "stated_event_probabilities", "symbol_values"]
 
-#: Measured values that every chain reads under the symbol's own name.
-_COMMON = ("L_test_old", "L_test_new", "R_old", "R_new", "delta_R", "delta_test_R", "eps_M", "eps_K", "B", "M", "K",
-           "delta", "delta_prime", "delta_R_failure")
+#: event -> (the record's deviation entry, side, the threshold symbol): exact checks over the class.
+EXACT_EVENTS: Mapping[str, tuple[str, str, str]] = {"E_S": ("E_S", "sup", "eps_M"), "E_T": ("E_T", "sup", "eps_K")}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,17 +48,25 @@ class RouteSpec:
         name: the key of the route in the draw records (``record["routes"][name]``).
         theorem: its statement (conclusion, premises, events, failure probability).
         binding: symbol name -> measured value name, beyond the symbols read as themselves.
-        kind: ``"test"`` (a bound on ``L_test(f_new)``, part of ``routes.any``) or
+        kind: ``"test"`` (a bound on ``L_test(f_new)``, part of "some route certifies") or
             ``"population"`` (a bound on ``R(f_new)``).
+        exact: event -> ``(deviation entry, side, threshold symbol)`` checked over the class
+            where the record holds the supremum (side ``"sup"``: ``|R - R_n|``; ``"upper"``:
+            ``R - R_n``), or ``("rad_S", "bracket", ...)`` for the Monte-Carlo event (module docstring).
+        prefix: the prefix of its event names in ``validity.json`` (variants: ``"<name>/"``).
+        origin: ``"paper"`` or ``"Choice"``.
     """
 
     name: str
     theorem: Theorem
     binding: Mapping[str, str]
     kind: str = "test"
+    exact: Mapping[str, tuple[str, str, str]] = dataclasses.field(default_factory=lambda: dict(EXACT_EVENTS))
+    prefix: str = ""
+    origin: str = "paper"
 
 
-ROUTE_SPECS: list[RouteSpec] = [
+PAPER_ROUTE_SPECS: list[RouteSpec] = [
     RouteSpec("population", THEOREM_2_ESTIMATED,
               {"R_jump": "R_jump_pop", "RS_jump": "R_S_jump_pop", "RS_new": "R_S_new", "delta_erm": "delta_erm_pop"}),
     RouteSpec("direct", THEOREM_3,
@@ -60,19 +77,50 @@ ROUTE_SPECS: list[RouteSpec] = [
               kind="population"),
 ]
 
-#: event -> (the record's deviation entry, the threshold symbol): exact checks over the class.
-EXACT_EVENTS: Mapping[str, tuple[str, str]] = {"E_S": ("E_S", "eps_M"), "E_T": ("E_T", "eps_K")}
+_BINDINGS = {"population": {"R_jump": "R_jump_pop", "RS_jump": "R_S_jump_pop", "RS_new": "R_S_new"},
+             "direct": {"R_jump": "R_jump_S", "RS_jump": "R_S_jump_S", "RS_new": "R_S_new",
+                        "L_test_jump": "L_test_jump_S"}}
+
+
+def _variant_spec(name: str) -> RouteSpec:
+    route, _, uniform = VARIANT_SPECS[name]
+    T = VARIANTS[name]
+    theorem = with_estimated_delta_R(T, name) if route == "population" else T
+    threshold = next(e.tail.symbol.name for e in T.events if e.name == "E_S")
+    exact = {"E_S": ("E_S", "upper" if route == "population" else "sup", threshold)}
+    if uniform == "empirical":
+        exact["E_MC"] = ("rad_S", "bracket", "rad_S_estimate")
+    return RouteSpec(name, theorem, _BINDINGS[route], exact=exact, prefix=f"{name}/", origin="Choice")
+
+
+#: This project's THEORY §6 variants, one route each (the run stores them under their names).
+VARIANT_ROUTE_SPECS: list[RouteSpec] = [_variant_spec(n) for n in VARIANT_SPECS]
+#: Every route of the study: Paper A's, then the variants (append to add one).
+ROUTE_SPECS: list[RouteSpec] = PAPER_ROUTE_SPECS + VARIANT_ROUTE_SPECS
+
 #: Events about a supremum over the class; every other event is about one function fixed
-#: before its sample (a Hoeffding tail, the Delta_R confidence bound), so its premise is the event.
+#: before its sample (a one-function tail, the Delta_R confidence bound), so its premise is the event.
 UNIFORM_EVENTS = ("E_S", "E_T")
+
+
+def base_event(name: str) -> str:
+    """``"E_S"`` for ``"population_tight_bernstein/E_S"`` (the event without its route prefix)."""
+    return name.rsplit("/", 1)[-1]
+
+
+def spec_values(spec: RouteSpec, record: Mapping) -> dict:
+    """The measured values of a draw for ``spec``: the record's, and the variant's own chain values."""
+    own = (record.get("routes", {}).get(spec.name) or {}).get("values")
+    return {**record["values"], **own} if own else dict(record["values"])
+
 
 #: Relative tolerance of "violated": float64 rounding of risks near 1 is ~1e-15.
 TOL = 1e-12
 
 
 def symbol_values(spec: RouteSpec, values: Mapping[str, float]) -> dict:
-    """Symbol name -> value of a draw for ``spec``'s chain."""
-    out = {k: values[k] for k in _COMMON if k in values}
+    """Symbol name -> value of a draw for ``spec``'s chain (``values`` from :func:`spec_values`)."""
+    out = dict(values)
     out.update({sym: values[name] for sym, name in spec.binding.items()})
     return out
 
@@ -144,6 +192,19 @@ def stated_event_probabilities(spec: RouteSpec, values: Mapping[str, float]) -> 
     return {e.name: min(1.0, float(evaluate(e.probability, vals))) for e in spec.theorem.events}
 
 
+def _exact_failed(spec: RouteSpec, event: str, record: Mapping, vals: Mapping) -> bool | None:
+    """The event checked over the class (``None``: the record has no exact entry for it)."""
+    key, side, threshold = spec.exact[event]
+    if side == "bracket":       # E_MC: failed unless the estimate used is >= the sure upper bound of rad_S
+        if "rad_S_upper" not in vals:
+            return None
+        return vals["rad_S_upper"] > vals[threshold] * (1 + TOL)
+    dev = (record.get("deviations") or {}).get(key)
+    if dev is None or threshold not in vals:
+        return None
+    return dev[side] > vals[threshold] * (1 + TOL)
+
+
 def event_failures(record: Mapping, specs=ROUTE_SPECS) -> dict:
     """``{event: {"failed", "exact", "stated", "claimed"}}`` at one draw, over every route's chain.
 
@@ -151,23 +212,27 @@ def event_failures(record: Mapping, specs=ROUTE_SPECS) -> dict:
     threshold; otherwise iff some premise on it is violated (at the chains' functions).
     ``claimed`` is False when no route using the event applies at this draw (e.g.
     ``Delta_R <= 0`` for the Hoeffding events of Theorem 2): nothing is stated then, and
-    the draw does not count for that event.
+    the draw does not count for that event. Variants' events are keyed ``<variant>/<event>``.
     """
-    values, devs = record["values"], record.get("deviations") or {}
     out: dict[str, dict] = {}
     for spec in specs:
+        if spec.name not in record.get("routes", {}):
+            continue
+        values = spec_values(spec, record)
         vals = symbol_values(spec, values)
         stated = stated_event_probabilities(spec, values)
         rels = {p.name: p.relation for p in spec.theorem.premises}
         for name, (event, gap) in premise_slacks(spec, values).items():
-            e = out.setdefault(event, {"failed": False, "exact": event not in UNIFORM_EVENTS,
-                                       "stated": 1.0, "at_functions_failed": False, "claimed": False})
+            key = spec.prefix + event
+            e = out.setdefault(key, {"failed": False, "exact": event not in UNIFORM_EVENTS,
+                                     "stated": 1.0, "at_functions_failed": False, "claimed": False})
             if stated[event] is not None:      # the smallest probability any applicable route states
                 e["stated"], e["claimed"] = min(e["stated"], stated[event]), True
             if _violated(gap, vals, rels[name]):
                 e["at_functions_failed"] = e["failed"] = True
-    for event, (key, threshold) in EXACT_EVENTS.items():
-        if event in out and key in devs:
-            out[event]["exact"] = True
-            out[event]["failed"] = devs[key]["sup"] > values[threshold] * (1 + TOL)
+        for event in spec.exact:
+            key = spec.prefix + event
+            failed = _exact_failed(spec, event, record, vals) if key in out else None
+            if failed is not None:
+                out[key]["exact"], out[key]["failed"] = True, failed
     return out

@@ -17,7 +17,10 @@ small typed dataclasses (STYLE: Studies):
 4. :func:`evaluate_draw` (:class:`Evaluation`) and :func:`certify_draw`
    (:class:`Certificate`) -- ``T`` and the Monte-Carlo population sample (streamed), every
    quantity, and both routes evaluated *only* through :func:`bounds.routes.evaluate_routes`
-   (with ``routes.any`` and ``routes.population_risk``).
+   (with ``routes.any`` and ``routes.population_risk``); this project's THEORY §6 variants
+   through :func:`bounds.variant_routes.evaluate_variants` (``routes.<variant>``,
+   ``routes.any_with_variants``), with the loss variances and the sign Monte Carlo they
+   need measured on the draw's samples and every level fixed in ``[variants]``.
 
 ``Delta_R`` is a Monte-Carlo estimate over ``x``; the value fed to Theorem 2 is its
 finite-sample empirical-Bernstein lower bound at level ``DELTA_R_LEVEL`` (paired
@@ -38,6 +41,7 @@ import torch
 
 from bounds._io import atomic_write_text, check_writable_dir, versions  # noqa: F401  (re-exported)
 from bounds._validation import Interval, InputError
+from bounds._variant_inputs import ROUTE_NAMES
 from numerics._config import check_schema, merge_config
 from numerics.builders import MODEL_SCHEMA, REFERENCE_SCHEMA, TASK_SCHEMA
 from numerics.studies._run_checks import check_memory
@@ -70,6 +74,10 @@ CONFIG_SCHEMA: Mapping[str, Mapping[str, Any]] = {
     "block_training": {"optimizer": ("sgd", "momentum", "adam"), "lr": _pos, "steps": _int(0),
                        "batch_size": _int(1)},
     "sizes": {"M": _int(2), "K": _int(2), "population": _int(2), "delta": _unit, "delta_prime": _unit},
+    # THEORY §6 variants (this project's Choice): levels fixed before any data, the sign Monte
+    # Carlo of the empirical Rademacher value, and the route fixed before the data (optional)
+    "variants": {"delta_mc": _unit, "n_draws": _int(1), "delta_S_jump_pop": _unit, "delta_T_new": _unit,
+                 "delta_T_old": _unit, "delta_T_jump_S": _unit, "use": ROUTE_NAMES},
 }
 
 #: The demo (``depthcert demo``): a weak (deliberately under-trained, 15 Adam steps)
@@ -89,6 +97,7 @@ DEFAULT_DEMO_CONFIG: dict = {
     "insertion": {"at": -1, "family": "readout", "width": 16, "output_cap": 0.5},
     "block_training": {"optimizer": "sgd", "lr": 0.5, "steps": 400, "batch_size": 8192},
     "sizes": {"M": 4_000_000, "K": 4_000_000, "population": 1_000_000, "delta": 0.02, "delta_prime": 0.02},
+    "variants": {"delta_mc": 0.001, "n_draws": 4, "use": "population_tight_bernstein"},
 }
 
 
@@ -109,6 +118,9 @@ def validate_config(config: Mapping) -> dict:
         # r_min does not cover the states u + h(u) of the whole capped class.
         raise InputError("model.eps_n", "> 0 when insertion.at is below the top (certified L_top)",
                          cfg["model"]["eps_n"])
+    if not cfg["variants"]["delta_mc"] < cfg["sizes"]["delta"]:
+        raise InputError("variants.delta_mc", f"in (0, sizes.delta) = (0, {cfg['sizes']['delta']:g}) (carved out of "
+                         "delta)", cfg["variants"]["delta_mc"])
     return cfg
 
 
@@ -125,7 +137,8 @@ def run_experiment(config: Mapping, out_dir: str | Path | None = None) -> dict:
         ``theorem1``, ``routes`` (``population``/``direct``: ``bound``, ``observed``,
         ``failure_probability``, ``certified``, ...; ``any``: ``certified``,
         ``failure_probability``; ``population_risk``: ``bound``, ``observed``,
-        ``failure_probability``), ``streams``, ``fixed_before_data``, ``timings``,
+        ``failure_probability``; each THEORY §6 variant under its name with the same fields;
+        ``any_with_variants``), ``variants``, ``streams``, ``fixed_before_data``, ``timings``,
         ``config``, ``notes``.
 
     Raises:

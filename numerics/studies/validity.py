@@ -37,8 +37,8 @@ from numerics.studies._validity_plot import plot_slack
 from numerics.studies._validity_summary import summarize
 from numerics.studies.run import CONFIG_SCHEMA, check_memory, prepare_fixed, streams_of, validate_config
 
-__all__ = ["DEFAULT_VALIDITY", "VALIDITY_SCHEMA", "load_validity", "plot_slack", "run_validity", "summarize",
-           "validate_validity_config"]
+__all__ = ["DEFAULT_VALIDITY", "VALIDITY_SCHEMA", "load_validity", "plot_slack", "run_validity", "ship_summary",
+           "summarize", "validate_validity_config"]
 
 VARY = ("data", "seed")
 #: The ``[validity]`` section: ``population`` (size of the check sample of population
@@ -192,3 +192,28 @@ def load_validity(path: str | Path) -> dict:
     """The ``validity.json`` of a study folder (or file)."""
     p = Path(path)
     return load_json(p / "validity.json" if p.is_dir() else p)
+
+
+def ship_summary(demo: str | Path, held_out: str | Path, path: str | Path, *, wall_time: str, held_out_wall_time: str,
+                 machine: str) -> Path:
+    """Write the demo's stored validity summary (``depthcert/configs/demo_validity.json``).
+
+    ``demo``: a study of the demo config (``--draws 200``); ``held_out``: its held-out setups
+    (``--vary seed``). The file holds the demo study's summary with the command that produced
+    it, and the held-out study's certification rates and comparison (what a user should expect).
+
+    Returns:
+        The written path.
+    """
+    s, h = load_validity(demo), load_validity(held_out)
+    if s["vary"] != "data" or h["vary"] != "seed":
+        raise InputError("held_out", "a study with --vary seed (and demo one with --vary data)", str(held_out))
+    out = {"command": f"depthcert validity --config depthcert/configs/demo.toml --draws {s['draws']} --out DIR",
+           "wall_time": wall_time, "machine": machine, **s,
+           "held_out_setups": {
+               "command": f"depthcert validity --config examples/validity_heldout_seeds.toml --vary seed --draws "
+                          f"{h['draws_requested']} --out DIR",
+               "wall_time": held_out_wall_time, "draws": h["draws"], "draws_not_run": h["draws_not_run"],
+               "test_level": h["test_level"], "certification": h["certification"], "comparison": h.get("comparison"),
+               "significant": h["significant"]}}
+    return atomic_write_text(path, dumps(out, indent=2) + "\n")

@@ -84,8 +84,9 @@ def draw(draws: int, *, M=400, K=2000, n_class=200, r=0.4, delta_R=0.05, B=1.0, 
     inputs = VariantInputs(var_S_jump_pop=_variance(RS_pop, M, B), var_T_new=_variance(LT["new"], K, B),
                            var_T_old=_variance(LT["old"], K, B), var_T_jump_S=_variance(LT["jump_S"], K, B),
                            **mc, **levels)
-    truth = {"R_new": r, "R_old": p_old, "RS_new": RS_new, "RS_pop": RS_pop, "L_test_new": LT["new"],
-             "L_test_old": LT["old"], "L_test_jump_S": LT["jump_S"]}
+    truth = {"R_new": r, "R_old": p_old, "RS_new": RS_new, "RS_pop": RS_pop, "RS_jump_S": RS_jS,
+             "L_test_new": LT["new"], "L_test_old": LT["old"], "L_test_jump_S": LT["jump_S"],
+             "max_RS": None if max_count is None else B * max_count / M}
     return setup, inputs, LT["new"], truth
 
 

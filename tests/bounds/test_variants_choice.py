@@ -139,55 +139,73 @@ def test_use_fixes_the_certificate_before_the_data():
         evaluate_variants(Setup(**EX), 0.1, VariantInputs(use="direct_tight_bernstein"))
 
 
-def _one_by_one(setup, inputs, level, n_routes):
-    """Each route on its own at level/N (every level scaled by 1/N): the Bonferroni claim, computed by hand.
-
-    delta' is lowered by ulps until delta/N + delta'/N <= level/N in floats (rounding never excludes a route).
-    """
-    f, share = 1.0 / n_routes, level / n_routes
-    delta, dp = np.asarray(setup.delta) / n_routes, np.asarray(setup.delta_prime, dtype=np.float64) / n_routes
-    while np.any(delta + dp > share):
-        dp = np.nextafter(dp, 0)
-    scaled = dataclasses.replace(setup, delta=delta, delta_prime=dp)
+def _one_by_one(setup, inputs, level, factor):
+    """Each route on its own with every level it spends times ``factor`` (an array allowed), computed by hand."""
+    f = np.asarray(factor, dtype=np.float64)
+    scaled = dataclasses.replace(setup, delta=np.asarray(setup.delta) * f, delta_prime=np.asarray(setup.delta_prime) * f)
     err = inputs.rad_hat_mc_error
     if err is not None:   # the McDiarmid error scales as sqrt(ln(1/level))
-        err = err * math.sqrt(math.log(1 / (inputs.delta_mc * f)) / math.log(1 / inputs.delta_mc))
+        err = err * np.sqrt(np.log(1 / (inputs.delta_mc * f)) / math.log(1 / inputs.delta_mc))
     levels = {k: (None if getattr(inputs, k) is None else getattr(inputs, k) * f)
               for k in ("delta_mc", "delta_S_jump_pop", "delta_T_new", "delta_T_old", "delta_T_jump_S")}
     scaled_inputs = dataclasses.replace(inputs, rad_hat_mc_error=err, **levels)
-    paper = evaluate_routes(scaled, share)
+    paper = evaluate_routes(scaled, level)
     out = {"population_route": paper.population, "direct_route": paper.direct}
-    out.update(evaluate_variants(scaled, share, scaled_inputs, any_route=False).variants)
+    out.update(evaluate_variants(scaled, level, scaled_inputs, any_route=False).variants)
     return out
 
 
-@pytest.mark.parametrize("delta_R", [0.09, 0.2], ids=["example", "large_margin"])
-def test_any_route_is_bonferroni_over_every_route(delta_R):
-    setup, inputs = Setup(**{**EX, "delta_R": delta_R}), VariantInputs(**INPUTS)
+def _hand_scale(setup, level, delta_mc):
+    """The common factor, from the distinct events listed by hand (every route of EX with INPUTS taking part).
+
+    Scaling levels: the paper's two-sided E_S (= the direct closed variants' E_S), the paper's E_T,
+    the population closed variants' one-sided E_S, the empirical E_S of each route (delta - delta_mc),
+    E_MC once; per tail kind (Hoeffding, Bernstein) the tails of one function on one sample once, at the
+    larger level: f~_pop on S delta'/3, f_new on T max(delta'/3, delta'/2), f_old on T delta'/3, f~_S on T
+    delta'/2. Total 4 delta - delta_mc + delta' + 2 (5/3) delta'.
+    Fixed: the paper's two Hoeffding tails at t = Delta_R/4 (and E_R when given).
+    """
+    d, dp, v = setup.delta, setup.delta_prime, setup
+    L = 4 * d - delta_mc + dp + 2 * (dp / 3 + dp / 2 + dp / 3 + dp / 2)
+    F = 2 * math.exp(-v.K * v.delta_R**2 / (8 * v.B**2)) + (v.delta_R_failure or 0.0)
+    return min(1.0, (level - F) / L)
+
+
+@pytest.mark.parametrize("delta_R,failure", [(0.09, None), (0.2, 1e-3)], ids=["example", "large_margin_estimated"])
+def test_any_route_is_one_union_of_every_routes_distinct_events(delta_R, failure):
+    setup, inputs = Setup(**{**EX, "delta_R": delta_R, "delta_R_failure": failure}), VariantInputs(**INPUTS)
     rep = evaluate_variants(setup, 0.1, inputs)
     a = rep.any_route
-    assert a.method == "bonferroni" and len(a.included) == 10 and a.share == pytest.approx(0.01)
-    alone = _one_by_one(setup, inputs, 0.1, 10)
+    c = _hand_scale(setup, 0.1, INPUTS["delta_mc"])
+    assert a.method == "scaled_union" and len(a.included) == 10 and float(a.scale) == pytest.approx(c, rel=1e-12)
+    assert c > 1 / 10 + 0.02      # a shared event is paid once: better than Bonferroni over the 10 routes
+    alone = _one_by_one(setup, inputs, 0.1, a.scale)
     for name, r in alone.items():
-        assert bool(a.included[name]) == bool(r.failure_probability <= 0.1 / 10), name
-        assert bool(a.certifying[name]) == bool(r.certified and r.failure_probability <= 0.1 / 10), name
-    assert float(a.failure_probability) <= 0.1
+        assert bool(a.included[name]) and bool(r.failure_probability <= 0.1), name
+        assert bool(a.certifying[name]) == bool(r.certified), name
+    assert float(a.failure_probability) == pytest.approx(0.1, rel=1e-12) and float(a.failure_probability) <= 0.1
     assert bool(a.certified) == any(bool(a.certifying[k]) for k in a.certifying)
-    if delta_R == 0.09:   # one variant certifies alone at 0.1, none at 0.01: the post-hoc pick is not certified
+    if delta_R == 0.09:   # one variant certifies alone at its own level, none at level x c: the pick is not certified
         assert bool(rep.variants["population_tight_bernstein_empirical"].certified) and not bool(a.certified)
     else:
         assert bool(a.certified)
 
 
+def test_any_route_leaves_out_a_vacuous_paper_route_before_the_data():
+    setup = Setup(**{**EX, "delta_R": 1e-3})        # Theorem 2's Hoeffding tails ~ 2: it cannot take part
+    a = evaluate_variants(setup, 0.1, VariantInputs(**INPUTS)).any_route
+    assert not bool(a.included["population_route"]) and bool(a.included["direct_route"])
+    assert float(a.scale) == pytest.approx(0.1 / (4 * 0.05 - INPUTS["delta_mc"] + 0.05 + 2 * 0.05 * 5 / 3), rel=1e-12)
+
+
 def test_any_route_claim_holds_in_the_toy_world():
-    """P(some taking-part route's bound at level/N is violated) <= the union's failure probability (CP, 99.9%)."""
+    """P(some taking-part route's bound at its scaled levels is violated) <= the union's failure probability (CP)."""
     draws = 400
     setup, inputs, observed, _ = draw(draws, seed=5, M=400, K=2000, n_class=200)
     setup, inputs = with_levels(setup, 0.2, 0.2, inputs)
     rep = evaluate_variants(setup, 0.4, inputs)
-    n = len(rep.any_route.included)
     violated = np.zeros(draws, dtype=bool)
-    for name, r in _one_by_one(setup, inputs, 0.4, n).items():
+    for name, r in _one_by_one(setup, inputs, 0.4, rep.any_route.scale).items():
         violated |= np.asarray(rep.any_route.included[name]) & (observed > r.bound)
     low, _ = clopper_pearson(int(violated.sum()), draws, 0.999)
     assert low <= float(np.max(rep.any_route.failure_probability)) <= 0.4
@@ -209,3 +227,17 @@ def test_union_counts_a_shared_event_once_and_needs_the_total_below_the_level():
 def test_every_variant_spec_is_evaluated_with_all_inputs():
     assert set(evaluate_variants(Setup(**EX), 0.1, VariantInputs(**INPUTS), any_route=False).variants) == set(
         VARIANT_SPECS)
+
+
+def test_one_statistic_at_two_levels_is_paid_once_at_the_larger():
+    """{X > t(p)} with t decreasing in p: the union of two such events is the one at the larger level."""
+    from types import SimpleNamespace as R
+
+    from bounds.route_choice import RouteCandidate, union_of_routes
+
+    a = RouteCandidate("a", R(failure_probability=0.02, certified=False), {"T/hoeffding/f_new": 0.02})
+    b = RouteCandidate("b", R(failure_probability=0.04, certified=True), {"T/hoeffding/f_new": 0.03, "E_T": 0.01})
+    u = union_of_routes([a, b], 0.05)
+    assert float(u.failure_probability) == pytest.approx(0.04) and bool(u.certified)
+    only_a = union_of_routes([a, b], 0.05, included={"a": True, "b": False})
+    assert float(only_a.failure_probability) == pytest.approx(0.02) and not bool(only_a.certified)

@@ -73,6 +73,11 @@ def test_run_prints_table(tmp_path, capsys):
     ("[insertion]\nfamily = \"full\"\n", "insertion.family == 'full'"),
     ("[sizes]\nM = \"many\"\n", "sizes.M == 'many'"),
     ("not toml at all = = \n", "--config =="),
+    ("[variants]\ndelta_mc = 0.5\n", "variants.delta_mc == 0.5, must be in (0, sizes.delta) = (0, 0.02)"),
+    ("[variants]\nuse = \"best\"\n", "variants.use == 'best', must be one of ['population_route'"),
+    ("[variants]\nn_draws = 0\n", "variants.n_draws == 0, must be an integer in [1, inf)"),
+    ("[variants]\ndelta_T_new = 1.5\n", "variants.delta_T_new == 1.5"),
+    ("[variants]\nrad_hat = 0.1\n", "variants.rad_hat == 0.1, must be one of"),
 ])
 def test_bad_config_one_line_exit_2(tmp_path, capsys, body, fragment):
     cfg = tmp_path / "bad.toml"

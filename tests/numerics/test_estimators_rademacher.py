@@ -154,3 +154,27 @@ def test_random_bits_are_fair_and_uncorrelated():
     # broken generators must fail the same check: every bit repeated twice; bits stuck at 0
     assert not looks_fair(torch.repeat_interleave(bits[::2], 2))
     assert not looks_fair(torch.zeros_like(bits))
+
+
+def test_streamed_rademacher_matches_the_one_shot_estimator_and_brackets_the_exact_value():
+    """One chunk: the same signs as rademacher_readout_mc; the sure bracket contains the value by enumeration."""
+    import itertools
+
+    from numerics.estimators import rademacher_readout_mc, rademacher_readout_stream
+
+    g = torch.Generator().manual_seed(0)
+    phi = torch.rand(5, 3, generator=g, dtype=torch.float64) - 0.3
+    one = rademacher_readout_mc(phi, 2, 0.7, 6, seed=3, delta_mc=0.01)
+    st = rademacher_readout_stream([phi], 2, 0.7, 6, seed=3, delta_mc=0.01)
+    assert (st.value, st.mc_error) == pytest.approx(one, rel=1e-14)
+    chunked = rademacher_readout_stream([phi[:2], phi[2:]], 2, 0.7, 6, seed=3, delta_mc=0.01)
+    assert chunked.phi_sq_sum == pytest.approx(float(phi.pow(2).sum())) and chunked.mc_error == pytest.approx(one[1])
+    exact = 0.0
+    for signs in itertools.product((-1.0, 1.0), repeat=10):     # E_s ||s^T phi||_F over all 2^10 sign matrices
+        exact += float((torch.tensor(signs, dtype=torch.float64).reshape(5, 2).T @ phi).norm())
+    exact *= 0.7 / (2**10 * 5)
+    lo, hi = st.exact_bracket()
+    assert lo <= exact <= hi and hi / lo < 1.5
+    assert st.exact_bracket()[1] == pytest.approx(0.7 / 5 * math.sqrt(2 * float(phi.pow(2).sum())))
+    with pytest.raises(ValueError, match="no chunk"):
+        rademacher_readout_stream([], 2, 0.7, 6)

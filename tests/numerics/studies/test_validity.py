@@ -178,3 +178,12 @@ def test_demo_setup_200_draws(tmp_path):
     for name, v in s["power"].items():
         assert not (v["flagged"] and not v["weakened"]), name
     assert s["power"]["eps_M x 0.01"]["flagged"] and s["power"]["Hoeffding H_new K x 10000"]["flagged"]
+    # issue 9: every THEORY §6 variant is tested at its own levels (no route or event significant, above);
+    # the fixed-tail mutant cannot be flagged here: the whole class stays below its tail (README)
+    from bounds.variants import VARIANT_SPECS
+
+    assert set(VARIANT_SPECS) <= set(s["routes"]) and s["routes"]["any_with_variants"]["violations"] == 0
+    for name, v in s["power"].items():
+        if "H_S_new" in name:
+            assert v["class_sup_over_tail"]["max"] < 1 and not v["flagged"], name
+    assert s["comparison"]["use"] == "population_tight_bernstein"

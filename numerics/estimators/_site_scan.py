@@ -1,0 +1,153 @@
+"""The scan of all sites of any network, and curvature along a step at one site (THEORY §1-§3, §8).
+
+* :func:`accumulate_site_stats` -- per probe batch, ONE forward (zero tensors added at
+  every site by :class:`~numerics.sites.SiteProbe`) and ONE backward of the summed loss
+  give ``m_i`` at every site; the protocol features ``phi`` of each site's block are
+  computed from the recorded states and folded into a
+  :class:`~numerics.estimators._site_stats.SiteAccumulator`. The first half of the probe is
+  phase A, the second phase B (the split test).
+* :func:`curvature_along` -- (A-smooth) for a direction ``D`` of ``V``: the curvature of
+  ``tau -> R(V = -tau D/||D||)`` on the segment ``[0, slope/beta]`` (self-consistent grid
+  iteration as :func:`~numerics.estimators.smoothness_beta_report`, second derivatives by
+  double backward), and Theorem 1's gain bound ``slope^2 / (2 beta)``, ``slope = <G, D/||D||>``.
+* :func:`loss_change` -- ``R(f) - R(f with h_V inserted at the site)`` on a sample.
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import torch
+
+from numerics._numerics import per_sample_loss
+from numerics.estimators._site_stats import SiteAccumulator
+from numerics.estimators._smoothness import BetaEstimate
+from numerics.families import from_tokens, to_tokens
+from numerics.sites import SiteProbe, add_at_site
+
+__all__ = ["accumulate_site_stats", "curvature_along", "loss_change"]
+
+
+def _batches(n: int, lo: int, hi: int, size: int):
+    return [(i, min(i + size, hi)) for i in range(lo, hi, size)]
+
+
+def accumulate_site_stats(model, x: torch.Tensor, y: torch.Tensor, blocks: Mapping, loss: str, *,
+                          batch_size: int = 256, soft_y: torch.Tensor | None = None, progress=None
+                          ) -> dict[str, SiteAccumulator]:
+    """Streaming statistics of every site from one forward + one backward per batch (THEORY §8).
+
+    Args:
+        model: any per-sample-safe ``nn.Module`` (put in eval mode here).
+        x, y: the probe sample ``(n, ...)``; the first ``n // 2`` are phase A.
+        blocks: ``{site: ProtocolBlock}`` (their ``phi`` defines each site's features).
+        loss: ``"cross_entropy"`` or ``"squared"``.
+        batch_size: samples per forward.
+        soft_y: conditional targets (``E[y | x]``); if given, ``||m_bar_i||^2`` is also
+            accumulated (one more forward/backward per batch) for the realisability ratio.
+        progress: an optional callable ``progress(n_done)``.
+
+    Returns:
+        ``{site: SiteAccumulator}``.
+    """
+    names, n = list(blocks), x.shape[0]
+    if n < 4:
+        raise ValueError(f"probe n == {n}, must be >= 4 (two halves of >= 2 for the split test).")
+    accs = {s: SiteAccumulator(blocks[s].d, blocks[s].r) for s in names}
+    model.eval()
+    with SiteProbe(model, names) as probe:
+        for part, lo, hi in (("A", 0, n // 2), ("B", n // 2, n)):
+            if part == "B":
+                for acc in accs.values():
+                    acc.close_split()
+            for i, j in _batches(n, lo, hi, batch_size):
+                _one_batch(model, probe, blocks, accs, x[i:j], y[i:j], loss, part)
+                if soft_y is not None:
+                    probe.reset()
+                    ms = probe.grads(per_sample_loss(model(x[i:j]), soft_y[i:j], loss).sum())
+                    for s in names:
+                        accs[s].add_m_bar(ms[s])
+                if progress is not None:
+                    progress(j - i)
+    return accs
+
+
+def _one_batch(model, probe, blocks, accs, xb, yb, loss, part) -> None:
+    probe.reset()
+    ms = probe.grads(per_sample_loss(model(xb), yb, loss).sum())   # one backward, every site
+    with torch.no_grad():
+        for s, acc in accs.items():
+            acc.update(to_tokens(ms[s]), blocks[s].phi(probe.states[s]), part)
+
+
+def _mean_loss_derivatives(model, site, block, x, y, loss, base_V, direction, batch_size):
+    """``(R, dR/ds, d2R/ds2)`` at ``s = 0`` for ``V = base_V + s direction`` (means over ``x``)."""
+    n, totals = x.shape[0], [0.0, 0.0, 0.0]
+    for i, j in _batches(n, 0, n, batch_size):
+        s = torch.zeros((), dtype=base_V.dtype, requires_grad=True)
+        V = base_V + s * direction
+
+        def add(u, V=V):
+            return from_tokens(block.phi(u) @ V.T.to(u.dtype), u)
+
+        with add_at_site(model, site, add):
+            value = per_sample_loss(model(x[i:j]), y[i:j], loss).sum()
+        (d1,) = torch.autograd.grad(value, s, create_graph=True)
+        (d2,) = torch.autograd.grad(d1, s) if d1.requires_grad else (torch.zeros(()),)
+        for k, v in enumerate((value, d1, d2)):
+            totals[k] += float(v.detach())
+    return [t / n for t in totals]
+
+
+def curvature_along(model, site: str, block, x: torch.Tensor, y: torch.Tensor, G: torch.Tensor,
+                    D: torch.Tensor, loss: str, *, n_grid: int = 5, max_iter: int = 10, rtol: float = 1e-3,
+                    floor: float = 1e-12, batch_size: int = 256) -> tuple[BetaEstimate, float, float]:
+    """``beta`` along ``-D`` at ``site`` (THEORY §2 A-smooth), the slope and Theorem 1's gain bound.
+
+    With ``D^ = D/||D||`` and ``slope = <G, D^>`` (> 0 for ``D = G`` and ``D = G Sigma^+``), the
+    curvature ``c(tau) = d^2/dtau^2 R(V = -tau D^)`` is maximised on ``n_grid`` points of
+    ``[0, slope/beta]`` until self-consistent; then ``R(0) - min_tau R <= ...`` gives
+    ``Delta >= slope^2 / (2 beta)`` (Theorem 1 with ``eta = 1/beta`` along ``D^``).
+
+    Args:
+        model, site, block: the network, a site name and its ``ProtocolBlock`` (features).
+        x, y: the sample defining ``R`` (a probe subsample).
+        G: ``(d, r)`` cross-gradient; D: ``(d, r)`` direction (non-zero).
+
+    Returns:
+        ``(BetaEstimate, slope, gain_bound)``; ``gain_bound`` is 0 when ``slope <= 0``.
+    """
+    norm = float(D.norm())
+    if not norm > 0:
+        raise ValueError("||D|| == 0, must be > 0 (no first-order direction).")
+    D_hat = (D / norm).to(block.V.dtype)
+    slope = float((G.to(D_hat.dtype) * D_hat).sum())
+    model.eval()
+
+    def curvature(tau: float) -> float:
+        return _mean_loss_derivatives(model, site, block, x, y, loss, -tau * D_hat, D_hat, batch_size)[2]
+
+    c0 = curvature(0.0)
+    beta, seen = max(c0, floor), c0
+    if slope <= 0:
+        return BetaEstimate(beta, c0, c0, 0, True), slope, 0.0
+    for k in range(1, max_iter + 1):
+        seen = max(curvature(i * slope / ((n_grid - 1) * beta)) for i in range(n_grid))
+        if seen <= beta * (1 + rtol):
+            beta = max(beta, seen)
+            return BetaEstimate(beta, c0, seen, k, True), slope, slope**2 / (2 * beta)
+        beta = seen
+    return BetaEstimate(beta, c0, seen, max_iter, False), slope, slope**2 / (2 * beta)
+
+
+@torch.no_grad()
+def loss_change(model, site: str, block, V: torch.Tensor, x: torch.Tensor, y: torch.Tensor, loss: str,
+                batch_size: int = 1024) -> float:
+    """``R_n(f) - R_n(f + h_V at site)``: the loss reduction of inserting ``h_V`` (mean over ``x``)."""
+    model.eval()
+    n, before, after = x.shape[0], 0.0, 0.0
+    for i, j in _batches(n, 0, n, batch_size):
+        before += float(per_sample_loss(model(x[i:j]), y[i:j], loss).sum())
+        with add_at_site(model, site, lambda u: from_tokens(block.phi(u) @ V.T.to(u.dtype), u)):
+            after += float(per_sample_loss(model(x[i:j]), y[i:j], loss).sum())
+    return (before - after) / n if math.isfinite(before) else math.nan

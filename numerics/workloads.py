@@ -4,7 +4,7 @@ Extends the shared ``[task]``/``[model]``/``[reference]`` sections of
 :mod:`numerics.builders` (every key there keeps its meaning) with:
 
 * ``task.kind``: the teacher tasks (``regression``, ``classification``: known depth, exact
-  conditionals), ``digits`` (scikit-learn, 8x8), ``chars`` (the standard library's source,
+  conditionals; ``branch_scale`` multiplies the teacher's residual branches), ``digits`` (scikit-learn, 8x8), ``chars`` (the standard library's source,
   :mod:`numerics.corpus`; ``seq_len``, ``max_chars``) and ``cifar`` (python-pickle batches
   in a local folder ``path``; ``which`` = 10 or 100); ``n_test``, ``n_population`` sizes;
 * ``model.kind``: ``mlp`` (:class:`~numerics.models.PostNormResMLP`, the default), ``cnn``
@@ -66,20 +66,23 @@ def _int(lo: int) -> Interval:
 
 WORKLOAD_SCHEMA: Mapping[str, Mapping[str, Any]] = {
     "": {"seed": _int(0), "data_seed": _int(0)},
-    "task": {**TASK_SCHEMA, "kind": DATA_KINDS, "path": Text(), "which": (10, 100), "seq_len": _int(2),
+    "task": {**TASK_SCHEMA, "kind": DATA_KINDS, "branch_scale": Interval(0, closed_low=False), "path": Text(), "which": (10, 100), "seq_len": _int(2),
              "max_chars": _int(10_000), "n_test": _int(2), "n_population": _int(2)},
     "model": {**MODEL_SCHEMA, "kind": MODEL_KINDS, "norm": ("rms", "layer", "group", "batch"), "groups": _int(1),
               "heads": _int(1), "path": Text(), "dtype": ("float64", "float32")},
-    "reference": REFERENCE_SCHEMA,
+    "reference": {**REFERENCE_SCHEMA, "anneal_steps": _int(0)},
 }
 
+#: The teacher of known depth (3 blocks of width 4, strong branches) and a too-shallow student
+#: (depth 1, width 16), trained with annealing: the defaults of ``saturation`` and ``grow``.
 DEFAULT_WORKLOAD: dict = {
     "seed": 0, "data_seed": 0,
-    "task": {"kind": "regression", "d_in": 8, "depth": 3, "width": 16, "noise_std": 0.1, "noise_clip": 3.0,
-             "mean_bound": 1.0, "head_bias": False, "n_classes": 2, "logit_scale": 1.0, "n_test": 4000,
-             "n_population": 20000, "seq_len": 64, "max_chars": 3_000_000, "which": 10},
+    "task": {"kind": "regression", "d_in": 4, "depth": 3, "width": 4, "noise_std": 0.02, "noise_clip": 3.0,
+             "mean_bound": 1.0, "head_bias": False, "n_classes": 2, "logit_scale": 1.0, "branch_scale": 4.0,
+             "n_test": 4000, "n_population": 20000, "seq_len": 64, "max_chars": 3_000_000, "which": 10},
     "model": {"kind": "mlp", "width": 16, "depth": 1, "norm": "rms", "eps_n": 1e-5, "groups": 4, "heads": 4},
-    "reference": {"n": 20000, "optimizer": "adam", "lr": 0.01, "steps": 1000, "batch_size": 256},
+    "reference": {"n": 20000, "optimizer": "adam", "lr": 0.005, "steps": 1500, "batch_size": 256,
+                  "anneal_steps": 1500},
 }
 
 
@@ -117,6 +120,10 @@ class Workload:
 def _teacher(cfg: Mapping, streams: Streams, probe_n: int) -> Workload:
     t = cfg["task"]
     task = make_task(t, seed_of(streams, "teacher"))
+    with torch.no_grad():   # branch_scale: how far each teacher block moves the stream (depth matters more)
+        for branch in task.net.branches:
+            branch[2].weight.mul_(t.get("branch_scale", 1.0))
+            branch[2].bias.mul_(t.get("branch_scale", 1.0))
     S = task.sample(cfg["reference"]["n"], seed_of(streams, "reference_sample"))
     T = task.sample(t["n_test"], seed_of(streams, "T"))
     P = task.sample(probe_n, seed_of(streams, "probe"))
@@ -242,14 +249,33 @@ def as_model_dtype(net, x: torch.Tensor) -> torch.Tensor:
 
 
 def train_network(net, w: Workload, r: Mapping, seed: int, steps: int | None = None):
-    """Train every parameter of ``net`` on ``w.train`` with the ``[reference]`` optimiser (zero state)."""
+    """Train every parameter of ``net`` on ``w.train`` with the ``[reference]`` optimiser (zero state).
+
+    ``steps`` (default ``r["steps"]``) at ``r["lr"]``, then ``r["anneal_steps"]`` more in two equal
+    phases at ``lr/5`` and ``lr/25`` with 8x and 16x larger batches. **Choice** (ours): a
+    first-order saturation test asks whether the population gradient of a new block is 0; a
+    network left at constant learning rate keeps an optimisation residue that the test
+    rightly detects, so the studies anneal (each phase restarts the zero-state optimiser).
+
+    Returns:
+        ``(net, TrainResult)`` of the last phase.
+    """
     from numerics.training import train
 
     x, y = w.train
+    x = as_model_dtype(net, x)
     params = {k: p.requires_grad_(True) for k, p in net.named_parameters()}
+    main = r["steps"] if steps is None else steps
+    anneal = int(r.get("anneal_steps", 0))
+    phases = [(main, r["lr"], r["batch_size"])]
+    if anneal:
+        phases += [(anneal // 2, r["lr"] / 5, 8 * r["batch_size"]), (anneal - anneal // 2, r["lr"] / 25,
+                                                                     16 * r["batch_size"])]
     net.train()
-    res = train(net, params, as_model_dtype(net, x), y, optimizer=r["optimizer"], lr=r["lr"],
-                steps=r["steps"] if steps is None else steps, batch_size=r["batch_size"], seed=seed, loss=w.loss)
+    res, gen = None, torch.Generator().manual_seed(int(seed))   # phase seeds drawn from the role's stream
+    for n_steps, lr, bs in phases:
+        res = train(net, params, x, y, optimizer=r["optimizer"], lr=lr, steps=n_steps,
+                    batch_size=min(bs, x.shape[0]), seed=int(torch.randint(2**31, (1,), generator=gen)), loss=w.loss)
     return net.eval(), res
 
 

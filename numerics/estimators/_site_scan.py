@@ -4,8 +4,7 @@
   every site by :class:`~numerics.sites.SiteProbe`) and ONE backward of the summed loss
   give ``m_i`` at every site; the protocol features ``phi`` of each site's block are
   computed from the recorded states and folded into a
-  :class:`~numerics.estimators._site_stats.SiteAccumulator`. The first half of the probe is
-  phase A, the second phase B (the split test).
+  :class:`~numerics.estimators._site_stats.SiteAccumulator`.
 * :func:`curvature_along` -- (A-smooth) for a direction ``D`` of ``V``: the curvature of
   ``tau -> R(V = -tau D/||D||)`` on the segment ``[0, slope/beta]`` (self-consistent grid
   iteration as :func:`~numerics.estimators.smoothness_beta_report`, second derivatives by
@@ -33,51 +32,44 @@ def _batches(n: int, lo: int, hi: int, size: int):
 
 
 def accumulate_site_stats(model, x: torch.Tensor, y: torch.Tensor, blocks: Mapping, loss: str, *,
-                          batch_size: int = 256, soft_y: torch.Tensor | None = None, progress=None
-                          ) -> dict[str, SiteAccumulator]:
+                          batch_size: int = 256, soft_y: torch.Tensor | None = None, progress=None,
+                          n_chunks: int = 16, b: float | None = None) -> dict[str, SiteAccumulator]:
     """Streaming statistics of every site from one forward + one backward per batch (THEORY §8).
 
     Args:
         model: any per-sample-safe ``nn.Module`` (put in eval mode here).
-        x, y: the probe sample ``(n, ...)``; the first ``n // 2`` are phase A.
+        x, y: the probe sample ``(n, ...)``, processed in order.
         blocks: ``{site: ProtocolBlock}`` (their ``phi`` defines each site's features).
         loss: ``"cross_entropy"`` or ``"squared"``.
-        batch_size: samples per forward.
+        batch_size: samples per forward (the results do not depend on it).
         soft_y: conditional targets (``E[y | x]``); if given, ``||m_bar_i||^2`` is also
             accumulated (one more forward/backward per batch) for the realisability ratio.
         progress: an optional callable ``progress(n_done)``.
+        n_chunks, b: chunks of the betting test and an a priori bound on ``||X_i||``.
 
     Returns:
         ``{site: SiteAccumulator}``.
     """
     names, n = list(blocks), x.shape[0]
-    if n < 4:
-        raise ValueError(f"probe n == {n}, must be >= 4 (two halves of >= 2 for the split test).")
-    accs = {s: SiteAccumulator(blocks[s].d, blocks[s].r) for s in names}
+    if n < 2 * n_chunks or n < 4:
+        raise ValueError(f"probe n == {n}, must be >= max(4, 2 n_chunks) == {max(4, 2 * n_chunks)}.")
+    accs = {s: SiteAccumulator(blocks[s].d, blocks[s].r, n, n_chunks, b) for s in names}
     model.eval()
     with SiteProbe(model, names) as probe:
-        for part, lo, hi in (("A", 0, n // 2), ("B", n // 2, n)):
-            if part == "B":
-                for acc in accs.values():
-                    acc.close_split()
-            for i, j in _batches(n, lo, hi, batch_size):
-                _one_batch(model, probe, blocks, accs, x[i:j], y[i:j], loss, part)
-                if soft_y is not None:
-                    probe.reset()
-                    ms = probe.grads(per_sample_loss(model(x[i:j]), soft_y[i:j], loss).sum())
-                    for s in names:
-                        accs[s].add_m_bar(ms[s])
-                if progress is not None:
-                    progress(j - i)
+        for i, j in _batches(n, 0, n, batch_size):
+            probe.reset()
+            ms = probe.grads(per_sample_loss(model(x[i:j]), y[i:j], loss).sum())   # one backward, every site
+            with torch.no_grad():
+                for s, acc in accs.items():
+                    acc.update(to_tokens(ms[s]), blocks[s].phi(probe.states[s]))
+            if soft_y is not None:
+                probe.reset()
+                ms = probe.grads(per_sample_loss(model(x[i:j]), soft_y[i:j], loss).sum())
+                for s in names:
+                    accs[s].add_m_bar(ms[s])
+            if progress is not None:
+                progress(j - i)
     return accs
-
-
-def _one_batch(model, probe, blocks, accs, xb, yb, loss, part) -> None:
-    probe.reset()
-    ms = probe.grads(per_sample_loss(model(xb), yb, loss).sum())   # one backward, every site
-    with torch.no_grad():
-        for s, acc in accs.items():
-            acc.update(to_tokens(ms[s]), blocks[s].phi(probe.states[s]), part)
 
 
 def _mean_loss_derivatives(model, site, block, x, y, loss, base_V, direction, batch_size):

@@ -3,28 +3,41 @@
 Per probe sample ``i`` with activation gradients ``m_i`` (tokens ``(T, d)``) and features
 ``phi_i`` (``(T, r)``), ``X_i = sum_t m_it phi_it^T``. :class:`SiteAccumulator` keeps, over
 batches, ``sum_i X_i`` (``d x r``), ``sum_i sum_t phi phi^T`` (``r x r``), ``sum_i ||X_i||^2``,
-``sum_i ||m_i||^2`` and maxima: memory ``O(d r + r^2)``, never ``O(n d)``. Batch sums are
-exact, so any batching gives the one-batch numbers (up to float rounding).
+``sum_i ||m_i||^2`` and maxima: memory ``O(d r + r^2)`` (plus two floats per sample for the
+betting test), never ``O(n d)``. Sums are exact, so any batching gives the one-batch numbers
+(up to float rounding); the betting test works on fixed chunks of the probe, not on the
+computational batches, so it is the same for every batch size too.
 
 Two tests of ``H0: G = E[X] = 0`` (saturation of the protocol block, THEORY §8):
 
 * :func:`hoeffding_test` -- the U-statistic ``S_hat`` against
   ``t = b^2 sqrt(2 ln(2/level) / floor(n/2))`` (Hoeffding's U-statistic inequality, valid for
-  ``||X_i|| <= b``, powerless: ``t`` does not see the variance and scales with ``b^2``).
-* :func:`adaptive_test` -- **Choice** (ours): split-sample empirical Bernstein. The first
-  half ``A`` of the probe fixes a unit direction ``w = G_A / ||G_A||``; on the second half
-  ``B`` the scalars ``Z_i = <X_i, w>`` are i.i.d. given ``A`` with mean ``<G, w>``, which is 0
-  under ``H0`` and lie in ``[-b, b]``. Maurer--Pontil's empirical Bernstein bound (Theorem 4,
-  one-sided, ``bounds.confidence.empirical_bernstein_lower``) gives a lower confidence
-  bound on ``<G, w> <= ||G||``; the test rejects iff it is > 0. Finite-sample level
-  ``<= level`` whenever ``b`` really bounds ``||X_i||`` (with ``b`` the sample maximum -- no
-  data-free bound exists for a general network -- the level is a plug-in, flagged
-  ``b_from_data``). Its threshold scales with the standard deviation of ``Z``, not ``b^2``.
+  ``||X_i|| <= b``; powerless in practice: ``t`` ignores the variance and scales with ``b^2``).
+* :func:`adaptive_test` -- **Choice** (ours): a test by betting with a predictable direction
+  (Shafer 2021; Waudby-Smith and Ramdas 2023). The probe is cut into ``n_chunks`` chunks;
+  for chunk ``c >= 2`` the direction ``w_c = G_{<c} / ||G_{<c}||`` and the bet
+  ``lambda_c in [0, 1/(2 b_c)]`` (aGRAPA: ``mu/(sigma^2 + mu^2)`` from earlier chunks only)
+  are fixed before the chunk is seen, and each sample multiplies the wealth by
+  ``1 + lambda_c Z_i``, ``Z_i = <X_i, w_c>``. Under ``H0`` ``E[Z_i | past] = <G, w_c> = 0``, so
+  the wealth is a non-negative martingale and Ville's inequality gives
+  ``P(wealth ever >= 1/level) <= level``: reject iff ``log wealth >= ln(1/level)``. A
+  finite-sample level for every ``n`` whenever ``b_c`` bounds ``|Z_i|`` -- exact with an a
+  priori ``b`` (``||X_i|| <= b``); with no data-free bound (a general network) ``b_c`` is
+  twice the largest ``|Z_i|`` of earlier chunks (``||X_i||`` before the first bet), a plug-in
+  (``b_from_data``; exceedances are counted in ``b_violations``). The power follows the standard deviation of ``Z``, not ``b^2``, and
+  every sample after the first chunk is used. Inverting the same wealth for
+  ``H0(m): ||G|| <= m`` gives ``lower_bound``, a level-``(1 - level)`` lower confidence bound
+  on ``||G||``.
 
 Both report ``n_needed``: the probe size at which a site with ``||G||^2 = g`` (e.g. ``2 beta
 Delta`` for a target gain ``Delta``, Theorem 1) would be detected when the statistic
-equals its expectation (for the adaptive test: ``w`` aligned with ``G``, ``Var(Z)`` as
-measured) -- a planning number, not a guarantee.
+grows at its expected rate (betting: direction aligned with ``G``, ``Var(Z)`` as measured,
+growth ``lambda mu - lambda^2 (sigma^2 + mu^2) / 2`` per sample) -- a planning number, not a
+guarantee.
+
+References:
+    G. Shafer, Testing by betting, JRSS-A 2021. I. Waudby-Smith, A. Ramdas, Estimating means
+    of bounded random variables by betting, JRSS-B 2023 (arXiv 2010.09686).
 """
 from __future__ import annotations
 
@@ -33,8 +46,6 @@ import math
 
 import torch
 
-from bounds.confidence import empirical_bernstein_lower
-
 __all__ = ["SiteAccumulator", "SiteTest", "adaptive_test", "hoeffding_test", "n_needed_adaptive",
            "n_needed_hoeffding", "projection_scores"]
 
@@ -42,36 +53,53 @@ F64 = torch.float64
 
 
 class SiteAccumulator:
-    """Running sums of one site over probe batches (phase ``"A"`` then ``"B"``).
+    """Running sums of one site over the probe, in order (``n_total`` samples, ``n_chunks`` chunks).
 
     Example:
-        >>> acc = SiteAccumulator(d=2, r=1)
+        >>> acc = SiteAccumulator(d=2, r=1, n_total=4, n_chunks=2)
         >>> m, phi = torch.ones(4, 1, 2, dtype=F64), torch.ones(4, 1, 1, dtype=F64)
-        >>> acc.update(m[:2], phi[:2]); acc.close_split(); acc.update(m[2:], phi[2:], "B")
-        >>> acc.n, acc.G.tolist(), round(acc.z_mean, 12)
-        (4, [[1.0], [1.0]], 1.414213562373)
+        >>> acc.update(m[:3], phi[:3]); acc.update(m[3:], phi[3:])
+        >>> acc.n, acc.G.tolist(), [round(z, 12) for z in acc.z]
+        (4, [[1.0], [1.0]], [1.414213562373, 1.414213562373])
     """
 
-    def __init__(self, d: int, r: int):
-        self.d, self.r = d, r
-        self.n = self.n_A = self.n_B = 0
+    def __init__(self, d: int, r: int, n_total: int, n_chunks: int = 16, b: float | None = None,
+                 direction: str = "hotelling"):
+        self.d, self.r, self.n_total, self.b_prior = d, r, int(n_total), b
+        self.rule = direction
+        self.E_sum = torch.zeros(d, d, dtype=F64)
+        self.chunk = max(1, math.ceil(n_total / max(1, n_chunks)))
+        self.n = 0
         self.G_sum = torch.zeros(d, r, dtype=F64)
         self.S_sum = torch.zeros(r, r, dtype=F64)
         self.m_sq = self.x_sq = self.x_max = self.ag_max = self.phi_max = 0.0
         self.m_bar_sq: float | None = None
         self.direction: torch.Tensor | None = None
-        self.z_sum = self.z_sq = self.z_max = 0.0
+        self.lam = self.b_bet = 0.0
+        self.z: list[float] = []
+        self.lams: list[float] = []
+        self.b_violations = 0
 
-    @torch.no_grad()
-    def update(self, m: torch.Tensor, phi: torch.Tensor, part: str = "A") -> None:
-        """Add a batch: ``m (n, T, d)`` activation gradients, ``phi (n, T, r)`` features."""
+    def update(self, m: torch.Tensor, phi: torch.Tensor) -> None:
+        """Add the next samples: ``m (n, T, d)`` activation gradients, ``phi (n, T, r)`` features."""
         if m.dim() != 3 or phi.dim() != 3 or m.shape[:2] != phi.shape[:2]:
             raise ValueError(f"expected m (n, T, d) and phi (n, T, r) with the same n, T, "
                              f"got {tuple(m.shape)} and {tuple(phi.shape)}.")
+        i = 0
+        while i < m.shape[0]:   # split at chunk boundaries: the test does not depend on the batching
+            j = min(m.shape[0], i + self.chunk - self.n % self.chunk)
+            self._update_part(m[i:j], phi[i:j])
+            i = j
+
+    @torch.no_grad()
+    def _update_part(self, m, phi) -> None:
         n, T = m.shape[:2]
+        if self.direction is not None:
+            self._bet(m, phi)
         flat_m, flat_phi = m.reshape(n * T, -1), phi.reshape(n * T, -1)
         self.G_sum += (flat_m.T @ flat_phi).to(F64)
         self.S_sum += (flat_phi.T @ flat_phi).to(F64)
+        self.E_sum += (flat_m.T @ flat_m).to(F64)
         m_norm2 = m.pow(2).sum(dim=(1, 2)).to(F64)
         x_norm2 = _x_sq_norms(m, phi).to(F64)
         self.n += n
@@ -80,24 +108,36 @@ class SiteAccumulator:
         self.ag_max = max(self.ag_max, float(m_norm2.max().sqrt()))
         self.x_max = max(self.x_max, float(x_norm2.max().clamp(min=0).sqrt()))
         self.phi_max = max(self.phi_max, float(phi.pow(2).sum(dim=(1, 2)).max().sqrt()))
-        if part == "B":
-            if self.direction is None:
-                raise RuntimeError("close_split() must be called before phase B.")
-            z = ((m @ self.direction.to(m.dtype)) * phi).sum(dim=(1, 2)).to(F64)
-            self.n_B += n
-            self.z_sum += float(z.sum())
-            self.z_sq += float(z.pow(2).sum())
-            self.z_max = max(self.z_max, float(z.abs().max()))
+        if self.n % self.chunk == 0 or self.n == self.n_total:
+            self._next_chunk()
+
+    def _bet(self, m, phi) -> None:
+        z = ((m @ self.direction.to(m.dtype)) * phi).sum(dim=(1, 2)).to(F64)
+        self.b_violations += int((z.abs() > self.b_bet).sum())
+        self.z.extend(z.tolist())
+        self.lams.extend([self.lam] * z.numel())
+
+    def _next_chunk(self) -> None:
+        """Fix the next chunk's direction, bound and bet from the samples seen so far (predictable)."""
+        D = _bet_direction(self.G_sum, self.S_sum, self.E_sum, self.rule)
+        norm = float(D.norm())
+        self.direction = D / norm if norm > 0 else torch.zeros_like(D)
+        if self.b_prior is not None:
+            self.b_bet = self.b_prior
+        else:   # plug-in: twice the largest |Z| (or, before any bet, ||X||) seen so far
+            self.b_bet = 2.0 * (max(abs(v) for v in self.z) if self.z else self.x_max)
+        if self.z:   # aGRAPA from the betting scalars of earlier chunks
+            z = torch.tensor(self.z, dtype=F64)
+            mu, second = float(z.mean()), float(z.pow(2).mean())
+        else:        # first chunk: in-sample mean ||G_sum||/n and the bound E<X, w>^2 <= E||X||^2
+            mu = float((self.G_sum * self.direction).sum()) / self.n
+            second = self.x_sq / self.n
+        cap = 1.0 / (2.0 * self.b_bet) if self.b_bet > 0 else 0.0
+        self.lam = min(max(mu / second, 0.0), cap) if second > 0 else 0.0
 
     def add_m_bar(self, m_bar: torch.Tensor) -> None:
         """Accumulate ``||m_bar_i||^2`` (conditional gradients, for the realisability ratio)."""
         self.m_bar_sq = (self.m_bar_sq or 0.0) + float(m_bar.pow(2).sum().to(F64))
-
-    def close_split(self) -> None:
-        """Fix ``w = G_A / ||G_A||`` from the samples seen so far (phase A)."""
-        self.n_A = self.n
-        norm = float(self.G_sum.norm())
-        self.direction = self.G_sum / norm if norm > 0 else torch.zeros_like(self.G_sum)
 
     @property
     def G(self) -> torch.Tensor:
@@ -115,15 +155,33 @@ class SiteAccumulator:
         n = self.n
         return float((self.G_sum.pow(2).sum() - self.x_sq) / (n * (n - 1))) if n > 1 else math.nan
 
-    @property
-    def z_mean(self) -> float:
-        return self.z_sum / self.n_B if self.n_B else math.nan
+    def log_wealth(self, m0: float = 0.0) -> float:
+        """``sum_i log(1 + lambda_i (Z_i - m0))``: the betting wealth against ``H0(m0): ||G|| <= m0``."""
+        z, lam = torch.tensor(self.z, dtype=F64), torch.tensor(self.lams, dtype=F64)
+        return float(torch.log((1 + lam * (z - m0)).clamp(min=1e-300)).sum()) if z.numel() else 0.0
 
     @property
     def z_var(self) -> float:
-        """Unbiased sample variance of ``Z`` on phase B."""
-        nb = self.n_B
-        return max((self.z_sq - nb * self.z_mean**2) / (nb - 1), 0.0) if nb > 1 else math.nan
+        """Sample variance of the betting scalars ``Z_i``."""
+        return float(torch.tensor(self.z, dtype=F64).var()) if len(self.z) > 1 else math.nan
+
+
+def _ridge_inverse(A: torch.Tensor, rel: float = 1e-3) -> torch.Tensor:
+    """``(A + rel * tr(A)/k * I)^{-1}`` for a PSD ``k x k`` matrix (a stable whitening)."""
+    k = A.shape[0]
+    ridge = rel * float(torch.trace(A)) / k
+    if not ridge > 0:
+        return torch.zeros_like(A)
+    return torch.linalg.inv(A + ridge * torch.eye(k, dtype=A.dtype))
+
+
+def _bet_direction(G_sum, S_sum, E_sum, rule: str) -> torch.Tensor:
+    """``G`` (euclidean), ``G Sigma^-1`` (natural) or ``E^-1 G Sigma^-1`` (hotelling, Kronecker
+    approximation ``Cov(X) ~ E[m m^T] (x) Sigma_phi`` of the optimal ``Cov^-1 G``)."""
+    if rule == "euclidean":
+        return G_sum
+    D = G_sum @ _ridge_inverse(S_sum)
+    return _ridge_inverse(E_sum) @ D if rule == "hotelling" else D
 
 
 def _x_sq_norms(m: torch.Tensor, phi: torch.Tensor) -> torch.Tensor:
@@ -162,6 +220,7 @@ class SiteTest:
     b: float
     b_from_data: bool
     lower_bound: float | None = None   # adaptive: level-(1 - level) lower bound on ||G||
+    b_violations: int | None = None    # adaptive: samples with |Z_i| above the bound used for the bet
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -180,30 +239,22 @@ def n_needed_hoeffding(b: float, g: float, level: float) -> int | None:
     return 2 * half
 
 
-def _eb_threshold(var: float, b: float, n_b: int, level: float) -> float:
-    """``mean - EB lower bound``: ``sqrt(2 V ln(2/level)/n) + 7 (2b) ln(2/level) / (3 (n-1))``."""
-    return float(0.0 - empirical_bernstein_lower(0.0, var, n_b, 2.0 * b, level))
+def n_needed_adaptive(var: float, b: float, g: float, level: float, chunk: int = 0) -> int | None:
+    """``chunk + ln(1/level) / rate`` with the constrained growth rate of the betting wealth.
 
-
-def n_needed_adaptive(var: float, b: float, g: float, level: float) -> int | None:
-    """Smallest ``n = 2 n_B`` with ``sqrt(g) > `` the empirical-Bernstein threshold on ``n_B``.
+    ``mu = sqrt(g)`` (direction aligned with ``G``), ``lambda = min(mu/(var + mu^2), 1/(2b))``,
+    ``rate = lambda mu - lambda^2 (var + mu^2) / 2`` (second-order ``E log(1 + lambda Z)``).
 
     Example:
         >>> n_needed_adaptive(0.01, 1.0, 0.1, 0.05) < n_needed_hoeffding(1.0, 0.1, 0.05)
         True
     """
-    if not g > 0 or not math.isfinite(g) or not math.isfinite(var):
+    if not g > 0 or not math.isfinite(g) or not math.isfinite(var) or not b > 0:
         return None
-    target, hi = math.sqrt(g), 2
-    while _eb_threshold(var, b, hi, level) >= target:
-        hi *= 2
-        if hi > 2**60:
-            return None
-    lo = max(hi // 2, 2)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        lo, hi = (mid + 1, hi) if _eb_threshold(var, b, mid, level) >= target else (lo, mid)
-    return 2 * hi
+    mu = math.sqrt(g)
+    lam = min(mu / (var + mu * mu), 1.0 / (2.0 * b))
+    rate = lam * mu - lam * lam * (var + mu * mu) / 2.0
+    return chunk + math.ceil(math.log(1.0 / level) / rate) if rate > 0 else None
 
 
 def _bound(acc_max: float, b: float | None) -> tuple[float, bool]:
@@ -224,13 +275,26 @@ def hoeffding_test(acc: SiteAccumulator, level: float, b: float | None = None, t
                     level, bound, from_data)
 
 
+def _lower_bound(acc: SiteAccumulator, level: float) -> float:
+    """``sup {m0 >= 0 : log wealth(m0) >= ln(1/level)}`` (0 when ``H0`` is not rejected), by bisection."""
+    target = math.log(1.0 / level)
+    if acc.log_wealth(0.0) < target:
+        return 0.0
+    lo, hi = 0.0, max(acc.b_bet, 1e-300)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if acc.log_wealth(mid) >= target else (lo, mid)
+    return lo
+
+
 def adaptive_test(acc: SiteAccumulator, level: float, b: float | None = None, target_sq: float | None = None
                   ) -> SiteTest:
-    """Split-sample empirical-Bernstein test (module docstring): reject iff ``mean Z > threshold``."""
-    if acc.n_B < 2:
-        raise ValueError(f"n_B == {acc.n_B}, must be >= 2 (probe too small for the split test).")
-    bound, from_data = _bound(acc.x_max, b)
-    t = _eb_threshold(acc.z_var, bound, acc.n_B, level)
-    mean = acc.z_mean
-    return SiteTest("adaptive", mean, t, bool(mean > t), n_needed_adaptive(acc.z_var, bound, target_sq or 0.0, level),
-                    level, bound, from_data, lower_bound=mean - t)
+    """Test by betting with a predictable direction (module docstring): reject iff ``log wealth >= ln(1/level)``."""
+    if len(acc.z) < 2:
+        raise ValueError(f"betting samples == {len(acc.z)}, must be >= 2 (probe too small for the chunks).")
+    bound, from_data = (acc.b_bet, acc.b_prior is None)
+    stat, t = acc.log_wealth(0.0), math.log(1.0 / level)
+    n_need = n_needed_adaptive(acc.z_var, bound, target_sq or 0.0, level, acc.chunk)
+    test = SiteTest("betting", stat, t, bool(stat >= t), n_need, level, bound, from_data,
+                    lower_bound=_lower_bound(acc, level))
+    return dataclasses.replace(test, b_violations=acc.b_violations)

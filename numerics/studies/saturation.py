@@ -17,13 +17,16 @@ sample (its own role stream) gives, for every insertion site:
 * ``test_hoeffding`` and ``test_adaptive`` (:mod:`numerics.estimators._site_stats`), each
   with ``n_needed`` for ``saturation.target_gain``; ``saturated`` = not rejected.
 
-Multiple sites: each test runs at ``level / K`` (Bonferroni over the ``K`` sites), so
-"improvable" (some site rejects) has family-wise error ``<= level`` when every site is
-saturated. The verdict of the model: ``saturated`` at ``level``, or improvable with the
-best site (largest ``gain_bound_natural`` among the rejecting sites) and its predicted gain.
+Multiple sites: each site's test runs at ``level / K`` (Bonferroni over the ``K`` sites); the
+model's verdict averages the sites' betting wealths (a test martingale for "every site is
+saturated", family-wise level ``level``, at least as powerful as Bonferroni): ``saturated``
+at ``level``, or improvable with the best site (largest ``gain_bound_natural`` among the
+rejecting sites, or among all when only the average rejects) and its predicted gain.
 """
 from __future__ import annotations
 
+import dataclasses
+import math
 import time
 from pathlib import Path
 from typing import Any, Mapping
@@ -38,19 +41,20 @@ from numerics.workloads import (DEFAULT_WORKLOAD, WORKLOAD_SCHEMA, ListOf, as_mo
                                 make_workload, risk, seed_of, train_network)
 
 __all__ = ["CONFIG_SCHEMA", "DEFAULT_CONFIG", "SATURATION_SCHEMA", "format_table", "load", "plot",
-           "reference_network", "run", "scan_model", "site_blocks", "validate_config", "write"]
+           "Scan", "block_for", "reference_network", "run", "scan_model", "scan_with_state", "site_blocks", "validate_config", "write"]
 
 SATURATION_SCHEMA: Mapping[str, Any] = {
     "sites": ListOf(), "level": Interval(0, 1, closed_low=False, closed_high=False), "probe_n": Interval(8, integer=True),
     "families": ListOf(FAMILIES), "width": Interval(1, integer=True), "batch_size": Interval(1, integer=True),
     "target_gain": Interval(0, closed_low=False), "beta_n": Interval(2, integer=True),
-    "beta_grid": Interval(2, integer=True), "b": Interval(0, closed_low=False)}
+    "beta_grid": Interval(2, integer=True), "b": Interval(0, closed_low=False),
+    "n_chunks": Interval(2, integer=True)}
 CONFIG_SCHEMA: Mapping[str, Mapping[str, Any]] = {**WORKLOAD_SCHEMA, "saturation": SATURATION_SCHEMA}
 
 #: ``depthcert saturation`` defaults: a depth-3 teacher, a depth-1 student (too shallow).
 DEFAULT_CONFIG: dict = merge_config(DEFAULT_WORKLOAD, {"saturation": {
     "level": 0.05, "probe_n": 4096, "families": ["linear", "affine", "readout"], "width": 16,
-    "batch_size": 512, "target_gain": 1e-3, "beta_n": 1024, "beta_grid": 5}})
+    "batch_size": 512, "target_gain": 1e-3, "beta_n": 1024, "beta_grid": 5, "n_chunks": 16}})
 
 
 def validate_config(config: Mapping) -> dict:
@@ -63,7 +67,7 @@ def validate_config(config: Mapping) -> dict:
     return merge_config(DEFAULT_CONFIG, config)
 
 
-def _block_for(net, site: str, state_shape, sat: Mapping, streams: Streams, tag):
+def block_for(net, site: str, state_shape, sat: Mapping, streams: Streams, tag):
     from numerics.families import ProtocolBlock
 
     fams = list(dict.fromkeys(["linear", "affine", *sat["families"]]))
@@ -79,7 +83,7 @@ def site_blocks(net, x_example, sat: Mapping, streams: Streams, tag=0) -> dict:
     with torch.no_grad(), SiteProbe(net, names) as probe:
         net(x_example)
         shapes = {s: tuple(probe.states[s].shape[1:]) for s in names}
-    return {s: _block_for(net, s, shapes[s], sat, streams, tag) for s in names}
+    return {s: block_for(net, s, shapes[s], sat, streams, tag) for s in names}
 
 
 def _direction_scores(net, site, block, acc, xb, yb, loss, sat) -> dict:
@@ -118,22 +122,71 @@ def _site_record(net, site, block, acc, w, sat, level_site) -> dict:
     rec["test_hoeffding"], rec["test_adaptive"] = hoef.to_dict(), adap.to_dict()
     lcb = max(adap.lower_bound, 0.0)
     rec["certified_gain"] = lcb**2 / (2 * rec["beta"]) if rec["beta"] else 0.0
+    rec["alignment"] = _alignment(acc)
     rec["saturated"] = not adap.reject
     return rec
 
 
+def _alignment(acc) -> float | None:
+    """Cosine between the last betting direction and ``G_hat`` (how well the bets were aimed)."""
+    if acc.direction is None or not float(acc.G_sum.norm()) > 0:
+        return None
+    return float((acc.direction * acc.G_sum).sum() / acc.G_sum.norm())
+
+
 def _model_verdict(records: list, level: float) -> dict:
+    """The model is improvable iff the *average* of the sites' betting wealths reaches ``1/level``.
+
+    Under the global null (every site saturated) each site's wealth is a non-negative
+    martingale for the same probe order, so their average is one too: Ville's inequality
+    gives family-wise level ``level`` with at least Bonferroni's power (``max_k W_k / K <=``
+    the average).
+    """
+    logs = torch.tensor([r["test_adaptive"]["statistic"] for r in records], dtype=torch.float64)
+    log_mean = float(torch.logsumexp(logs, 0) - math.log(len(records)))
+    saturated = log_mean < math.log(1.0 / level)
     rejecting = [r for r in records if not r["saturated"]]
-    pool = rejecting or records
-    best = max(pool, key=lambda r: r["gain_bound_natural"])
-    saturated = not rejecting
+    best = max(rejecting or records, key=lambda r: r["gain_bound_natural"])
     verdict = (f"saturated at level {level:g}" if saturated else
                f"improvable: best site {best['site']}, predicted gain {best['gain_bound_natural']:.3g}")
     return {"saturated": saturated, "best_site": best["site"], "predicted_gain": best["gain_bound_natural"],
             "certified_gain": best["certified_gain"], "level": level, "level_per_site": level / len(records),
-            "n_sites": len(records), "verdict": verdict,
+            "n_sites": len(records), "verdict": verdict, "log_wealth_mean": log_mean,
+            "threshold": math.log(1.0 / level),
             "saturated_hoeffding": not any(r["test_hoeffding"]["reject"] for r in records),
-            "test": "split-sample empirical Bernstein (Maurer-Pontil), Bonferroni over the sites"}
+            "test": "betting with a predictable (Hotelling) direction; model: average of the site wealths (Ville); "
+                    "sites: each at level/K"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Scan:
+    """A scan's JSON-ready ``result`` and, per site, its ``ProtocolBlock`` and accumulated statistics."""
+
+    result: dict
+    blocks: dict
+    stats: dict
+
+
+def scan_with_state(net, w, sat: Mapping, streams: Streams, *, tag=0, progress: bool = False) -> Scan:
+    """:func:`scan_model`, also returning the blocks and statistics (``G``, ``Sigma_phi``) per site."""
+    from numerics.estimators._site_scan import accumulate_site_stats
+
+    t0 = time.perf_counter()
+    x, y = w.probe
+    x = as_model_dtype(net, x)
+    blocks = site_blocks(net, x[:2], sat, streams, tag)
+    soft = w.soft(w.probe[0]).to(x.dtype) if w.soft is not None else None
+    bar = _bar(x.shape[0] * (2 if soft is not None else 1), progress, "scan")
+    accs = accumulate_site_stats(net, x, y, blocks, w.loss, batch_size=sat["batch_size"], soft_y=soft,
+                                 progress=bar.update if bar else None, n_chunks=sat["n_chunks"], b=sat.get("b"))
+    if bar:
+        bar.close()
+    t_scan = time.perf_counter() - t0
+    level_site = sat["level"] / len(blocks)
+    records = [_site_record(net, s, blocks[s], accs[s], w, sat, level_site) for s in blocks]
+    result = {"sites": records, "model": _model_verdict(records, sat["level"]),
+              "timings": {"scan_s": t_scan, "scores_s": time.perf_counter() - t0 - t_scan}}
+    return Scan(result, blocks, accs)
 
 
 def scan_model(net, w, sat: Mapping, streams: Streams, *, tag=0, progress: bool = False) -> dict:
@@ -149,23 +202,7 @@ def scan_model(net, w, sat: Mapping, streams: Streams, *, tag=0, progress: bool 
     Returns:
         ``{"sites": [...], "model": {...}, "timings": {...}}`` (JSON-ready).
     """
-    from numerics.estimators._site_scan import accumulate_site_stats
-
-    t0 = time.perf_counter()
-    x, y = w.probe
-    x = as_model_dtype(net, x)
-    blocks = site_blocks(net, x[:2], sat, streams, tag)
-    soft = w.soft(w.probe[0]).to(x.dtype) if w.soft is not None else None
-    bar = _bar(x.shape[0] * (2 if soft is not None else 1), progress, "scan")
-    accs = accumulate_site_stats(net, x, y, blocks, w.loss, batch_size=sat["batch_size"], soft_y=soft,
-                                 progress=bar.update if bar else None)
-    if bar:
-        bar.close()
-    t_scan = time.perf_counter() - t0
-    level_site = sat["level"] / len(blocks)
-    records = [_site_record(net, s, blocks[s], accs[s], w, sat, level_site) for s in blocks]
-    return {"sites": records, "model": _model_verdict(records, sat["level"]),
-            "timings": {"scan_s": t_scan, "scores_s": time.perf_counter() - t0 - t_scan}}
+    return scan_with_state(net, w, sat, streams, tag=tag, progress=progress).result
 
 
 def _bar(total: int, on: bool, desc: str):
@@ -215,8 +252,8 @@ def run(config: Mapping, out_dir: str | Path | None = None, *, progress: bool = 
 
 _NOTES = [
     "probe sample drawn from its own role stream (data_seed), independent of the training sample",
-    "tests: each site at level/K (Bonferroni); adaptive = split-sample empirical Bernstein, level exact when b bounds "
-    "||X_i||; with b from the sample maximum (b_from_data) the level is a plug-in",
+    "tests: each site at level/K (Bonferroni); adaptive = testing by betting with a predictable direction, level exact "
+    "when b bounds |<X_i, w>|; with b from earlier chunks (b_from_data) the level is a plug-in",
     "gain bounds are plug-in estimates (Theorem 1 with the probe's G and beta); certified_gain uses the adaptive "
     "test's lower confidence bound on ||G||",
 ]

@@ -20,6 +20,9 @@ COMMANDS = {
     "prove": "depthcert._cmd_prove",
     "run": "depthcert._cmd_run",
     "demo": "depthcert._cmd_demo",
+    "saturation": "depthcert._cmd_saturation",
+    "grow": "depthcert._cmd_grow",
+    "study": "depthcert._cmd_study",
 }
 
 

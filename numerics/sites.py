@@ -209,7 +209,7 @@ class SiteProbe(contextlib.AbstractContextManager):
     ``m`` of the state's shape, from ONE ``torch.autograd.grad`` call.
 
     Raises:
-        RuntimeError: a site module ran twice in one forward (a shared module is not a site).
+        InputError: a site module ran twice in one forward (a shared module is not a site).
     """
 
     def __init__(self, model: nn.Module, names: Sequence[str]):
@@ -221,7 +221,7 @@ class SiteProbe(contextlib.AbstractContextManager):
     def _hook(self, name):
         def hook(mod, args, kwargs, out):
             if name in self.zeros:
-                raise RuntimeError(f"site {name!r} ran twice in one forward; a shared module is not a site.")
+                raise InputError("sites", "modules that run once per forward (a shared module is not a site)", name)
             stream = _stream(out)
             zero = torch.zeros_like(stream, requires_grad=True)
             self.states[name], self.zeros[name] = stream.detach(), zero

@@ -72,6 +72,12 @@ def accumulate_site_stats(model, x: torch.Tensor, y: torch.Tensor, blocks: Mappi
     return accs
 
 
+def _math_attention():
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel([SDPBackend.MATH])
+
+
 def _mean_loss_derivatives(model, site, block, x, y, loss, base_V, direction, batch_size):
     """``(R, dR/ds, d2R/ds2)`` at ``s = 0`` for ``V = base_V + s direction`` (means over ``x``)."""
     n, totals = x.shape[0], [0.0, 0.0, 0.0]
@@ -82,10 +88,10 @@ def _mean_loss_derivatives(model, site, block, x, y, loss, base_V, direction, ba
         def add(u, V=V):
             return from_tokens(block.phi(u) @ V.T.to(u.dtype), u)
 
-        with add_at_site(model, site, add):
+        with add_at_site(model, site, add), _math_attention():   # fused attention kernels lack double backward
             value = per_sample_loss(model(x[i:j]), y[i:j], loss).sum()
-        (d1,) = torch.autograd.grad(value, s, create_graph=True)
-        (d2,) = torch.autograd.grad(d1, s) if d1.requires_grad else (torch.zeros(()),)
+            (d1,) = torch.autograd.grad(value, s, create_graph=True)
+            (d2,) = torch.autograd.grad(d1, s) if d1.requires_grad else (torch.zeros(()),)
         for k, v in enumerate((value, d1, d2)):
             totals[k] += float(v.detach())
     return [t / n for t in totals]
@@ -93,13 +99,16 @@ def _mean_loss_derivatives(model, site, block, x, y, loss, base_V, direction, ba
 
 def curvature_along(model, site: str, block, x: torch.Tensor, y: torch.Tensor, G: torch.Tensor,
                     D: torch.Tensor, loss: str, *, n_grid: int = 5, max_iter: int = 10, rtol: float = 1e-3,
-                    floor: float = 1e-12, batch_size: int = 256) -> tuple[BetaEstimate, float, float]:
-    """``beta`` along ``-D`` at ``site`` (THEORY §2 A-smooth), the slope and Theorem 1's gain bound.
+                    floor: float = 1e-8, batch_size: int = 256) -> tuple[BetaEstimate, float, float, float]:
+    """``beta`` along ``-D`` at ``site`` (THEORY §2 A-smooth), the slope, Theorem 1's gain bound and the realised gain.
 
     With ``D^ = D/||D||`` and ``slope = <G, D^>`` (> 0 for ``D = G`` and ``D = G Sigma^+``), the
     curvature ``c(tau) = d^2/dtau^2 R(V = -tau D^)`` is maximised on ``n_grid`` points of
-    ``[0, slope/beta]`` until self-consistent; then ``R(0) - min_tau R <= ...`` gives
-    ``Delta >= slope^2 / (2 beta)`` (Theorem 1 with ``eta = 1/beta`` along ``D^``).
+    ``[0, slope/beta]`` until self-consistent, starting from ``beta_0 = max(|c(0)|, floor)``
+    (a concave start must not make the segment unbounded); then Theorem 1 with
+    ``eta = 1/beta`` along ``D^`` gives ``R(0) - R(-tau* D^) >= slope^2 / (2 beta)``,
+    ``tau* = slope / beta``. The realised ``R(0) - R(-tau* D^)`` on the same sample checks it
+    (a grid estimate of ``beta`` can miss curvature between grid points).
 
     Args:
         model, site, block: the network, a site name and its ``ProtocolBlock`` (features).
@@ -107,7 +116,7 @@ def curvature_along(model, site: str, block, x: torch.Tensor, y: torch.Tensor, G
         G: ``(d, r)`` cross-gradient; D: ``(d, r)`` direction (non-zero).
 
     Returns:
-        ``(BetaEstimate, slope, gain_bound)``; ``gain_bound`` is 0 when ``slope <= 0``.
+        ``(BetaEstimate, slope, gain_bound, realised_gain)``; both gains 0 when ``slope <= 0``.
     """
     norm = float(D.norm())
     if not norm > 0:
@@ -116,20 +125,20 @@ def curvature_along(model, site: str, block, x: torch.Tensor, y: torch.Tensor, G
     slope = float((G.to(D_hat.dtype) * D_hat).sum())
     model.eval()
 
-    def curvature(tau: float) -> float:
-        return _mean_loss_derivatives(model, site, block, x, y, loss, -tau * D_hat, D_hat, batch_size)[2]
+    def at(tau: float) -> list:
+        return _mean_loss_derivatives(model, site, block, x, y, loss, -tau * D_hat, D_hat, batch_size)
 
-    c0 = curvature(0.0)
-    beta, seen = max(c0, floor), c0
+    R0, _, c0 = at(0.0)
+    beta, seen, k, done = max(abs(c0), floor), c0, 0, slope <= 0
+    while not done and k < max_iter:
+        k += 1
+        seen = max(at(i * slope / ((n_grid - 1) * beta))[2] for i in range(n_grid))
+        done = seen <= beta * (1 + rtol)
+        beta = max(beta, seen)
+    est = BetaEstimate(beta, c0, seen, k, done)
     if slope <= 0:
-        return BetaEstimate(beta, c0, c0, 0, True), slope, 0.0
-    for k in range(1, max_iter + 1):
-        seen = max(curvature(i * slope / ((n_grid - 1) * beta)) for i in range(n_grid))
-        if seen <= beta * (1 + rtol):
-            beta = max(beta, seen)
-            return BetaEstimate(beta, c0, seen, k, True), slope, slope**2 / (2 * beta)
-        beta = seen
-    return BetaEstimate(beta, c0, seen, max_iter, False), slope, slope**2 / (2 * beta)
+        return est, slope, 0.0, 0.0
+    return est, slope, slope**2 / (2 * beta), R0 - at(slope / beta)[0]
 
 
 @torch.no_grad()

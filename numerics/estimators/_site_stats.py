@@ -59,7 +59,7 @@ class SiteAccumulator:
         >>> acc = SiteAccumulator(d=2, r=1, n_total=4, n_chunks=2)
         >>> m, phi = torch.ones(4, 1, 2, dtype=F64), torch.ones(4, 1, 1, dtype=F64)
         >>> acc.update(m[:3], phi[:3]); acc.update(m[3:], phi[3:])
-        >>> acc.n, acc.G.tolist(), [round(z, 12) for z in acc.z]
+        >>> acc.n, acc.G.tolist(), [round(z, 12) for z in acc.z.tolist()]
         (4, [[1.0], [1.0]], [1.414213562373, 1.414213562373])
     """
 
@@ -76,8 +76,9 @@ class SiteAccumulator:
         self.m_bar_sq: float | None = None
         self.direction: torch.Tensor | None = None
         self.lam = self.b_bet = 0.0
-        self.z: list[float] = []
-        self.lams: list[float] = []
+        self._z: list[torch.Tensor] = []
+        self._lams: list[torch.Tensor] = []
+        self._z_max = 0.0
         self.b_violations = 0
 
     def update(self, m: torch.Tensor, phi: torch.Tensor) -> None:
@@ -114,8 +115,9 @@ class SiteAccumulator:
     def _bet(self, m, phi) -> None:
         z = ((m @ self.direction.to(m.dtype)) * phi).sum(dim=(1, 2)).to(F64)
         self.b_violations += int((z.abs() > self.b_bet).sum())
-        self.z.extend(z.tolist())
-        self.lams.extend([self.lam] * z.numel())
+        self._z.append(z)
+        self._lams.append(torch.full_like(z, self.lam))
+        self._z_max = max(self._z_max, float(z.abs().max()))
 
     def _next_chunk(self) -> None:
         """Fix the next chunk's direction, bound and bet from the samples seen so far (predictable)."""
@@ -125,9 +127,9 @@ class SiteAccumulator:
         if self.b_prior is not None:
             self.b_bet = self.b_prior
         else:   # plug-in: twice the largest |Z| (or, before any bet, ||X||) seen so far
-            self.b_bet = 2.0 * (max(abs(v) for v in self.z) if self.z else self.x_max)
-        if self.z:   # aGRAPA from the betting scalars of earlier chunks
-            z = torch.tensor(self.z, dtype=F64)
+            self.b_bet = 2.0 * (self._z_max if self._z else self.x_max)
+        if self._z:   # aGRAPA from the betting scalars of earlier chunks
+            z = self.z
             mu, second = float(z.mean()), float(z.pow(2).mean())
         else:        # first chunk: in-sample mean ||G_sum||/n and the bound E<X, w>^2 <= E||X||^2
             mu = float((self.G_sum * self.direction).sum()) / self.n
@@ -155,15 +157,27 @@ class SiteAccumulator:
         n = self.n
         return float((self.G_sum.pow(2).sum() - self.x_sq) / (n * (n - 1))) if n > 1 else math.nan
 
-    def log_wealth(self, m0: float = 0.0) -> float:
+    @property
+    def z(self) -> torch.Tensor:
+        """The betting scalars ``Z_i`` so far, in probe order."""
+        return torch.cat(self._z) if self._z else torch.zeros(0, dtype=F64)
+
+    @property
+    def lams(self) -> torch.Tensor:
+        """The bet ``lambda`` applied to each ``Z_i``."""
+        return torch.cat(self._lams) if self._lams else torch.zeros(0, dtype=F64)
+
+    def log_wealth(self, m0: float = 0.0, z=None, lam=None) -> float:
         """``sum_i log(1 + lambda_i (Z_i - m0))``: the betting wealth against ``H0(m0): ||G|| <= m0``."""
-        z, lam = torch.tensor(self.z, dtype=F64), torch.tensor(self.lams, dtype=F64)
+        z = self.z if z is None else z
+        lam = self.lams if lam is None else lam
         return float(torch.log((1 + lam * (z - m0)).clamp(min=1e-300)).sum()) if z.numel() else 0.0
 
     @property
     def z_var(self) -> float:
         """Sample variance of the betting scalars ``Z_i``."""
-        return float(torch.tensor(self.z, dtype=F64).var()) if len(self.z) > 1 else math.nan
+        z = self.z
+        return float(z.var()) if z.numel() > 1 else math.nan
 
 
 def _ridge_inverse(A: torch.Tensor, rel: float = 1e-3) -> torch.Tensor:
@@ -277,21 +291,22 @@ def hoeffding_test(acc: SiteAccumulator, level: float, b: float | None = None, t
 
 def _lower_bound(acc: SiteAccumulator, level: float) -> float:
     """``sup {m0 >= 0 : log wealth(m0) >= ln(1/level)}`` (0 when ``H0`` is not rejected), by bisection."""
-    target = math.log(1.0 / level)
-    if acc.log_wealth(0.0) < target:
+    target, z, lam = math.log(1.0 / level), acc.z, acc.lams
+    if acc.log_wealth(0.0, z, lam) < target:
         return 0.0
     lo, hi = 0.0, max(acc.b_bet, 1e-300)
-    for _ in range(60):
+    for _ in range(50):
         mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if acc.log_wealth(mid) >= target else (lo, mid)
+        lo, hi = (mid, hi) if acc.log_wealth(mid, z, lam) >= target else (lo, mid)
     return lo
 
 
 def adaptive_test(acc: SiteAccumulator, level: float, b: float | None = None, target_sq: float | None = None
                   ) -> SiteTest:
     """Test by betting with a predictable direction (module docstring): reject iff ``log wealth >= ln(1/level)``."""
-    if len(acc.z) < 2:
-        raise ValueError(f"betting samples == {len(acc.z)}, must be >= 2 (probe too small for the chunks).")
+    n_bet = sum(z.numel() for z in acc._z)
+    if n_bet < 2:
+        raise ValueError(f"betting samples == {n_bet}, must be >= 2 (probe too small for the chunks).")
     bound, from_data = (acc.b_bet, acc.b_prior is None)
     stat, t = acc.log_wealth(0.0), math.log(1.0 / level)
     n_need = n_needed_adaptive(acc.z_var, bound, target_sq or 0.0, level, acc.chunk)

@@ -13,7 +13,9 @@ sample (its own role stream) gives, for every insertion site:
 * ``beta`` along ``-G`` and ``beta_natural`` along ``-G Sigma_phi^+`` (GroMo's direction),
   Theorem 1's ``gain_bound_euclidean = ||G||^2 / (2 beta)`` and
   ``gain_bound_natural = slope^2 / (2 beta_natural)`` (plug-in estimates), and
-  ``certified_gain = LCB(||G||)^2 / (2 beta)`` (the adaptive test's lower confidence bound);
+  ``certified_gain = LCB(||G||)^2 / (2 beta)`` (the adaptive test's lower confidence bound),
+  and ``realised_gain_*``: the loss reduction of the Theorem 1 step on the curvature sample
+  (a check of the grid estimate of ``beta``);
 * ``test_hoeffding`` and ``test_adaptive`` (:mod:`numerics.estimators._site_stats`), each
   with ``n_needed`` for ``saturation.target_gain``; ``saturated`` = not rejected.
 
@@ -58,11 +60,13 @@ DEFAULT_CONFIG: dict = merge_config(DEFAULT_WORKLOAD, {"saturation": {
 
 
 def validate_config(config: Mapping) -> dict:
-    """Check ``config`` against :data:`CONFIG_SCHEMA` and merge it over :data:`DEFAULT_CONFIG`.
+    """Check ``config`` against :data:`CONFIG_SCHEMA` and merge it over :data:`DEFAULT_CONFIG`
+    (a ``[growth]`` section, read by ``grow``, is ignored here).
 
     Raises:
         InputError: unknown key or value out of range (names the dotted key).
     """
+    config = {k: v for k, v in config.items() if k != "growth"}   # one file may serve `grow` too
     check_schema(config, CONFIG_SCHEMA)
     return merge_config(DEFAULT_CONFIG, config)
 
@@ -92,13 +96,14 @@ def _direction_scores(net, site, block, acc, xb, yb, loss, sat) -> dict:
 
     G, Sigma = acc.G, acc.Sigma
     out = {"beta": None, "beta_natural": None, "gain_bound_euclidean": 0.0, "gain_bound_natural": 0.0,
-           "beta_self_consistent": None}
+           "realised_gain_euclidean": 0.0, "realised_gain_natural": 0.0, "beta_self_consistent": None}
     if not float(G.norm()) > 0:
         return out
     kw = dict(n_grid=sat["beta_grid"], batch_size=sat["batch_size"])
-    be, _, gain_e = curvature_along(net, site, block, xb, yb, G, G, loss, **kw)
-    bn, _, gain_n = curvature_along(net, site, block, xb, yb, G, G @ psd_pinv(Sigma), loss, **kw)
+    be, _, gain_e, real_e = curvature_along(net, site, block, xb, yb, G, G, loss, **kw)
+    bn, _, gain_n, real_n = curvature_along(net, site, block, xb, yb, G, G @ psd_pinv(Sigma), loss, **kw)
     out.update(beta=be.beta, beta_natural=bn.beta, gain_bound_euclidean=gain_e, gain_bound_natural=gain_n,
+               realised_gain_euclidean=real_e, realised_gain_natural=real_n,
                beta_self_consistent=be.self_consistent and bn.self_consistent)
     return out
 

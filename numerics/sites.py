@@ -70,10 +70,12 @@ def check_no_batchnorm(model: nn.Module, key: str = "model") -> None:
     Raises:
         InputError: naming the first batch-norm module.
     """
-    for name, mod in model.named_modules():
-        if isinstance(mod, nn.modules.batchnorm._BatchNorm) or not getattr(mod, "per_sample_safe", True):
-            raise InputError(key, "a network without batch-norm (it couples samples: per-sample activation "
-                             "gradients are undefined; use group or layer norm)", f"batch-norm at {name or 'the model'!r}")
+    mods = list(model.named_modules())
+    bad = [n for n, m in mods if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    bad += [n or "the model" for n, m in mods if not getattr(m, "per_sample_safe", True)]
+    if bad:
+        raise InputError(key, "a network without batch-norm (it couples samples: per-sample activation "
+                         "gradients are undefined; use group or layer norm)", f"batch-norm at {bad[0]!r}")
 
 
 def module_at(model: nn.Module, path: str, key: str = "sites") -> nn.Module:

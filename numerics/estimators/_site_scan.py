@@ -102,8 +102,9 @@ def curvature_along(model, site: str, block, x: torch.Tensor, y: torch.Tensor, G
                     floor: float = 1e-8, batch_size: int = 256) -> tuple[BetaEstimate, float, float, float]:
     """``beta`` along ``-D`` at ``site`` (THEORY §2 A-smooth), the slope, Theorem 1's gain bound and the realised gain.
 
-    With ``D^ = D/||D||`` and ``slope = <G, D^>`` (> 0 for ``D = G`` and ``D = G Sigma^+``), the
-    curvature ``c(tau) = d^2/dtau^2 R(V = -tau D^)`` is maximised on ``n_grid`` points of
+    With ``D^ = D/||D||`` and ``slope = <G_x, D^>`` (``G_x`` the gradient on the sample ``x``
+    itself, so that the bound and the realised gain refer to one sample; > 0 for ``D`` close to
+    ``G`` or ``G Sigma^+``), the curvature ``c(tau) = d^2/dtau^2 R(V = -tau D^)`` is maximised on ``n_grid`` points of
     ``[0, slope/beta]`` until self-consistent, starting from ``beta_0 = max(|c(0)|, floor)``
     (a concave start must not make the segment unbounded); then Theorem 1 with
     ``eta = 1/beta`` along ``D^`` gives ``R(0) - R(-tau* D^) >= slope^2 / (2 beta)``,
@@ -113,7 +114,8 @@ def curvature_along(model, site: str, block, x: torch.Tensor, y: torch.Tensor, G
     Args:
         model, site, block: the network, a site name and its ``ProtocolBlock`` (features).
         x, y: the sample defining ``R`` (a probe subsample).
-        G: ``(d, r)`` cross-gradient; D: ``(d, r)`` direction (non-zero).
+        G: ``(d, r)`` cross-gradient (kept for the signature; the slope is measured on ``x``);
+        D: ``(d, r)`` direction (non-zero), e.g. from a larger probe.
 
     Returns:
         ``(BetaEstimate, slope, gain_bound, realised_gain)``; both gains 0 when ``slope <= 0``.
@@ -122,13 +124,12 @@ def curvature_along(model, site: str, block, x: torch.Tensor, y: torch.Tensor, G
     if not norm > 0:
         raise ValueError("||D|| == 0, must be > 0 (no first-order direction).")
     D_hat = (D / norm).to(block.V.dtype)
-    slope = float((G.to(D_hat.dtype) * D_hat).sum())
     model.eval()
 
     def at(tau: float) -> list:
         return _mean_loss_derivatives(model, site, block, x, y, loss, -tau * D_hat, D_hat, batch_size)
 
-    R0, _, c0 = at(0.0)
+    R0, slope, c0 = at(0.0)   # slope on this sample (= <G_x, D^>), so the theorem holds exactly on it
     beta, seen, k, done = max(abs(c0), floor), c0, 0, slope <= 0
     while not done and k < max_iter:
         k += 1

@@ -108,7 +108,7 @@ def _direction_scores(net, site, block, acc, xb, yb, loss, sat) -> dict:
     return out
 
 
-def _site_record(net, site, block, acc, w, sat, level_site) -> dict:
+def _site_record(net, site, block, acc, w, sat, level_site, curvature: bool = True) -> dict:
     from numerics.estimators._site_stats import adaptive_test, hoeffding_test, projection_scores
 
     x, y = w.probe
@@ -120,7 +120,11 @@ def _site_record(net, site, block, acc, w, sat, level_site) -> dict:
     denom = acc.m_bar_sq if acc.m_bar_sq is not None else acc.m_sq
     rec["realisability"] = P["all"] / (denom / acc.n) if denom > 0 else 0.0
     rec["realisability_kind"] = "m_bar (exact conditional)" if acc.m_bar_sq is not None else "m (lower bound)"
-    rec.update(_direction_scores(net, site, block, acc, as_model_dtype(net, x[:nb]), y[:nb], w.loss, sat))
+    if curvature:
+        rec.update(_direction_scores(net, site, block, acc, as_model_dtype(net, x[:nb]), y[:nb], w.loss, sat))
+    else:
+        rec.update(beta=None, beta_natural=None, gain_bound_euclidean=0.0, gain_bound_natural=0.0,
+                   realised_gain_euclidean=0.0, realised_gain_natural=0.0, beta_self_consistent=None)
     target = 2 * rec["beta"] * sat["target_gain"] if rec["beta"] else None
     hoef = hoeffding_test(acc, level_site, sat.get("b"), target)
     adap = adaptive_test(acc, level_site, sat.get("b"), target)
@@ -172,7 +176,8 @@ class Scan:
     stats: dict
 
 
-def scan_with_state(net, w, sat: Mapping, streams: Streams, *, tag=0, progress: bool = False) -> Scan:
+def scan_with_state(net, w, sat: Mapping, streams: Streams, *, tag=0, progress: bool = False,
+                    curvature: bool = True) -> Scan:
     """:func:`scan_model`, also returning the blocks and statistics (``G``, ``Sigma_phi``) per site."""
     from numerics.estimators._site_scan import accumulate_site_stats
 
@@ -188,13 +193,14 @@ def scan_with_state(net, w, sat: Mapping, streams: Streams, *, tag=0, progress: 
         bar.close()
     t_scan = time.perf_counter() - t0
     level_site = sat["level"] / len(blocks)
-    records = [_site_record(net, s, blocks[s], accs[s], w, sat, level_site) for s in blocks]
+    records = [_site_record(net, s, blocks[s], accs[s], w, sat, level_site, curvature) for s in blocks]
     result = {"sites": records, "model": _model_verdict(records, sat["level"]),
               "timings": {"scan_s": t_scan, "scores_s": time.perf_counter() - t0 - t_scan}}
     return Scan(result, blocks, accs)
 
 
-def scan_model(net, w, sat: Mapping, streams: Streams, *, tag=0, progress: bool = False) -> dict:
+def scan_model(net, w, sat: Mapping, streams: Streams, *, tag=0, progress: bool = False,
+               curvature: bool = True) -> dict:
     """Scores, tests and verdicts of ``net`` on ``w.probe`` at every site (module docstring).
 
     Args:
@@ -203,11 +209,12 @@ def scan_model(net, w, sat: Mapping, streams: Streams, *, tag=0, progress: bool 
         sat: the ``[saturation]`` section (merged with defaults).
         streams: role streams (the block features come from ``insertion``).
         tag: distinguishes the features of successive scans of a growing model.
+        curvature: False skips ``beta`` and the gain bounds (tests and scores only).
 
     Returns:
         ``{"sites": [...], "model": {...}, "timings": {...}}`` (JSON-ready).
     """
-    return scan_with_state(net, w, sat, streams, tag=tag, progress=progress).result
+    return scan_with_state(net, w, sat, streams, tag=tag, progress=progress, curvature=curvature).result
 
 
 def _bar(total: int, on: bool, desc: str):
@@ -220,7 +227,10 @@ def _bar(total: int, on: bool, desc: str):
 
 def reference_network(cfg: Mapping, w, streams: Streams):
     """``f_old``: the ``[model]`` architecture trained on ``w.train`` (reference roles of ``seed``)."""
+    from numerics.sites import check_no_batchnorm
+
     net = build_network(cfg, w, seed_of(streams, "reference_init"))
+    check_no_batchnorm(net, "model.norm")   # refuse before any training (THEORY §1)
     if cfg["model"].get("kind") == "hf" and cfg["reference"]["steps"] == 0:
         return net.eval(), None
     return train_network(net, w, cfg["reference"], seed_of(streams, "reference_training"))

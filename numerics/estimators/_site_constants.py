@@ -56,7 +56,7 @@ def lipschitz_top_at_site(model, site: str, x: torch.Tensor, iters: int = 15, se
         v = v / v.flatten(1).norm(dim=1).clamp(min=1e-300).reshape(-1, *[1] * (v.dim() - 1))
         _, jv = torch.func.jvp(f, (zero,), (v,))
         (g,) = vjp_fn(jv)
-        sigma = (g * v).flatten(1).sum(dim=1).clamp(min=0).sqrt()
+        sigma = (g * v).detach().flatten(1).sum(dim=1).clamp(min=0).sqrt()
         v = g.detach()
     return float(sigma.max())
 

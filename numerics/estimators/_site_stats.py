@@ -14,8 +14,9 @@ Two tests of ``H0: G = E[X] = 0`` (saturation of the protocol block, THEORY §8)
   ``t = b^2 sqrt(2 ln(2/level) / floor(n/2))`` (Hoeffding's U-statistic inequality, valid for
   ``||X_i|| <= b``; powerless in practice: ``t`` ignores the variance and scales with ``b^2``).
 * :func:`adaptive_test` -- **Choice** (ours): a test by betting with a predictable direction
-  (Shafer 2021; Waudby-Smith and Ramdas 2023). The probe is cut into ``n_chunks`` chunks;
-  for chunk ``c >= 2`` the direction ``w_c = G_{<c} / ||G_{<c}||`` and the bet
+  (Shafer 2021; Waudby-Smith and Ramdas 2023). The probe is cut into ``n_chunks`` equal
+  chunks; for chunk ``c >= 2`` the direction ``w_c`` (the Hotelling direction
+  ``diag(E m m^T)^{-1} G Sigma_phi^{-1}`` of the earlier chunks, normalised) and the bet
   ``lambda_c in [0, 1/(2 b_c)]`` (aGRAPA: ``mu/(sigma^2 + mu^2)`` from earlier chunks only)
   are fixed before the chunk is seen, and each sample multiplies the wealth by
   ``1 + lambda_c Z_i``, ``Z_i = <X_i, w_c>``. Under ``H0`` ``E[Z_i | past] = <G, w_c> = 0``, so
@@ -50,17 +51,18 @@ __all__ = ["SiteAccumulator", "SiteTest", "adaptive_test", "hoeffding_test", "n_
            "n_needed_hoeffding", "projection_scores"]
 
 F64 = torch.float64
+_E_ROWS = 128   # rows of each batch part that estimate E[m m^T] when d > 128 (betting direction only)
 
 
 class SiteAccumulator:
-    """Running sums of one site over the probe, in order (``n_total`` samples, ``n_chunks`` chunks).
+    """Running sums of one site over the probe, in order (``n_total`` samples, ``n_chunks`` equal chunks).
 
     Example:
         >>> acc = SiteAccumulator(d=2, r=1, n_total=4, n_chunks=2)
         >>> m, phi = torch.ones(4, 1, 2, dtype=F64), torch.ones(4, 1, 1, dtype=F64)
         >>> acc.update(m[:3], phi[:3]); acc.update(m[3:], phi[3:])
-        >>> acc.n, acc.G.tolist(), [round(z, 12) for z in acc.z.tolist()]
-        (4, [[1.0], [1.0]], [1.414213562373, 1.414213562373])
+        >>> acc.n, acc.G.tolist(), [round(z, 6) for z in acc.z.tolist()]
+        (4, [[1.0], [1.0]], [1.414214, 1.414214])
     """
 
     def __init__(self, d: int, r: int, n_total: int, n_chunks: int = 16, b: float | None = None,
@@ -68,7 +70,9 @@ class SiteAccumulator:
         self.d, self.r, self.n_total, self.b_prior = d, r, int(n_total), b
         self.rule = direction
         self.E_sum = torch.zeros(d, d, dtype=F64)
-        self.chunk = max(1, math.ceil(n_total / max(1, n_chunks)))
+        k = max(1, min(int(n_chunks), n_total))   # k equal chunks
+        self.ends = sorted({math.ceil(n_total * (j + 1) / k) for j in range(k)})
+        self.chunk = self.ends[0]
         self.n = 0
         self.G_sum = torch.zeros(d, r, dtype=F64)
         self.S_sum = torch.zeros(r, r, dtype=F64)
@@ -87,8 +91,9 @@ class SiteAccumulator:
             raise ValueError(f"expected m (n, T, d) and phi (n, T, r) with the same n, T, "
                              f"got {tuple(m.shape)} and {tuple(phi.shape)}.")
         i = 0
-        while i < m.shape[0]:   # split at chunk boundaries: the test does not depend on the batching
-            j = min(m.shape[0], i + self.chunk - self.n % self.chunk)
+        while i < m.shape[0]:   # split at chunk ends: the test does not depend on the batching
+            end = next((e for e in self.ends if e > self.n), self.n + m.shape[0] - i)
+            j = min(m.shape[0], i + end - self.n)
             self._update_part(m[i:j], phi[i:j])
             i = j
 
@@ -100,7 +105,9 @@ class SiteAccumulator:
         flat_m, flat_phi = m.reshape(n * T, -1), phi.reshape(n * T, -1)
         self.G_sum += (flat_m.T @ flat_phi).to(F64)
         self.S_sum += (flat_phi.T @ flat_phi).to(F64)
-        self.E_sum += (flat_m.T @ flat_m).to(F64)
+        # E only steers the bets (any predictable choice is valid): a subsample suffices for wide states
+        sub = flat_m if self.d <= _E_ROWS else flat_m[: _E_ROWS]
+        self.E_sum += (sub.T @ sub).to(F64)
         m_norm2 = m.pow(2).sum(dim=(1, 2)).to(F64)
         x_norm2 = _x_sq_norms(m, phi).to(F64)
         self.n += n
@@ -109,7 +116,7 @@ class SiteAccumulator:
         self.ag_max = max(self.ag_max, float(m_norm2.max().sqrt()))
         self.x_max = max(self.x_max, float(x_norm2.max().clamp(min=0).sqrt()))
         self.phi_max = max(self.phi_max, float(phi.pow(2).sum(dim=(1, 2)).max().sqrt()))
-        if self.n % self.chunk == 0 or self.n == self.n_total:
+        if self.n in self.ends and self.n < self.n_total:
             self._next_chunk()
 
     def _bet(self, m, phi) -> None:
@@ -121,9 +128,11 @@ class SiteAccumulator:
 
     def _next_chunk(self) -> None:
         """Fix the next chunk's direction, bound and bet from the samples seen so far (predictable)."""
-        D = _bet_direction(self.G_sum, self.S_sum, self.E_sum, self.rule)
-        norm = float(D.norm())
-        self.direction = D / norm if norm > 0 else torch.zeros_like(D)
+        done = sum(e <= self.n for e in self.ends)   # chunks finished so far
+        if self.direction is None or done & (done - 1) == 0:   # direction refreshed after 1, 2, 4, 8, ... chunks
+            D = _bet_direction(self.G_sum, self.S_sum, self.E_sum, self.rule)
+            norm = float(D.norm())
+            self.direction = D / norm if norm > 0 else torch.zeros_like(D)
         if self.b_prior is not None:
             self.b_bet = self.b_prior
         else:   # plug-in: twice the largest |Z| (or, before any bet, ||X||) seen so far
@@ -180,22 +189,24 @@ class SiteAccumulator:
         return float(z.var()) if z.numel() > 1 else math.nan
 
 
-def _ridge_inverse(A: torch.Tensor, rel: float = 1e-3) -> torch.Tensor:
-    """``(A + rel * tr(A)/k * I)^{-1}`` for a PSD ``k x k`` matrix (a stable whitening)."""
+def _ridge_solve(A: torch.Tensor, B: torch.Tensor, rel: float = 1e-3) -> torch.Tensor:
+    """``B (A + rel tr(A)/k I)^{-1}`` for a PSD ``k x k`` matrix ``A`` (a stable whitening)."""
     k = A.shape[0]
     ridge = rel * float(torch.trace(A)) / k
     if not ridge > 0:
-        return torch.zeros_like(A)
-    return torch.linalg.inv(A + ridge * torch.eye(k, dtype=A.dtype))
+        return torch.zeros_like(B)
+    A32 = (A + ridge * torch.eye(k, dtype=A.dtype)).float()   # a direction needs no float64 solve
+    return torch.linalg.solve(A32, B.float().T).T.to(B.dtype)
 
 
 def _bet_direction(G_sum, S_sum, E_sum, rule: str) -> torch.Tensor:
-    """``G`` (euclidean), ``G Sigma^-1`` (natural) or ``E^-1 G Sigma^-1`` (hotelling, Kronecker
-    approximation ``Cov(X) ~ E[m m^T] (x) Sigma_phi`` of the optimal ``Cov^-1 G``)."""
+    """``G`` (euclidean), ``G Sigma^-1`` (natural) or ``E^-1 G Sigma^-1`` (hotelling: the optimal
+    ``Cov(X)^-1 G`` under the Kronecker approximation ``Cov(X) ~ E[m m^T] (x) Sigma_phi``),
+    ridge-regularised."""
     if rule == "euclidean":
         return G_sum
-    D = G_sum @ _ridge_inverse(S_sum)
-    return _ridge_inverse(E_sum) @ D if rule == "hotelling" else D
+    D = _ridge_solve(S_sum, G_sum)
+    return _ridge_solve(E_sum, D.T).T if rule == "hotelling" else D
 
 
 def _x_sq_norms(m: torch.Tensor, phi: torch.Tensor) -> torch.Tensor:

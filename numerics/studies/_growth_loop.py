@@ -6,8 +6,10 @@ records it, then stops when
 * ``saturated`` -- no site rejects ``G = 0`` at ``growth.level`` (the adaptive test);
 * ``certified_gain_below_2eps_M`` -- the best site's certified gain
   ``LCB(||G||)^2 / (2 beta)`` is below ``2 eps_M`` (THEORY §4 with plug-in constants,
-  :mod:`numerics.estimators._site_constants`): the data could not certify the improvement
-  (only when ``growth.eps_stop``);
+  :mod:`numerics.estimators._site_constants`): the data could not certify the improvement.
+  **Choice** (ours): opt-in (``growth.eps_stop = true``); at the sizes of the shipped
+  examples ``2 eps_M`` (~4e-3 for the teacher with ``M = 20000``) exceeds every certified
+  gain (1e-5 to 1e-4), so the rule would end every run at step 0;
 * ``max_depth`` -- the depth budget is spent;
 
 (``growth.run_past_stop``: record where the rule fired first -- ``stop_rule`` -- and go on
@@ -46,7 +48,7 @@ GROWTH_SCHEMA: Mapping[str, Any] = {
     "eps_stop": (True, False), "run_past_stop": (True, False)}
 GROW_SCHEMA: Mapping[str, Mapping[str, Any]] = {**SATURATION_CONFIG_SCHEMA, "growth": GROWTH_SCHEMA}
 DEFAULT_GROW_CONFIG: dict = merge_config(SATURATION_DEFAULT, {"growth": {
-    "max_depth": 8, "level": 0.05, "init": "jumpboard", "steps_per_growth": 1500, "eps_stop": True,
+    "max_depth": 8, "level": 0.05, "init": "jumpboard", "steps_per_growth": 1500, "eps_stop": False,
     "run_past_stop": False}})
 STOP_REASONS = ("saturated", "certified_gain_below_2eps_M", "max_depth")
 

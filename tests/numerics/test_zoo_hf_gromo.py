@@ -112,7 +112,7 @@ def test_gromo_first_order_improvement_equals_our_projection_score():
 
     from numerics.estimators._site_scan import accumulate_site_stats
     from numerics.estimators._site_stats import projection_scores
-    from numerics.gromo_adapter import certify_gromo_block, gromo_first_order_improvement, scores_from_gromo
+    from numerics.studies.gromo import certify_gromo_block, gromo_first_order_improvement, scores_from_gromo
 
     warnings.filterwarnings("ignore")
     torch.manual_seed(0)

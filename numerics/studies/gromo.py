@@ -1,4 +1,4 @@
-"""Optional interop with GroMo (PyPI ``gromo``, growth of layers/blocks from first-order statistics).
+"""Interop with GroMo (PyPI ``gromo``, growth of layers/blocks from first-order statistics), optional.
 
 GroMo keeps, for an empty growing block (``hidden_features = 0``, the zero function),
 ``tensor_m_prev = (1/n) sum_i phi_i m_i^T`` and ``tensor_s_growth = (1/n) sum_i phi_i phi_i^T``
@@ -12,8 +12,9 @@ and runs our test, curvature and gain bounds at the block's site of a GroMo mode
 (:func:`certify_gromo_block`): what GroMo does not have (a stop rule, a test at a stated
 level, curvature, a certified gain).
 
-Needs ``pip install depthcert[gromo]``; importing this module without GroMo is fine, the
-functions raise :class:`~bounds._validation.InputError` naming the extra.
+It sits with the studies because :func:`certify_gromo_block` runs the saturation study's
+scan. Needs ``pip install depthcert[gromo]``; importing this module without GroMo is fine,
+the functions raise :class:`~bounds._validation.InputError` naming the extra.
 """
 from __future__ import annotations
 

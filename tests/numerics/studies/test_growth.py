@@ -25,6 +25,15 @@ def test_trajectory_contract_zero_init_and_figure(tmp_path):
     assert plot_growth(tmp_path, tmp_path / "g.png").stat().st_size > 1000
 
 
+@pytest.mark.parametrize("init", ["jumpboard", "natural"])
+def test_jumpboard_and_natural_inits_start_at_theorem1_steps(tmp_path, init):
+    """A non-zero first step: the inserted V is Theorem 1's step (finite, non-zero), so the
+    insertion changes the test loss (unlike init = "zero")."""
+    traj = grow(merge_config(ZERO, {"growth": {"init": init, "max_depth": 1}}), tmp_path, progress=False)
+    gain = traj["steps"][1]["immediate_gain"]
+    assert traj["insertions"][0]["init"] == init and math.isfinite(gain) and gain != 0.0
+
+
 def test_an_interrupted_run_resumes_to_the_same_trajectory(tmp_path, monkeypatch):
     calls = {"n": 0}
     real = loop.train_network

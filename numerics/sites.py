@@ -30,7 +30,8 @@ from torch import nn
 
 from bounds._validation import InputError
 
-__all__ = ["GrownSite", "ResidualUnit", "SiteProbe", "ZeroBlock", "add_at_site", "check_no_batchnorm", "default_site_names",
+__all__ = ["GrownSite", "ResidualUnit", "SiteProbe", "ZeroBlock", "add_at_site", "check_no_batchnorm",
+           "default_site_names",
            "insert_unit", "module_at", "resolve_sites", "site_depth"]
 
 

@@ -4,7 +4,8 @@ Extends the shared ``[task]``/``[model]``/``[reference]`` sections of
 :mod:`numerics.builders` (every key there keeps its meaning) with:
 
 * ``task.kind``: the teacher tasks (``regression``, ``classification``: known depth, exact
-  conditionals; ``branch_scale`` multiplies the teacher's residual branches), ``digits`` (scikit-learn, 8x8), ``chars`` (the standard library's source,
+  conditionals; ``branch_scale`` multiplies the teacher's residual branches), ``digits``
+  (scikit-learn, 8x8), ``chars`` (the standard library's source,
   :mod:`numerics.corpus`; ``seq_len``, ``max_chars``) and ``cifar`` (python-pickle batches
   in a local folder ``path``; ``which`` = 10 or 100); ``n_test``, ``n_population`` sizes;
 * ``model.kind``: ``mlp`` (:class:`~numerics.models.PostNormResMLP`, the default), ``cnn``
@@ -66,7 +67,8 @@ def _int(lo: int) -> Interval:
 
 WORKLOAD_SCHEMA: Mapping[str, Mapping[str, Any]] = {
     "": {"seed": _int(0), "data_seed": _int(0)},
-    "task": {**TASK_SCHEMA, "kind": DATA_KINDS, "branch_scale": Interval(0, closed_low=False), "path": Text(), "which": (10, 100), "seq_len": _int(2),
+    "task": {**TASK_SCHEMA, "kind": DATA_KINDS, "branch_scale": Interval(0, closed_low=False), "path": Text(),
+             "which": (10, 100), "seq_len": _int(2),
              "max_chars": _int(10_000), "n_test": _int(2), "n_population": _int(2)},
     "model": {**MODEL_SCHEMA, "kind": MODEL_KINDS, "norm": ("rms", "layer", "group", "batch"), "groups": _int(1),
               "heads": _int(1), "path": Text(), "dtype": ("float64", "float32")},

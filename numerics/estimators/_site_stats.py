@@ -25,8 +25,8 @@ Two tests of ``H0: G = E[X] = 0`` (saturation of the protocol block, THEORY §8)
   finite-sample level for every ``n`` whenever ``b_c`` bounds ``|Z_i|`` -- exact with an a
   priori ``b`` (``||X_i|| <= b``); with no data-free bound (a general network) ``b_c`` is
   twice the largest ``|Z_i|`` of earlier chunks (``||X_i||`` before the first bet), a plug-in
-  (``b_from_data``; exceedances are counted in ``b_violations``). The power follows the standard deviation of ``Z``, not ``b^2``, and
-  every sample after the first chunk is used. Inverting the same wealth for
+  (``b_from_data``; exceedances are counted in ``b_violations``). The power follows the
+  standard deviation of ``Z``, not ``b^2``, and every sample after the first chunk is used. Inverting the same wealth for
   ``H0(m): ||G|| <= m`` gives ``lower_bound``, a level-``(1 - level)`` lower confidence bound
   on ``||G||``.
 

@@ -171,7 +171,8 @@ def _resume(out: Path, cfg: dict, w, streams):
 def _trajectory(cfg, depth0, steps, insertions, stopped, timings) -> dict:
     first = next((s["stop_rule"] for s in steps if s.get("stop_rule")), None)
     return {"steps": steps, "stopped_because": stopped, "depth0": depth0, "insertions": insertions,
-            "stop_depth": steps[-1]["depth"] if stopped else None, "stop_rule": first, "timings": timings, "config": cfg,
+            "stop_depth": steps[-1]["depth"] if stopped else None, "stop_rule": first, "timings": timings,
+            "config": cfg,
             "notes": ["depth = the reference depth plus the inserted blocks; R = population risk (exact conditionals "
                       "for teacher tasks, a held-out split otherwise)",
                       "eps_M uses plug-in constants (numerics.estimators._site_constants): an estimate, not a "

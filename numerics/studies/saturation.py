@@ -43,10 +43,12 @@ from numerics.workloads import (DEFAULT_WORKLOAD, WORKLOAD_SCHEMA, ListOf, as_mo
                                 make_workload, risk, seed_of, train_network)
 
 __all__ = ["CONFIG_SCHEMA", "DEFAULT_CONFIG", "SATURATION_SCHEMA", "format_table", "load", "plot",
-           "Scan", "block_for", "reference_network", "run", "scan_model", "scan_with_state", "site_blocks", "validate_config", "write"]
+           "Scan", "block_for", "reference_network", "run", "scan_model", "scan_with_state", "site_blocks",
+           "validate_config", "write"]
 
 SATURATION_SCHEMA: Mapping[str, Any] = {
-    "sites": ListOf(), "level": Interval(0, 1, closed_low=False, closed_high=False), "probe_n": Interval(8, integer=True),
+    "sites": ListOf(), "level": Interval(0, 1, closed_low=False, closed_high=False),
+    "probe_n": Interval(8, integer=True),
     "families": ListOf(FAMILIES), "width": Interval(1, integer=True), "batch_size": Interval(1, integer=True),
     "target_gain": Interval(0, closed_low=False), "beta_n": Interval(2, integer=True),
     "beta_grid": Interval(2, integer=True), "b": Interval(0, closed_low=False),

@@ -77,8 +77,7 @@ def _init_V(scan, site: str, init: str) -> torch.Tensor:
         return -G / rec["beta"]
     D = G @ psd_pinv(acc.Sigma)
     D_hat = D / D.norm()
-    slope = float((G * D_hat).sum())
-    return -(slope / rec["beta_natural"]) * D_hat
+    return -(float((G * D_hat).sum()) / rec["beta_natural"]) * D_hat
 
 
 def _eps_M(net, w, scan, site: str, level: float) -> dict:

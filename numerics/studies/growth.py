@@ -96,17 +96,18 @@ def local_insertion(config: Mapping | None = None, *, depths: Sequence[int] | No
     """Immediate loss reduction of one block inserted along ``-G`` at the best site, per depth (THEORY §3, §8).
 
     Returns:
-        ``{"depths", "best_site", "gain_bound", "realised_gain_population", "realised_gain_test"}``.
+        ``{"depths", "best_site", "gain_bound", "realised_gain_population", "realised_gain_test",
+        "gain_bound_natural", "realised_gain_natural_population", "R"}``.
     """
     from numerics.studies._growth_studies import depth_profile
 
     depths = list(depths or ([0, 1, 2] if quick else [0, 1, 2, 3, 4, 5]))
     prof = depth_profile(_config(config, quick), depths)
     return {k: prof[k] for k in ("depths", "best_site", "gain_bound", "realised_gain_population",
-                                 "realised_gain_test", "R")}
+                                 "realised_gain_test", "gain_bound_natural", "realised_gain_natural_population", "R")}
 
 
-def optimizer_invariance(config: Mapping | None = None, *, quick: bool = False, lr: float = 1e-3) -> dict:
+def optimizer_invariance(config: Mapping | None = None, *, quick: bool = False, lr: float = 1e-4) -> dict:
     """First zero-state step of SGD, momentum and Adam on a network (THEORY §8 invariance)."""
     from numerics.studies._growth_studies import optimizer_invariance as _invariance
 
@@ -142,8 +143,10 @@ def plot_study(name: str, result: Mapping, path: str | Path) -> Path:
     if name == "agmax-depth":
         return P.plot_depth_profile(result, [("AG_max", "AG_max"), ("R", "population risk")], path)
     if name == "local-insertion":
-        return P.plot_depth_profile(result, [("gain_bound", "Theorem 1 bound"),
-                                             ("realised_gain_population", "realised (population)")], path)
+        return P.plot_depth_profile(result, [("gain_bound", "bound along -G"),
+                                             ("realised_gain_population", "realised along -G (population)"),
+                                             ("gain_bound_natural", "bound along -G Sigma^+"),
+                                             ("realised_gain_natural_population", "realised along -G Sigma^+")], path)
     return P.plot_invariance(result, path)
 
 

@@ -30,7 +30,7 @@ from numerics._config import merge_config
 from numerics.studies._growth_loop import (DEFAULT_GROW_CONFIG, GROW_SCHEMA, GROWTH_SCHEMA, STOP_REASONS, grow,
                                            grow_model, validate_grow_config)
 
-__all__ = ["DEFAULT_GROW_CONFIG", "GROWTH_SCHEMA", "GROW_SCHEMA", "QUICK", "STOP_REASONS", "STUDIES",
+__all__ = ["DEFAULT_GROW_CONFIG", "GROWTH_SCHEMA", "GROW_SCHEMA", "QUICK", "STOP_REASONS", "STUDIES", "STUDY_DEFAULTS",
            "ag_max_vs_depth", "grow", "grow_model", "growth_vs_scratch", "growth_vs_scratch_study",
            "local_insertion", "optimizer_invariance", "plot_growth", "plot_study", "run_study",
            "validate_grow_config"]
@@ -45,9 +45,14 @@ QUICK: dict = {
     "growth": {"max_depth": 2, "steps_per_growth": 150, "eps_stop": False},
 }
 
+#: The studies start from a depth-0 student (so that growth inserts blocks) unless told otherwise.
+STUDY_DEFAULTS: dict = {"model": {"depth": 0}}
+
+
 def _config(config: Mapping | None, quick: bool) -> dict:
-    """The user's config over :data:`QUICK` (when ``quick``); defaults fill in the rest."""
-    return merge_config(QUICK, config or {}) if quick else dict(config or {})
+    """The user's config over :data:`QUICK` (when ``quick``) over :data:`STUDY_DEFAULTS`."""
+    base = merge_config(STUDY_DEFAULTS, QUICK) if quick else STUDY_DEFAULTS
+    return merge_config(base, config or {})
 
 
 def plot_growth(trajectory: Mapping | str | Path, path: str | Path) -> Path:

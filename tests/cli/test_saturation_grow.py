@@ -78,3 +78,14 @@ def test_study_cli_runs_a_quick_study(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:    # argparse: one line, exit 2
         main(["study", "no-such-study", "--out", str(tmp_path)])
     assert exc.value.code == 2
+
+
+def test_shipped_teacher_config_is_the_default():
+    """depthcert/configs/teacher.toml writes out the defaults of saturation and grow."""
+    from depthcert.config import read_toml
+    from numerics.studies.growth import DEFAULT_GROW_CONFIG, validate_grow_config
+
+    cfg = validate_grow_config(read_toml("depthcert/configs/teacher.toml"))
+    for section in ("task", "model", "reference", "saturation", "growth"):
+        for key, value in cfg[section].items():
+            assert DEFAULT_GROW_CONFIG[section].get(key, value) == value, (section, key)

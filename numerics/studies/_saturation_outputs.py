@@ -34,7 +34,7 @@ def table(result: Mapping) -> str:
 
 
 def plot_sites(result: Mapping, path: str | Path) -> Path:
-    """Bars per site: P_affine, both gain bounds, AG_max; a star over rejecting sites."""
+    """Bars per site: P_affine, both gain bounds, AG_max; rejecting sites starred."""
     plt = pyplot()
     sites = result["sites"]
     names = [s["site"] for s in sites]
@@ -45,12 +45,9 @@ def plot_sites(result: Mapping, path: str | Path) -> Path:
     for k, (key, label) in enumerate(keys):
         vals = [max(float(s[key] or 0.0), 1e-12) for s in sites]
         ax.bar([i + k * width for i in range(len(names))], vals, width, label=label)
-    top = max(max(float(s[k] or 0.0) for k, _ in keys) for s in sites) or 1.0
-    for i, s in enumerate(sites):
-        if s["test_adaptive"]["reject"]:
-            ax.text(i + 0.3, top * 1.5, "*", ha="center", fontsize=14)
+    labels = [n + (" *" if s["test_adaptive"]["reject"] else "") for n, s in zip(names, sites)]
     ax.set_yscale("log")
-    ax.set_xticks([i + 0.3 for i in range(len(names))], names, rotation=30, ha="right", fontsize=8)
-    ax.set_title(f"saturation scan: {result['model']['verdict']}  (* = signal detected)", fontsize=9)
+    ax.set_xticks([i + 0.3 for i in range(len(names))], labels, rotation=30, ha="right", fontsize=8)
+    ax.set_title(f"{result['model']['verdict']}\n(* = first-order signal detected at the site)", fontsize=8)
     ax.legend(fontsize=7)
     return save_figure(fig, path)

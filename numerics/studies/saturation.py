@@ -15,7 +15,8 @@ sample (its own role stream) gives, for every insertion site:
   ``gain_bound_natural = slope^2 / (2 beta_natural)`` (plug-in estimates), and
   ``certified_gain = LCB(||G||)^2 / (2 beta)`` (the adaptive test's lower confidence bound),
   and ``realised_gain_*``: the loss reduction of the Theorem 1 step on the curvature sample
-  (a check of the grid estimate of ``beta``);
+  (``beta_n`` samples of the population sample, independent of the probe that fixed the
+  directions: the bound holds on that sample, which checks the grid estimate of ``beta``);
 * ``test_hoeffding`` and ``test_adaptive`` (:mod:`numerics.estimators._site_stats`), each
   with ``n_needed`` for ``saturation.target_gain``; ``saturated`` = not rejected.
 
@@ -113,7 +114,7 @@ def _direction_scores(net, site, block, acc, xb, yb, loss, sat) -> dict:
 def _site_record(net, site, block, acc, w, sat, level_site, curvature: bool = True) -> dict:
     from numerics.estimators._site_stats import adaptive_test, hoeffding_test, projection_scores
 
-    x, y = w.probe
+    x, y = w.population   # curvature sample: independent of the probe that fixed the direction
     nb = min(sat["beta_n"], x.shape[0])
     rec = {"site": site, "d": block.d, "r": block.r, "n": acc.n}
     P = projection_scores(acc.G, acc.Sigma, block.slices)

@@ -22,6 +22,7 @@ def plot_trajectory(traj: Mapping, path: str | Path) -> Path:
     rule = traj.get("stop_rule")
     for ax in (a1, a2):
         ax.set_xlabel("depth")
+        ax.set_xticks(depth)
         if rule:
             ax.axvline(rule["depth"], color="k", ls="--", lw=1)
             ax.text(rule["depth"], ax.get_ylim()[1], f" stop: {rule['reason']}", va="top", fontsize=7)

@@ -21,6 +21,9 @@ COMMANDS = {
     "run": "depthcert._cmd_run",
     "demo": "depthcert._cmd_demo",
     "validity": "depthcert._cmd_validity",
+    "saturation": "depthcert._cmd_saturation",
+    "grow": "depthcert._cmd_grow",
+    "study": "depthcert._cmd_study",
 }
 
 

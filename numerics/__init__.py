@@ -10,6 +10,11 @@
 * :mod:`numerics.builders` -- the ``[task]``/``[model]``/``[reference]`` config sections.
 * :mod:`numerics.studies` -- the studies (run, sweeps, growth, ...), each one module above
   the primitives; their entry points are re-exported here lazily.
+* :mod:`numerics.sites`, :mod:`numerics.families` -- insertion sites on any ``nn.Module``
+  (one backward for every site) and the residual families of Paper B's protocol (THEORY §8).
+* :mod:`numerics.zoo`, :mod:`numerics.hf`, :mod:`numerics.corpus`, :mod:`numerics.workloads`
+  -- a GPT-2-style model, a GroupNorm ResNet, local Hugging Face models, the stdlib
+  character corpus, and data + model + training for the saturation and growth studies.
 """
 from numerics.data import (
     TeacherClassification,
@@ -115,6 +120,8 @@ __all__ = [
     "run_experiment",
     "run_sweep",
     "run_validity",
+    "saturation_scan",
+    "grow",
     "saturation_test",
     "smoothness_beta",
     "smoothness_beta_report",
@@ -133,6 +140,7 @@ _LAZY = {
     "write_outputs": "numerics.studies.run", "growth_vs_scratch": "numerics.studies.growth",
     "load_points": "numerics.studies.sweeps", "run_sweep": "numerics.studies.sweeps",
     "run_validity": "numerics.studies.validity",
+    "saturation_scan": "numerics.studies.saturation", "grow": "numerics.studies.growth",
 }
 
 
@@ -140,5 +148,6 @@ def __getattr__(name: str):
     if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        attr = {"saturation_scan": "run"}.get(name, name)
+        return getattr(importlib.import_module(_LAZY[name]), attr)
     raise AttributeError(f"module 'numerics' has no attribute {name!r}")

@@ -29,7 +29,8 @@ def per_sample_loss(logits: torch.Tensor, y: torch.Tensor, loss: str) -> torch.T
 
     * ``cross_entropy``: ``y`` integer labels ``(n,)`` or probability rows ``(n, C)``
       (soft targets: since CE is linear in the target, the gradient is then the
-      conditional expectation over ``y`` -- used for ``m_bar``, THEORY §8);
+      conditional expectation over ``y`` -- used for ``m_bar``, THEORY §8); for sequence
+      logits ``(n, T, C)`` and labels ``(n, T)``, the mean over the ``T`` positions;
     * ``squared``: ``||f - y||^2`` with ``y`` of shape ``(n, C)`` or ``(n,)`` for ``C = 1``
       (``L_l = 2(F + Y)`` and ``B = (F + Y)^2`` of THEORY §1 refer to this form).
 
@@ -43,6 +44,12 @@ def per_sample_loss(logits: torch.Tensor, y: torch.Tensor, loss: str) -> torch.T
         tensor([1., 1.])
     """
     check_loss(loss)
+    if loss == "cross_entropy" and logits.dim() == 3:
+        # sequence models: logits (n, T, C), labels (n, T) or probabilities (n, T, C); the
+        # loss of one sample (a sequence) is the mean over its T positions.
+        flat_y = y.reshape(-1) if y.dim() == 2 else y.reshape(-1, y.shape[-1])
+        per_token = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), flat_y, reduction="none")
+        return per_token.reshape(logits.shape[0], -1).mean(dim=1)
     if loss == "cross_entropy":
         return F.cross_entropy(logits, y, reduction="none")
     target = y.reshape(logits.shape) if y.dim() == 1 else y

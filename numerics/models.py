@@ -148,6 +148,10 @@ class _PostNormResNet(nn.Module):
                 states[j + 1] = z
         return self._readout(z), states
 
+    def site_names(self) -> list[str]:
+        """Module paths whose outputs are ``z_0 .. z_D`` (the block boundaries, ``numerics.sites``)."""
+        return ["embed_norm"] + [f"norms.{j}" for j in range(self.depth)]
+
     def _check_at(self, at: int) -> None:
         if isinstance(at, bool) or not isinstance(at, numbers.Integral) or not 0 <= at <= self.depth:
             raise ValueError(f"at == {at!r}, must be an int in [0, {self.depth}].")

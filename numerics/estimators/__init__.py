@@ -15,6 +15,10 @@
   :func:`risk_from_moments`, :func:`sup_deviation`, :func:`trust_region_max`.
 * §8 saturation: :func:`projection_score`, :func:`cross_gradient_score`, :func:`ag_max`,
   :func:`ag_max_per_candidate`, :func:`realisability_ratio`, :func:`saturation_test`.
+* §8 on any network (:mod:`numerics.sites`): :func:`accumulate_site_stats` (one backward per
+  batch for every site, streaming :class:`SiteAccumulator`), :func:`hoeffding_test`,
+  :func:`adaptive_test` (testing by betting), :func:`site_projection_scores`,
+  :func:`curvature_along`, :func:`loss_change`.
 """
 from numerics.estimators._diagnostics import covariance_diagnostics, norm_diagnostics
 from numerics.estimators._gradients import (
@@ -57,6 +61,9 @@ from numerics.estimators._saturation import (
     realisability_ratio,
     saturation_test,
 )
+from numerics.estimators._site_scan import accumulate_site_stats, curvature_along, loss_change
+from numerics.estimators._site_stats import SiteAccumulator, SiteTest, adaptive_test, hoeffding_test
+from numerics.estimators._site_stats import projection_scores as site_projection_scores
 from numerics.estimators._smoothness import (
     BetaEstimate,
     delta_erm,
@@ -75,6 +82,14 @@ __all__ = [
     "BetaEstimate",
     "MomentAccumulator",
     "ReadoutMoments",
+    "SiteAccumulator",
+    "SiteTest",
+    "accumulate_site_stats",
+    "adaptive_test",
+    "curvature_along",
+    "hoeffding_test",
+    "loss_change",
+    "site_projection_scores",
     "SaturationTest",
     "activation_gradients",
     "activation_gradients_on_states",

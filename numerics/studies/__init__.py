@@ -7,5 +7,8 @@ public functions or stored results, never in a circle (``tests/test_layers.py``)
 * :mod:`numerics.studies.run` -- one experiment: train, insert, measure, certify.
 * :mod:`numerics.studies.validity` -- every guarantee of a setup tested over many draws.
 * :mod:`numerics.studies.sweeps` -- resumable grids of run configs.
-* :mod:`numerics.studies.growth` -- growth vs training from scratch (Paper B).
+* :mod:`numerics.studies.growth` -- growth vs training from scratch (Paper B); growth to
+  saturation, AG_max and local insertion against depth, optimiser invariance.
+* :mod:`numerics.studies.saturation` -- Paper B's saturation scan and test on any network.
+* :mod:`numerics.studies.gromo` -- GroMo's statistics as our scores, test and gain bounds.
 """

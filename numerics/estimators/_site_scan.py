@@ -1,0 +1,155 @@
+"""The scan of all sites of any network, and curvature along a step at one site (THEORY §1-§3, §8).
+
+* :func:`accumulate_site_stats` -- per probe batch, ONE forward (zero tensors added at
+  every site by :class:`~numerics.sites.SiteProbe`) and ONE backward of the summed loss
+  give ``m_i`` at every site; the protocol features ``phi`` of each site's block are
+  computed from the recorded states and folded into a
+  :class:`~numerics.estimators._site_stats.SiteAccumulator`.
+* :func:`curvature_along` -- (A-smooth) for a direction ``D`` of ``V``: the curvature of
+  ``tau -> R(V = -tau D/||D||)`` on the segment ``[0, slope/beta]`` (self-consistent grid
+  iteration as :func:`~numerics.estimators.smoothness_beta_report`, second derivatives by
+  double backward), and Theorem 1's gain bound ``slope^2 / (2 beta)``, ``slope = <G, D/||D||>``.
+* :func:`loss_change` -- ``R(f) - R(f with h_V inserted at the site)`` on a sample.
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import torch
+
+from numerics._numerics import per_sample_loss
+from numerics.estimators._site_stats import SiteAccumulator
+from numerics.estimators._smoothness import BetaEstimate
+from numerics.families import from_tokens, to_tokens
+from numerics.sites import SiteProbe, add_at_site
+
+__all__ = ["accumulate_site_stats", "curvature_along", "loss_change"]
+
+
+def _batches(n: int, lo: int, hi: int, size: int):
+    return [(i, min(i + size, hi)) for i in range(lo, hi, size)]
+
+
+def accumulate_site_stats(model, x: torch.Tensor, y: torch.Tensor, blocks: Mapping, loss: str, *,
+                          batch_size: int = 256, soft_y: torch.Tensor | None = None, progress=None,
+                          n_chunks: int = 16, b: float | None = None) -> dict[str, SiteAccumulator]:
+    """Streaming statistics of every site from one forward + one backward per batch (THEORY §8).
+
+    Args:
+        model: any per-sample-safe ``nn.Module`` (put in eval mode here).
+        x, y: the probe sample ``(n, ...)``, processed in order.
+        blocks: ``{site: ProtocolBlock}`` (their ``phi`` defines each site's features).
+        loss: ``"cross_entropy"`` or ``"squared"``.
+        batch_size: samples per forward (the results do not depend on it).
+        soft_y: conditional targets (``E[y | x]``); if given, ``||m_bar_i||^2`` is also
+            accumulated (one more forward/backward per batch) for the realisability ratio.
+        progress: an optional callable ``progress(n_done)``.
+        n_chunks, b: chunks of the betting test and an a priori bound on ``||X_i||``.
+
+    Returns:
+        ``{site: SiteAccumulator}``.
+    """
+    names, n = list(blocks), x.shape[0]
+    if n < 2 * n_chunks or n < 4:
+        raise ValueError(f"probe n == {n}, must be >= max(4, 2 n_chunks) == {max(4, 2 * n_chunks)}.")
+    accs = {s: SiteAccumulator(blocks[s].d, blocks[s].r, n, n_chunks, b) for s in names}
+    model.eval()
+    with SiteProbe(model, names) as probe:
+        for i, j in _batches(n, 0, n, batch_size):
+            probe.reset()
+            ms = probe.grads(per_sample_loss(model(x[i:j]), y[i:j], loss).sum())   # one backward, every site
+            with torch.no_grad():
+                for s, acc in accs.items():
+                    acc.update(to_tokens(ms[s]), blocks[s].phi(probe.states[s]))
+            if soft_y is not None:
+                probe.reset()
+                ms = probe.grads(per_sample_loss(model(x[i:j]), soft_y[i:j], loss).sum())
+                for s in names:
+                    accs[s].add_m_bar(ms[s])
+            if progress is not None:
+                progress(j - i)
+    return accs
+
+
+def _math_attention():
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel([SDPBackend.MATH])
+
+
+def _mean_loss_derivatives(model, site, block, x, y, loss, base_V, direction, batch_size):
+    """``(R, dR/ds, d2R/ds2)`` at ``s = 0`` for ``V = base_V + s direction`` (means over ``x``)."""
+    n, totals = x.shape[0], [0.0, 0.0, 0.0]
+    for i, j in _batches(n, 0, n, batch_size):
+        s = torch.zeros((), dtype=base_V.dtype, requires_grad=True)
+        V = base_V + s * direction
+
+        def add(u, V=V):
+            return from_tokens(block.phi(u) @ V.T.to(u.dtype), u)
+
+        with add_at_site(model, site, add), _math_attention():   # fused attention kernels lack double backward
+            value = per_sample_loss(model(x[i:j]), y[i:j], loss).sum()
+            (d1,) = torch.autograd.grad(value, s, create_graph=True)
+            (d2,) = torch.autograd.grad(d1, s) if d1.requires_grad else (torch.zeros(()),)
+        for k, v in enumerate((value, d1, d2)):
+            totals[k] += float(v.detach())
+    return [t / n for t in totals]
+
+
+def curvature_along(model, site: str, block, x: torch.Tensor, y: torch.Tensor, G: torch.Tensor,
+                    D: torch.Tensor, loss: str, *, n_grid: int = 5, max_iter: int = 10, rtol: float = 1e-3,
+                    floor: float = 1e-8, batch_size: int = 256) -> tuple[BetaEstimate, float, float, float]:
+    """``beta`` along ``-D`` at ``site`` (THEORY §2 A-smooth), the slope, Theorem 1's gain bound and the realised gain.
+
+    With ``D^ = D/||D||`` and ``slope = <G_x, D^>`` (``G_x`` the gradient on the sample ``x``
+    itself, so that the bound and the realised gain refer to one sample; > 0 for ``D`` close to
+    ``G`` or ``G Sigma^+``), the curvature ``c(tau) = d^2/dtau^2 R(V = -tau D^)`` is maximised on ``n_grid`` points of
+    ``[0, slope/beta]`` until self-consistent, starting from ``beta_0 = max(|c(0)|, floor)``
+    (a concave start must not make the segment unbounded); then Theorem 1 with
+    ``eta = 1/beta`` along ``D^`` gives ``R(0) - R(-tau* D^) >= slope^2 / (2 beta)``,
+    ``tau* = slope / beta``. The realised ``R(0) - R(-tau* D^)`` on the same sample checks it
+    (a grid estimate of ``beta`` can miss curvature between grid points).
+
+    Args:
+        model, site, block: the network, a site name and its ``ProtocolBlock`` (features).
+        x, y: the sample defining ``R`` (a probe subsample).
+        G: ``(d, r)`` cross-gradient (kept for the signature; the slope is measured on ``x``);
+        D: ``(d, r)`` direction (non-zero), e.g. from a larger probe.
+
+    Returns:
+        ``(BetaEstimate, slope, gain_bound, realised_gain)``; both gains 0 when ``slope <= 0``.
+    """
+    norm = float(D.norm())
+    if not norm > 0:
+        raise ValueError("||D|| == 0, must be > 0 (no first-order direction).")
+    D_hat = (D / norm).to(block.V.dtype)
+    model.eval()
+
+    def at(tau: float) -> list:
+        return _mean_loss_derivatives(model, site, block, x, y, loss, -tau * D_hat, D_hat, batch_size)
+
+    R0, slope, c0 = at(0.0)   # slope on this sample (= <G_x, D^>), so the theorem holds exactly on it
+    beta, seen, k, done = max(abs(c0), floor), c0, 0, slope <= 0
+    while not done and k < max_iter:
+        k += 1
+        seen = max(at(i * slope / ((n_grid - 1) * beta))[2] for i in range(n_grid))
+        done = seen <= beta * (1 + rtol)
+        beta = max(beta, seen)
+    est = BetaEstimate(beta, c0, seen, k, done)
+    if slope <= 0:
+        return est, slope, 0.0, 0.0
+    return est, slope, slope**2 / (2 * beta), R0 - at(slope / beta)[0]
+
+
+@torch.no_grad()
+def loss_change(model, site: str, block, V: torch.Tensor, x: torch.Tensor, y: torch.Tensor, loss: str,
+                batch_size: int = 1024) -> float:
+    """``R_n(f) - R_n(f + h_V at site)``: the loss reduction of inserting ``h_V`` (mean over ``x``)."""
+    model.eval()
+    n, before, after = x.shape[0], 0.0, 0.0
+    for i, j in _batches(n, 0, n, batch_size):
+        before += float(per_sample_loss(model(x[i:j]), y[i:j], loss).sum())
+        with add_at_site(model, site, lambda u: from_tokens(block.phi(u) @ V.T.to(u.dtype), u)):
+            after += float(per_sample_loss(model(x[i:j]), y[i:j], loss).sum())
+    return (before - after) / n if math.isfinite(before) else math.nan

@@ -20,6 +20,9 @@ COMMANDS = {
     "prove": "depthcert._cmd_prove",
     "run": "depthcert._cmd_run",
     "demo": "depthcert._cmd_demo",
+    "sweep": "depthcert._cmd_sweep",
+    "plot": "depthcert._cmd_plot",
+    "reproduce": "depthcert._cmd_reproduce",
 }
 
 

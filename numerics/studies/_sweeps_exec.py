@@ -1,0 +1,99 @@
+"""Running the missing cells of a sweep: in process, on a process pool, or as Ray tasks.
+
+Oversubscription is what makes parallel torch slow on a small machine (two processes of
+2 threads each on 2 cores ran 2.7-10x slower here), so every backend fixes
+``workers x threads <= cores``: each pool worker is a fresh process (``spawn``: never a
+``fork`` of a process whose thread pools have started) whose initializer sets the
+BLAS/OpenMP environment before torch is imported; each Ray task asks for ``threads``
+CPUs and sets the same limits. The driver alone writes the store (atomically, one
+``result.json`` per cell, as soon as the cell is done).
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+from typing import Callable, Sequence
+
+from bounds._validation import InputError
+from numerics.studies._sweeps_spec import Cell
+from numerics.studies._sweeps_worker import init_worker, run_cell
+
+__all__ = ["BACKENDS", "available_cores", "execute", "resolve_parallelism"]
+
+BACKENDS = ("local", "ray")
+
+
+def available_cores() -> int:
+    """CPU cores this process may use (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:   # pragma: no cover - macOS / Windows
+        return os.cpu_count() or 1
+
+
+def resolve_parallelism(backend: str, workers: int | None, threads: int | None) -> tuple[int, int]:
+    """``(workers, threads)`` with ``workers x threads <= cores`` (local), or raise :class:`InputError`.
+
+    Local defaults: one worker using every core; ``threads = cores // workers``.
+    Ray: ``threads`` CPUs per task (default 1); ``workers`` caps the tasks in flight.
+    """
+    if backend not in BACKENDS:
+        raise InputError("--backend", f"one of {list(BACKENDS)}", backend)
+    cores = available_cores()
+    for name, v in (("--workers", workers), ("--threads", threads)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise InputError(name, "an integer >= 1", v)
+    if backend == "ray":
+        return workers or 0, threads or 1
+    workers = workers or 1
+    if workers > cores:
+        raise InputError("--workers", f"an integer in [1, {cores}] (cores available)", workers)
+    threads = threads or max(1, cores // workers)
+    if workers * threads > cores:
+        raise InputError("--threads", f"an integer with workers x threads <= {cores} cores (workers = {workers})",
+                         threads)
+    return workers, threads
+
+
+def execute(todo: Sequence[Cell], on_done: Callable[[Cell, dict], None], *, backend: str, workers: int,
+            threads: int, runner: str, address: str | None = None) -> None:
+    """Run every cell of ``todo``; call ``on_done(cell, record)`` in the driver as each finishes."""
+    if not todo:
+        return
+    if backend == "ray":
+        from numerics.studies._sweeps_ray import execute_ray
+
+        return execute_ray(todo, on_done, threads=threads, runner=runner, address=address, in_flight=workers)
+    workers = min(workers, len(todo))
+    if workers == 1:
+        return _in_process(todo, on_done, threads, runner)
+    return _pool(todo, on_done, workers, threads, runner)
+
+
+def _in_process(todo, on_done, threads: int, runner: str) -> None:
+    import torch
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for cell in todo:
+            on_done(cell, run_cell(cell.config, runner))
+    finally:
+        torch.set_num_threads(old)
+
+
+def _pool(todo, on_done, workers: int, threads: int, runner: str) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=init_worker,
+                                  initargs=(threads,))
+    try:
+        futures = {pool.submit(run_cell, cell.config, runner): cell for cell in todo}
+        for fut in cf.as_completed(futures):
+            on_done(futures[fut], fut.result())
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in list(getattr(pool, "_processes", {}).values()):   # the workers this pool started
+            proc.terminate()
+        raise
+    pool.shutdown(wait=True)

@@ -11,8 +11,10 @@ CPUs and sets the same limits. The driver alone writes the store (atomically, on
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import multiprocessing
 import os
+import sys
 from typing import Callable, Sequence
 
 from bounds._validation import InputError
@@ -83,17 +85,35 @@ def _in_process(todo, on_done, threads: int, runner: str) -> None:
         torch.set_num_threads(old)
 
 
+@contextlib.contextmanager
+def _spawnable_main():
+    """A ``__main__`` read from stdin (``python - < script``) cannot be re-imported by a
+    spawned worker; hide its fake path while the workers start (they never need it)."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    hide = path is not None and not os.path.isfile(path)
+    if hide:
+        del main.__file__
+    try:
+        yield
+    finally:
+        if hide:
+            main.__file__ = path
+
+
 def _pool(todo, on_done, workers: int, threads: int, runner: str) -> None:
     ctx = multiprocessing.get_context("spawn")
     pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=init_worker,
                                   initargs=(threads,))
     try:
-        futures = {pool.submit(run_cell, cell.config, runner): cell for cell in todo}
+        with _spawnable_main():
+            futures = {pool.submit(run_cell, cell.config, runner): cell for cell in todo}
         for fut in cf.as_completed(futures):
             on_done(futures[fut], fut.result())
     except BaseException:
+        procs = list((getattr(pool, "_processes", None) or {}).values())   # the workers this pool started
         pool.shutdown(wait=False, cancel_futures=True)
-        for proc in list(getattr(pool, "_processes", {}).values()):   # the workers this pool started
+        for proc in procs:
             proc.terminate()
         raise
     pool.shutdown(wait=True)

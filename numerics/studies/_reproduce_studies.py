@@ -27,8 +27,16 @@ def _cells(ctx, name: str) -> list[dict]:
     return load_cells(ctx.sweeps[name])
 
 
+def _cached(ctx, key, make):
+    """One computation per reproduce call (several claims read the same fit or figure)."""
+    if key not in ctx.cache:
+        ctx.cache[key] = make()
+    return ctx.cache[key]
+
+
 def _figure(ctx, name: str, kind: str) -> list[str]:
-    paths = scaling.plot_kind(ctx.sweeps[name], kind, out=Path(ctx.out_dir) / "figures", n_boot=ctx.suite.n_boot)
+    paths = _cached(ctx, ("figure", name, kind), lambda: scaling.plot_kind(
+        ctx.sweeps[name], kind, out=Path(ctx.out_dir) / "figures", n_boot=ctx.suite.n_boot))
     return [str(p) for p in paths if str(p).endswith(".png")]
 
 
@@ -44,7 +52,8 @@ def _evidence(measured: str, estimate: float, interval, figures=(), **details) -
 
 
 def _appendix_m(ctx):
-    return scaling.appendix_m(_cells(ctx, "depth"), n_boot=ctx.suite.n_boot, confidence=CONFIDENCE)
+    return _cached(ctx, "appendix_m", lambda: scaling.appendix_m(_cells(ctx, "depth"), n_boot=ctx.suite.n_boot,
+                                                                 confidence=CONFIDENCE))
 
 
 def covariance_near_diagonal(ctx) -> dict:

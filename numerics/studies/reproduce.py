@@ -55,6 +55,7 @@ class ReproduceContext:
     out_dir: Path
     sweeps: Mapping[str, Path]
     options: Mapping[str, Any]
+    cache: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclasses.dataclass(frozen=True)

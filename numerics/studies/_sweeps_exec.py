@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 
 from bounds._validation import InputError
 from numerics.studies._sweeps_spec import Cell
-from numerics.studies._sweeps_worker import init_worker, run_cell
+from numerics.studies._sweeps_worker import init_worker, run_cell, warm_up
 
 __all__ = ["BACKENDS", "available_cores", "execute", "resolve_parallelism"]
 
@@ -102,18 +102,53 @@ def _spawnable_main():
 
 
 def _pool(todo, on_done, workers: int, threads: int, runner: str) -> None:
-    ctx = multiprocessing.get_context("spawn")
-    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=init_worker,
-                                  initargs=(threads,))
+    """``workers - 1`` spawned processes plus the driver itself, each on ``threads`` threads.
+
+    A spawned worker needs seconds to import torch; the driver runs cells meanwhile and
+    hands cells to the pool only once a process has reported ready (at most two per
+    ready process: one running, one queued), so a parallel sweep never waits for
+    start-up (a sweep shorter than the start-up runs entirely in the driver, as fast as
+    a serial one).
+    """
+    import torch
+
+    pool = cf.ProcessPoolExecutor(max_workers=workers - 1, mp_context=multiprocessing.get_context("spawn"),
+                                  initializer=init_worker, initargs=(threads,))
+    queue, pending, old = list(todo), {}, torch.get_num_threads()
+    torch.set_num_threads(threads)
     try:
         with _spawnable_main():
-            futures = {pool.submit(run_cell, cell.config, runner): cell for cell in todo}
-        for fut in cf.as_completed(futures):
-            on_done(futures[fut], fut.result())
+            warm = {pool.submit(warm_up, runner) for _ in range(workers - 1)}
+        ready = 0
+        while queue or pending:
+            for fut in [f for f in warm if f.done()]:
+                warm.discard(fut)
+                fut.result()
+                ready += 1
+            for fut in [f for f in pending if f.done()]:
+                on_done(pending.pop(fut), fut.result())
+            while queue and len(pending) < 2 * ready:                # one running, one queued per worker
+                cell = queue.pop(0)
+                pending[pool.submit(run_cell, cell.config, runner)] = cell
+            if queue:
+                cell = queue.pop(0)
+                on_done(cell, run_cell(cell.config, runner))          # the driver's own share
+            elif pending:
+                cf.wait(set(pending) | warm, return_when=cf.FIRST_COMPLETED)
     except BaseException:
-        procs = list((getattr(pool, "_processes", None) or {}).values())   # the workers this pool started
-        pool.shutdown(wait=False, cancel_futures=True)
-        for proc in procs:
-            proc.terminate()
+        _stop(pool)
         raise
-    pool.shutdown(wait=True)
+    finally:
+        torch.set_num_threads(old)
+    _stop(pool) if warm else pool.shutdown(wait=True)
+
+
+def _stop(pool) -> None:
+    """Stop the workers this pool started (idle, or still importing torch)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in procs:
+        proc.join(timeout=5)

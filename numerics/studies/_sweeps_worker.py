@@ -11,7 +11,7 @@ import os
 import time
 from typing import Any, Mapping
 
-__all__ = ["DEFAULT_RUNNER", "init_worker", "limit_threads", "run_cell"]
+__all__ = ["DEFAULT_RUNNER", "init_worker", "limit_threads", "run_cell", "warm_up"]
 
 #: The function a cell runs, as ``"module:function"`` (importable in every worker).
 DEFAULT_RUNNER = "numerics.studies.run:run_experiment"
@@ -37,6 +37,12 @@ def init_worker(threads: int) -> None:
         torch.set_num_interop_threads(1)
     except RuntimeError:   # already set in this process: keep it
         pass
+
+
+def warm_up(runner: str = DEFAULT_RUNNER) -> int:
+    """Import the runner's module (torch and the study) so the first cell starts at once; the pid."""
+    _resolve(runner)
+    return os.getpid()
 
 
 def _resolve(runner: str):

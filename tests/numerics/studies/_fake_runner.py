@@ -6,6 +6,8 @@ import time
 def run(config):
     """Result of a cell: a closed form of its config (and which process ran it)."""
     time.sleep(float(os.environ.get("FAKE_RUNNER_SLEEP", "0")))
+    if str(os.getpid()) == os.environ.get("FAKE_DRIVER_PID"):       # a slow driver: workers must take cells
+        time.sleep(float(os.environ.get("FAKE_DRIVER_SLEEP", "0")))
     depth, seed = config["model"]["depth"], config["seed"]
     return {"config": config, "value": 10.0 * depth + seed, "quantities": {"M": config["sizes"]["M"]},
             "pid": os.getpid()}

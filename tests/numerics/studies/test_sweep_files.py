@@ -70,3 +70,20 @@ def test_make_spec_from_python_data():
     spec = make_spec(BASE, {"model.depth": [1, 2]})
     assert [c.params for c in spec.cells] == [{"model.depth": 1}, {"model.depth": 2}]
     assert spec.to_dict()["grid"] == {"model.depth": [1, 2]}
+
+
+def test_example_sweeps_load_and_match_the_quick_suite():
+    """examples/sweeps/teacher_depth.toml is the quick suite's depth sweep (6 depths x 3 seeds)."""
+    from pathlib import Path
+
+    from numerics.studies.reproduce import SUITES
+
+    folder = Path(__file__).resolve().parents[3] / "examples" / "sweeps"
+    depth = load_sweep(folder / "teacher_depth.toml")
+    suite = SUITES["quick"].sweeps["depth"]
+    assert [c.config for c in depth.cells] == [c.config for c in make_spec(suite["base"], suite["grid"]).cells]
+    assert len({c.config["model"]["depth"] for c in depth.cells}) >= 6 and len(depth.cells) >= 18
+    rebound = load_sweep(folder / "teacher_rebound.toml")
+    suite = SUITES["quick"].sweeps["rebound"]
+    assert [c.config for c in rebound.cells] == [c.config for c in make_spec(suite["base"], suite["grid"]).cells]
+    assert len(load_sweep(folder / "teacher_data.toml").cells) == 4 * 5 * 3

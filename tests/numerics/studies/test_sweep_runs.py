@@ -66,16 +66,18 @@ def test_failed_cells_are_recorded_not_fatal(tmp_path):
 
 @pytest.mark.skipif(available_cores() < 2, reason="needs 2 cores")
 def test_process_pool_matches_in_process(tmp_path, monkeypatch):
-    monkeypatch.setenv("FAKE_RUNNER_SLEEP", "0.3")           # long enough for both workers to take cells
-    spec = _spec()
+    spec = _spec(depths=range(1, 11))
     serial = sweep(spec, tmp_path / "a", runner=FAKE, progress=False)
+    monkeypatch.setenv("FAKE_DRIVER_PID", str(os.getpid()))   # the driver takes 1 s per cell: the spawned
+    monkeypatch.setenv("FAKE_DRIVER_SLEEP", "1.0")            # worker takes the rest once it is ready
     pool = sweep(spec, tmp_path / "b", runner=FAKE, workers=2, progress=False)
     assert (serial.workers, serial.threads) == (1, available_cores())
     assert (pool.workers, pool.threads) == (2, available_cores() // 2)
     a, b = load_cells(tmp_path / "a"), load_cells(tmp_path / "b")
     assert [_strip(r) for r in a] == [_strip(r) for r in b]
     assert {r["sweep"]["threads"] for r in b} == {available_cores() // 2}     # workers x threads <= cores
-    assert len({r["pid"] for r in b}) == 2 and os.getpid() not in {r["pid"] for r in b}
+    pids = [r["pid"] for r in b]
+    assert len(set(pids)) == 2 and os.getpid() in pids       # the driver and one spawned worker both ran cells
 
 
 @pytest.mark.parametrize("kw, match", [

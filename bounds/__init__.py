@@ -9,8 +9,11 @@ Imports without torch. Public API (implementation in underscore/sub-modules):
 * :mod:`bounds.loss` -- loss constants ``B``, ``L_loss`` (THEORY §1).
 * :mod:`bounds.routes` -- :class:`Setup`, :func:`evaluate_routes` (THEORY §5-§6).
 * :mod:`bounds.appendix_m` -- the power-law conversion (THEORY §7).
+* :mod:`bounds.variants` -- this project's tighter variants of Theorems 2-3 (THEORY §6,
+  **Choice**), :data:`VARIANT_THEOREMS`; :mod:`bounds.variant_routes` --
+  :func:`~bounds.variant_routes.evaluate_variants`.
 """
-from bounds._statement import Event, Hoeffding, Premise, Theorem, evaluate
+from bounds._statement import Event, Hoeffding, Premise, Tail, Theorem, evaluate
 from bounds.theorems import (
     ALL_THEOREMS,
     THEOREM_1,
@@ -21,6 +24,7 @@ from bounds.theorems import (
     jumpboard_lower_bound,
     jumpboard_risk_bound,
 )
+from bounds.variants import VARIANT_THEOREMS
 
 __all__ = [
     "ALL_THEOREMS",
@@ -32,7 +36,9 @@ __all__ = [
     "THEOREM_2",
     "THEOREM_2_GENERAL",
     "THEOREM_3",
+    "Tail",
     "Theorem",
+    "VARIANT_THEOREMS",
     "evaluate",
     "jumpboard_lower_bound",
     "jumpboard_risk_bound",

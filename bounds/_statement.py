@@ -11,7 +11,12 @@ A :class:`Theorem` is the single source of truth for one result of THEORY.md: th
 * ``failure_probability`` -- the probability the theorem states (the checker compares
   it with the union bound over the events the premises use);
 * ``side_conditions`` -- sign conditions (sizes, margins, epsilons >= 0) stated
-  explicitly for the SMT encoding.
+  explicitly for the SMT encoding;
+* ``functions``/``risk_terms`` (optional data, this project's **Choice** for the tighter
+  variants of THEORY §6) -- which function depends on which sample, and which function
+  and sample (or the population) each risk symbol is about, so that the ledger can reject
+  a one-function tail applied to a function that depends on its sample. An event may
+  carry a :class:`Tail`: its kind, sample, function(s) and deviation formula.
 """
 from __future__ import annotations
 
@@ -36,14 +41,77 @@ class Hoeffding:
         return sp.exp(-2 * self.n * self.t**2 / self.range**2)
 
 
+#: Kinds of :class:`Tail`: one-function tails (the function must not depend on the sample),
+#: uniform deviations over the capped class (closed-form or empirical Rademacher), and the
+#: Monte-Carlo error of an empirical Rademacher estimate (THEORY §4, §6).
+TAIL_KINDS = ("hoeffding", "bernstein", "uniform", "uniform_empirical", "monte_carlo")
+ONE_FUNCTION_KINDS = ("hoeffding", "bernstein")
+
+
+@dataclasses.dataclass(frozen=True)
+class Tail:
+    """How the slack ``symbol`` of the premises on an event is derived (THEORY §4, §6).
+
+    Attributes:
+        kind: one of :data:`TAIL_KINDS`.
+        symbol: the symbol the premises use as slack (``A <= B + symbol``), e.g. ``t_T_new``.
+        deviation: its value as a formula of sizes, levels and constants; the evaluators
+            read the numeric value from here (the formula is written once).
+        n: the size of the sample the event is about (``M`` for ``S``, ``K`` for ``T``).
+        level: the event's probability (the union over ``copies`` and ``sides``).
+        range: the loss range ``B``.
+        variance: Bernstein only: the sample-variance symbol of the function's losses.
+        sides: uniform kinds: 2 when premises use both directions (each side at
+            ``level / 2``), 1 when only one is used.
+        copies: a union bound over this many functions/caps (a post-hoc cap grid).
+        rademacher: uniform and ``monte_carlo`` kinds: the vector-Rademacher symbol of
+            the uniform deviation (for ``monte_carlo``: the exact empirical value the
+            estimate replaces).
+        estimate: ``monte_carlo`` only: what replaces ``rademacher`` in the uniform
+            deviation (the Monte-Carlo value plus its error).
+    """
+
+    kind: str
+    symbol: sp.Symbol
+    deviation: sp.Expr
+    n: sp.Expr
+    level: sp.Expr
+    range: sp.Expr
+    variance: sp.Expr | None = None
+    sides: int = 1
+    copies: sp.Expr = sp.Integer(1)
+    rademacher: sp.Expr | None = None
+    estimate: sp.Expr | None = None
+
+    def __post_init__(self):
+        if self.kind not in TAIL_KINDS:
+            raise ValueError(f"kind == {self.kind!r}, must be one of {list(TAIL_KINDS)}.")
+        if self.sides not in (1, 2):
+            raise ValueError(f"sides == {self.sides!r}, must be 1 or 2.")
+
+    def substitute(self, sub) -> "Tail":
+        """Apply ``sub`` (an expression map) to every expression of the record."""
+        opt = lambda e: None if e is None else sub(e)  # noqa: E731
+        return dataclasses.replace(self, deviation=sub(self.deviation), n=sub(self.n), level=sub(self.level),
+                                   range=sub(self.range), variance=opt(self.variance), copies=sub(self.copies),
+                                   rademacher=opt(self.rademacher), estimate=opt(self.estimate))
+
+
 @dataclasses.dataclass(frozen=True)
 class Event:
-    """A failure event of a proof chain (``E_S``, ``E_T``, a Hoeffding tail)."""
+    """A failure event of a proof chain (``E_S``, ``E_T``, a Hoeffding tail).
+
+    ``sample`` (``"S"``/``"T"``), ``functions`` (the functions its premises are about) and
+    ``tail`` are optional data read by the ledger (THEORY §6 variants).
+    """
 
     name: str
     probability: sp.Expr
     description: str
     hoeffding: Hoeffding | None = None
+    sample: str | None = None
+    functions: tuple[str, ...] = ()
+    tail: Tail | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,6 +140,10 @@ class Theorem:
     failure_probability: sp.Expr
     side_conditions: tuple[sp.core.relational.Relational, ...]
     description: str = ""
+    #: ``((function, (samples it depends on, ...)), ...)``, e.g. ``(("f_new", ("S",)), ...)``.
+    functions: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: ``((risk symbol name, (function, "S" | "T" | "population")), ...)``.
+    risk_terms: tuple[tuple[str, tuple[str, str]], ...] = ()
 
     # ---- derived symbolic pieces --------------------------------------------------
     @property
@@ -82,6 +154,16 @@ class Theorem:
     @property
     def event_map(self) -> Mapping[str, Event]:
         return {e.name: e for e in self.events}
+
+    @property
+    def depends_on(self) -> Mapping[str, tuple[str, ...]]:
+        """Function name -> the samples it depends on (empty when not recorded)."""
+        return dict(self.functions)
+
+    @property
+    def risk_map(self) -> Mapping[str, tuple[str, str]]:
+        """Risk symbol name -> ``(function, "S" | "T" | "population")``."""
+        return dict(self.risk_terms)
 
     def union_bound(self) -> sp.Expr:
         """Union bound over the distinct events the premises use (THEORY §5, §6)."""
@@ -122,6 +204,7 @@ class Theorem:
                     probability=sub(e.probability),
                     hoeffding=None if e.hoeffding is None else Hoeffding(
                         sub(e.hoeffding.n), sub(e.hoeffding.t), sub(e.hoeffding.range)),
+                    tail=None if e.tail is None else e.tail.substitute(sub),
                 )
                 for e in self.events
             ),

@@ -18,7 +18,7 @@ DEFAULT_TIMEOUT_S = 5.0
 
 def add_parser(sub) -> None:
     p = sub.add_parser("prove", help="machine-check the proof chains (or a user's chain)",
-                       description="Verify Theorems 1-3 (entailment by Farkas and z3, necessity, "
+                       description="Verify Theorems 1-3 and this project's tighter variants of 2-3 (entailment by Farkas and z3, necessity, "
                        "probability ledger), reject the built-in mutants, check the side algebra.")
     p.add_argument("--chain", default=None, metavar="TOML", help="check a user chain file instead")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")

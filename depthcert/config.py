@@ -25,6 +25,26 @@ Optional top-level keys: ``delta_erm_S`` (Delta_ERM relative to f~_S, direct rou
 size), ``delta_R_failure`` (probability that an estimated ``delta_R`` exceeds the true
 margin; added to the population route's failure probability), ``level``. ``[loss] kind = "cross_entropy"`` takes ``n_classes``,
 ``head_row_norms``, ``head_bias``, ``rho``; ``kind = "squared"`` takes ``F``, ``Y``.
+
+Optional ``[variants]`` table: inputs of this project's tighter variants of THEORY §6
+(**Choice**; :mod:`bounds.variant_routes`), every key optional::
+
+    [variants]
+    var_S_jump_pop = 0.31    # unbiased sample variance of the losses of f~_pop on S (Bernstein)
+    var_T_new = 0.29         # ... of f_new on T
+    var_T_old = 0.30         # ... of f_old on T
+    var_T_jump_S = 0.29      # ... of f~_S on T
+    rad_hat = 0.0021         # Monte-Carlo empirical vector Rademacher (nu_V/M) E_s ||s^T phi||_F on S
+    rad_hat_mc_error = 1e-4  # its McDiarmid error at level delta_mc
+    delta_mc = 0.005         # in (0, delta): carved out of delta
+    delta_S_jump = 0.0167    # levels of the one-function tails (default: delta_prime split equally)
+    delta_T_new = 0.0167
+    delta_T_old = 0.0167
+    delta_T_jump = 0.025
+
+Variances lie in ``[0, B^2 n/(4(n-1))]`` (``n`` = ``M`` on S, ``K`` on T); ``rad_hat``,
+``rad_hat_mc_error`` and ``delta_mc`` come together. A variant whose inputs are absent is
+skipped and the output says which key it needs.
 """
 from __future__ import annotations
 
@@ -107,8 +127,13 @@ def setup_from_dict(cfg: Mapping[str, Any]) -> tuple[Setup, float | None]:
 
 
 def _warn_unknown(cfg: Mapping, block: Mapping, family: str) -> None:
-    known = set(PARAMETERS) | set(OPTIONAL) | {"loss", "block", "level"}
+    from bounds.variant_routes import VARIANT_PARAMETERS
+
+    known = set(PARAMETERS) | set(OPTIONAL) | {"loss", "block", "level", "variants"}
     extra = sorted(set(cfg) - known) + [f"block.{k}" for k in sorted(set(block) - set(BLOCK_PARAMETERS[family]) - {"family"})]
+    table = cfg.get("variants")
+    if isinstance(table, dict):
+        extra += [f"variants.{k}" for k in sorted(set(table) - set(VARIANT_PARAMETERS))]
     if extra:
         print(f"depthcert: warning: ignoring unknown keys {extra}", file=sys.stderr)
 
@@ -116,3 +141,26 @@ def _warn_unknown(cfg: Mapping, block: Mapping, family: str) -> None:
 def load_setup(path: str | Path) -> tuple[Setup, float | None]:
     """Read and validate a setup file; see the module docstring for the format."""
     return setup_from_dict(read_toml(path))
+
+
+def variant_inputs_from_dict(cfg: Mapping[str, Any], setup: Setup):
+    """The optional ``[variants]`` table as validated :class:`bounds.variant_routes.VariantInputs`.
+
+    Raises:
+        InputError: ``variants`` is not a table, or a value is not a number in its range
+            (the key ``variants.<name>`` is named).
+    """
+    from bounds.variant_routes import VARIANT_PARAMETERS, VariantInputs
+
+    table = cfg.get("variants", {})
+    if not isinstance(table, dict):
+        raise InputError("variants", "a [variants] table", table)
+    values = {k: iv.check(f"variants.{k}", table[k]) for k, iv in VARIANT_PARAMETERS.items() if k in table}
+    return VariantInputs(**values).validate(setup)
+
+
+def load_bounds_config(path: str | Path):
+    """``(setup, level, variant_inputs)`` of a ``depthcert bounds`` file (one read, all validated)."""
+    cfg = read_toml(path)
+    setup, level = setup_from_dict(cfg)
+    return setup, level, variant_inputs_from_dict(cfg, setup)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Mapping
 
 import numpy as np
 
@@ -46,4 +47,68 @@ def plot_routes(setup: Setup, level: float, path: str | Path) -> Path:
     ax2.axvline(reg.delta_R_crossover, color="grey", ls="-.", lw=1, label="population route crossover")
     ax2.set(xlabel="Delta_R", ylabel="failure probability", title="Degenerate regime (Delta_R -> 0)")
     ax2.legend(fontsize=8)
+    return save_figure(fig, path)
+
+
+_COLORS = {"reference": "0.55", "gain": "tab:green", "cost": "tab:red"}
+
+
+def _route_panels(result: Mapping) -> list[tuple[str, str, list, Mapping]]:
+    """``(name, statement, terms, route dict)`` for the paper routes and every variant of ``result``."""
+    variants = result["variants"]
+    panels = [(f"{key.replace('_route', '')} (Thm {2 if key.startswith('population') else 3})", "paper",
+               variants["paper_terms"][key], result[key]) for key in ("population_route", "direct_route")]
+    panels += [(name, "Choice", r["terms"], r) for name, r in variants["routes"].items()]
+    return panels
+
+
+def _waterfall(ax, terms, route: Mapping, reference: float) -> list[float]:
+    """Floating bars from ``L_test_old`` through every gain and cost to the bound; returns the levels reached."""
+    running, labels, levels = reference, [], [reference]
+    for i, t in enumerate(terms):
+        value = float(t["value"])
+        if t["role"] == "reference":
+            ax.bar(i, reference, color=_COLORS["reference"], width=0.7)
+        else:
+            ax.bar(i, value, bottom=running, color=_COLORS[t["role"]], width=0.7)
+            running += value
+        labels.append(t["term"])
+        levels.append(running)
+    ax.bar(len(terms), running, color="tab:blue" if route["certified"] else "tab:orange", width=0.7)
+    ax.axhline(reference, color="k", ls="--", lw=1)
+    ax.set_xticks(range(len(terms) + 1), labels + ["bound"], rotation=60, ha="right", fontsize=7)
+    return levels
+
+
+def plot_bound_terms(result: Mapping, path: str | Path) -> Path:
+    """Per route and variant, the bound as a waterfall: ``L_test_old``, each gain, each cost (THEORY §5-§6).
+
+    Reads a stored ``depthcert bounds --json`` result (keys ``population_route``,
+    ``direct_route``, ``variants``); the dashed line is ``L_test(f_old)``: a route certifies
+    when its bound (blue; orange when not certified) ends below it and its failure
+    probability is within the level. Panels share the y axis, zoomed on the levels reached.
+
+    Returns:
+        The path of the written PNG.
+    """
+    plt = pyplot()
+    panels = _route_panels(result)
+    reference = float(panels[0][2][0]["value"])
+    ncols = min(5, len(panels))
+    nrows = -(-len(panels) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.1 * ncols, 3.8 * nrows), sharey=True, squeeze=False)
+    reached = []
+    for ax, (name, origin, terms, route) in zip(axes.flat, panels):
+        reached += _waterfall(ax, terms, route, reference)
+        fail = route["failure_probability"]
+        ax.set_title(f"{name}\n[{origin}]" + ("" if fail is None else f" failure p {fail:.3g}"), fontsize=8)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    finite = [x for x in reached if np.isfinite(x)]
+    lo, hi = min(finite), max(finite)
+    pad = 0.08 * (hi - lo) if hi > lo else 0.05 * abs(hi) + 1e-3
+    axes[0][0].set_ylim(lo - pad, hi + pad)
+    axes[0][0].set_ylabel("bound on L_test(f_new)")
+    fig.suptitle("Bounds decomposed: L_test(f_old) (grey), gains (green), costs (red), bound (blue: certified); "
+                 "dashed: L_test(f_old)", fontsize=9)
     return save_figure(fig, path)

@@ -39,3 +39,24 @@ def routes_table(rep: RoutesReport, regime: DegenerateRegime | None = None) -> s
     if regime is not None:
         lines += [f"degenerate regime: {regime.summary}"]
     return "\n".join(lines)
+
+
+def variants_table(rep: RoutesReport, variants) -> str:
+    """One row per route: Paper A's two (``paper``) and this project's variants (``Choice``).
+
+    Args:
+        rep: the paper routes (:func:`bounds.routes.evaluate_routes`).
+        variants: :class:`bounds.variant_routes.VariantsReport` on the same setup.
+    """
+    rows = [("population (Thm 2)", "paper", rep.population.to_dict()),
+            ("direct (Thm 3)", "paper", rep.direct.to_dict())]
+    rows += [(name, "Choice", r.to_dict()) for name, r in variants.variants.items()]
+    w = 38
+    head = f"{'route':{w}} {'statement':>9} {'bound':>10} {'improvement':>12} {'failure p':>10} {'certified':>9}"
+    lines = ["tighter variants (THEORY §6): 'paper' = Paper A's statement, 'Choice' = this project's variant",
+             head, "-" * len(head)]
+    for label, origin, d in rows:
+        lines.append(f"{label:{w}} {origin:>9} {_fmt(d['bound']):>10} {_fmt(d['improvement']):>12} "
+                     f"{_fmt(d['failure_probability']):>10} {_fmt(d['certified']):>9}")
+    lines += [f"skipped: {name}: {why}" for name, why in variants.skipped.items()]
+    return "\n".join(lines)

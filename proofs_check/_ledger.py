@@ -191,5 +191,7 @@ def check_union_bound(theorem) -> Check:
 
 
 def check_ledger(theorem) -> list[Check]:
-    """All ledger checks of one theorem (THEORY §5, §6)."""
-    return check_events(theorem) + check_hoeffding(theorem) + [check_union_bound(theorem)]
+    """All ledger checks of one theorem (THEORY §5, §6), with the tail records of the variants."""
+    from proofs_check._tails import check_tails   # events with a Tail record (THEORY §6 variants)
+
+    return check_events(theorem) + check_hoeffding(theorem) + check_tails(theorem) + [check_union_bound(theorem)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import time
 
 from bounds import ALL_THEOREMS
+from bounds.variants import VARIANT_THEOREMS
 from proofs_check._results import MutantResult, ProveReport
 from proofs_check._verify import DEFAULT_TIMEOUT_S, verify
 from proofs_check.mutants import MUTANTS
@@ -19,12 +20,17 @@ def verify_mutants(timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[MutantResult, 
     return tuple(out)
 
 
-def verify_all(theorems=ALL_THEOREMS, timeout_s: float = DEFAULT_TIMEOUT_S, *, mutants: bool = True,
+#: What ``depthcert prove`` verifies: the paper's statements and this project's variants (THEORY §6, Choice).
+DEFAULT_THEOREMS = ALL_THEOREMS + VARIANT_THEOREMS
+
+
+def verify_all(theorems=DEFAULT_THEOREMS, timeout_s: float = DEFAULT_TIMEOUT_S, *, mutants: bool = True,
                side_algebra: bool = True) -> ProveReport:
     """Run every check of ``depthcert prove`` (THEORY §3-§8).
 
     Args:
-        theorems: the statements to verify (default: :data:`bounds.ALL_THEOREMS`).
+        theorems: the statements to verify (default: :data:`bounds.ALL_THEOREMS` and
+            :data:`bounds.variants.VARIANT_THEOREMS`).
         timeout_s: z3 timeout per query, in seconds.
         mutants: also verify the catalogue :data:`proofs_check.mutants.MUTANTS`.
         side_algebra: also run :func:`proofs_check.side_algebra.side_algebra_checks`.

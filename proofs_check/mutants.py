@@ -16,6 +16,7 @@ import sympy as sp
 
 from bounds import THEOREM_1, THEOREM_1_OPTIMAL, THEOREM_2, THEOREM_2_GENERAL, THEOREM_3, Hoeffding
 from bounds import _symbols as s
+from proofs_check._variant_mutants import VARIANT_MUTANT_SPECS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,7 +112,7 @@ MUTANTS: tuple[Mutant, ...] = (
                                probability=Hoeffding(s.M, s.delta_R / 4, s.B).tail())),
     Mutant("t3_missing_delta_prime", "Theorem 3 failure probability delta (E_T forgotten)", "ledger/union_bound",
            lambda: THEOREM_3.replace(name="t3_missing_delta_prime", failure_probability=s.delta)),
-)
+) + tuple(Mutant(*spec) for spec in VARIANT_MUTANT_SPECS)   # the THEORY §6 variants (Choice)
 
 
 def mutant(name: str) -> Mutant:

@@ -346,4 +346,7 @@ def side_algebra_checks() -> tuple[Check, ...]:
               check_min_M("population"), check_min_M("direct"), check_min_K_population()]
     checks += appendix_m_checks()
     checks.append(check_u_statistic())
+    from proofs_check.side_algebra_variants import variant_checks   # THEORY §6 variants (Choice)
+
+    checks += variant_checks()
     return tuple(checks)

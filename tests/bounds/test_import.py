@@ -15,6 +15,7 @@ def test_bounds_imports_without_torch():
         "            raise ImportError('torch is blocked in this test')\n"
         "sys.meta_path.insert(0, Block())\n"
         "import bounds, bounds.routes, bounds.regimes, bounds.appendix_m, bounds.loss, bounds.generalisation\n"
+        "import bounds.variants, bounds.variant_routes\n"
         "import depthcert.config, depthcert._cmd_bounds\n"
         "assert 'torch' not in sys.modules\n"
         "print('ok')\n"

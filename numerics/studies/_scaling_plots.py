@@ -32,6 +32,15 @@ def _save(fig, stem: Path, data: Mapping) -> list[Path]:
     return paths + [atomic_write_text(stem.with_suffix(".json"), dumps(data, indent=2) + "\n")]
 
 
+def _depth_ticks(ax, depths) -> None:
+    """Plain integer ticks at the measured depths on a log axis."""
+    from matplotlib.ticker import NullFormatter
+
+    ticks = sorted({int(d) for d in np.asarray(depths).ravel()})
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def _by_x(x: np.ndarray, y: np.ndarray):
     xs = np.unique(x)
     return xs, np.array([y[x == v].mean() for v in xs])
@@ -59,6 +68,8 @@ def plot_appendix_m(records, stem: Path, *, depth_key="model.depth", n_boot=1000
            title="Assumption G: signal decay")
     a1.legend(fontsize=7)
     _excess_panel(a2, res, xs)
+    for ax in (a1, a2):
+        _depth_ticks(ax, D)
     paths = _save(fig, stem, res.to_dict())
     atomic_write_text(stem.with_name(stem.name + "_exponents.md"), sc.exponent_table(res) + "\n")
     return paths + [stem.with_name(stem.name + "_exponents.md")]
@@ -116,6 +127,7 @@ def plot_rebound(records, stem: Path, *, depth_key="model.depth", width_key="mod
                 label="joint depth and width")
     ax.set(xscale="log", yscale="log", xlabel="depth D", ylabel="population risk R(f_old)",
            title="Depth-only vs joint depth-and-width scaling")
+    _depth_ticks(ax, res["depths"])
     ax.legend(fontsize=7)
     return _save(fig, stem, {**res, "curves": {str(k): v for k, v in res["curves"].items()}})
 

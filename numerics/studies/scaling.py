@@ -195,8 +195,13 @@ def exponent_table(res: AppendixMResult) -> str:
             ("a_observed - a_predicted", res.difference.text(), "0")]
     lines = [f"| quantity | fitted ({c:.0%} bootstrap interval) | predicted by Appendix M (2 alpha_hat - 1) |",
              "|---|---|---|"] + [f"| {a} | {b} | {p} |" for a, b, p in rows]
-    return "\n".join(lines + ["", f"verdict: **{res.verdict}** ({res.rule})", f"measure: {res.signal_measure}",
-                              f"R_inf (fitted) = {res.risk_fit.fit.E:.4g} {list(np.round(res.risk_fit.E_interval, 6))}"])
+    lo, hi = res.alpha.interval
+    g = "holds" if lo > 0.5 else "fails" if hi < 0.5 else "undecided"
+    E_lo, E_hi = res.risk_fit.E_interval
+    return "\n".join(lines + ["", f"verdict: **{res.verdict}** ({res.rule})",
+                              f"Assumption G needs alpha > 1/2: {g} at this level (alpha_hat interval "
+                              f"[{lo:.3g}, {hi:.3g}])", f"measure: {res.signal_measure}",
+                              f"R_inf (fitted) = {res.risk_fit.fit.E:.4g} [{E_lo:.4g}, {E_hi:.4g}]"])
 
 
 @dataclasses.dataclass(frozen=True)

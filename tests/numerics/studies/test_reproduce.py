@@ -102,3 +102,16 @@ def test_unknown_suite_is_input_error(tmp_path):
 def test_full_suite_states_its_expected_duration():
     assert "FULL_EXPECTED" not in rp.SUITES["full"].expected and "core" in rp.SUITES["full"].expected
     assert rp.SUITES["full"].n_cells() > rp.SUITES["quick"].n_cells()
+
+
+@pytest.mark.slow
+def test_quick_suite_under_ten_minutes(tmp_path):
+    """The real quick suite on this machine's cores (run on a quiet machine: shared cores inflate it)."""
+    import time
+
+    t0 = time.perf_counter()
+    rep = rp.reproduce("quick", tmp_path, workers=rp.default_workers("local"), progress=False)
+    wall = time.perf_counter() - t0
+    assert wall < 600, f"quick suite took {wall / 60:.1f} min"
+    text = (tmp_path / "report.md").read_text()
+    assert all(f"| {c.id} (" in text for c in CLAIMS) and rep.wall_s < 600

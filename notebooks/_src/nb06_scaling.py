@@ -11,9 +11,9 @@ CELLS = [
              "TINY = {'sizes': {'M': 1000, 'K': 1000, 'population': 2000}, 'reference': {'n': 400, 'steps': 60},\n"
              "        'block_training': {'steps': 10, 'batch_size': 256}}\n"
              "spec = make_spec(TINY, {'model.depth': [1, 2, 3, 4], 'seed': [0, 1]})\n"
-             "outcome = sweep(spec, 'sweep_depth', progress=False)\n"
+             "outcome = sweep(spec, 'sweep_depth', threads=1, progress=False)   # tiny cells: one thread each\n"
              "print(outcome)\n"
-             "again = sweep(spec, 'sweep_depth', progress=False)   # resumable: nothing left to compute\n"
+             "again = sweep(spec, 'sweep_depth', threads=1, progress=False)     # resumable: nothing left to do\n"
              "print('second call computed', again.computed, 'cells')"),
     ('code', "table = results_table('sweep_depth')\n"
              "table[['model.depth', 'seed', 'R_old', 'diagnostics.sites.s_max', 'quantities.delta_R_hat',\n"

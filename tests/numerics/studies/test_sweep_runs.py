@@ -142,3 +142,16 @@ def test_killed_sweep_resumes_to_the_uninterrupted_result(tmp_path):
     resumed, fresh = load_cells(tmp_path / "killed"), load_cells(tmp_path / "fresh")
     assert len(resumed) == 6 and [_strip(r) for r in resumed] == [_strip(r) for r in fresh]
     assert len(pd.read_csv(tmp_path / "killed" / "results.csv")) == 6
+
+
+def test_sweep_over_task_kind_and_insertion_site(tmp_path):
+    """What run accepts today, varied by a sweep: the classification teacher, insertion below the top."""
+    base = merge_config(TINY, {"model": {"eps_n": 1e-3, "depth": 2}, "task": {"n_classes": 3, "width": 4}})
+    spec = make_spec(base, {"task.kind": ["regression", "classification"], "insertion.at": [0, -1]})
+    out = sweep(spec, tmp_path, threads=1, progress=False)
+    assert out.failed == 0 and out.computed == 4
+    table = results_table(tmp_path)
+    assert set(table["task.kind"]) == {"regression", "classification"} and set(table["insertion.at"]) == {0, -1}
+    cls = table[table["task.kind"] == "classification"]
+    assert (cls["quantities.L_loss"] - 2 ** 0.5).abs().max() < 1e-12          # cross-entropy: L_l = sqrt(2)
+    assert (table["quantities.L_top_certified"] >= table["quantities.L_top_empirical"] * (1 - 1e-9)).all()

@@ -161,7 +161,8 @@ def _setup(record: Mapping):
     cfg = dict(bounds_config(record))
     level, loss, block = cfg.pop("level"), cfg.pop("loss"), dict(cfg.pop("block"))
     family = block.pop("family")
-    return Setup(**cfg, **loss, family=family, block=block), level
+    fields = {f.name for f in dataclasses.fields(Setup)}   # the setup's keys (the file may hold more)
+    return Setup(**{k: v for k, v in cfg.items() if k in fields}, **loss, family=family, block=block), level
 
 
 def _varied(records, keys):

@@ -123,7 +123,8 @@ def test_killed_sweep_resumes_to_the_uninterrupted_result(tmp_path):
     missing cells, and every cell equals that of an uninterrupted sweep."""
     (tmp_path / "exp.toml").write_text("[sizes]\nM = 1000\nK = 1000\npopulation = 1000\n"
                                        "[reference]\nn = 300\nsteps = 10\n[block_training]\nsteps = 10\n")
-    (tmp_path / "s.toml").write_text('base = "exp.toml"\n[grid]\n"model.depth" = [1, 2, 3]\nseed = [0, 1]\n')
+    (tmp_path / "s.toml").write_text('base = "exp.toml"\nplots = ["covariance"]\n'
+                                     '[grid]\n"model.depth" = [1, 2, 3]\nseed = [0, 1]\n')
     cells = tmp_path / "killed" / "cells"
     proc = _cli(["sweep", "--config", str(tmp_path / "s.toml"), "--out", str(tmp_path / "killed"),
                  "--threads", "1", "--no-progress"])
@@ -142,6 +143,7 @@ def test_killed_sweep_resumes_to_the_uninterrupted_result(tmp_path):
     resumed, fresh = load_cells(tmp_path / "killed"), load_cells(tmp_path / "fresh")
     assert len(resumed) == 6 and [_strip(r) for r in resumed] == [_strip(r) for r in fresh]
     assert len(pd.read_csv(tmp_path / "killed" / "results.csv")) == 6
+    assert (tmp_path / "killed" / "plots" / "covariance.pdf").is_file()       # the sweep file's `plots`
 
 
 def test_sweep_over_task_kind_and_insertion_site(tmp_path):

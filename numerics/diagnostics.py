@@ -23,8 +23,10 @@ import torch
 
 __all__ = ["probe_diagnostics", "site_signals"]
 
-#: Largest width whose (A3) covariance matrix is stored in full (for the heatmap).
+#: Largest width whose (A3) covariance matrix at the insertion site is stored in full (heatmap).
 MAX_STORED_COVARIANCE = 64
+#: Largest number of entries of the per-site covariance matrices stored together.
+MAX_STORED_SITE_ENTRIES = 20_000
 
 
 def probe_diagnostics(net, expanded, task, n: int, seed: int, level: float, b: float | None = None) -> dict:
@@ -101,7 +103,9 @@ def site_signals(net, block, x: torch.Tensor, ms: dict, m_bars: dict) -> dict:
 
     Returns:
         dict of lists indexed by ``l = 0..D`` (``G_norm``, ``G_norm_stderr``,
-        ``G_sq_ustat``, ``offdiag_ratio``) plus ``s_max`` (``max_l G_norm``) and ``argmax``.
+        ``G_sq_ustat``, ``offdiag_ratio``) plus ``s_max`` (``max_l G_norm``) and ``argmax``;
+        ``covariance`` (``Cov(m_l)`` per site) when ``(D+1) d^2`` is at most
+        :data:`MAX_STORED_SITE_ENTRIES`.
     """
     from numerics.estimators import covariance_diagnostics, u_statistic_sq_norm
 
@@ -118,4 +122,7 @@ def site_signals(net, block, x: torch.Tensor, ms: dict, m_bars: dict) -> dict:
         out["offdiag_ratio"].append(covariance_diagnostics(ms[l])["offdiag_ratio"])
     out["argmax"] = max(range(net.depth + 1), key=lambda l: out["G_norm"][l])
     out["s_max"] = out["G_norm"][out["argmax"]]
+    d = ms[0].shape[1]
+    if (net.depth + 1) * d * d <= MAX_STORED_SITE_ENTRIES:
+        out["covariance"] = [torch.cov(ms[l].T.to(torch.float64)).reshape(d, d).tolist() for l in range(net.depth + 1)]
     return out

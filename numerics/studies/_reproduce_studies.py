@@ -34,9 +34,9 @@ def _cached(ctx, key, make):
     return ctx.cache[key]
 
 
-def _figure(ctx, name: str, kind: str) -> list[str]:
+def _figure(ctx, name: str, kind: str, cell: int = 0) -> list[str]:
     paths = _cached(ctx, ("figure", name, kind), lambda: scaling.plot_kind(
-        ctx.sweeps[name], kind, out=Path(ctx.out_dir) / "figures", n_boot=ctx.suite.n_boot))
+        ctx.sweeps[name], kind, out=Path(ctx.out_dir) / "figures", n_boot=ctx.suite.n_boot, cell=cell))
     return [str(p) for p in paths if str(p).endswith(".png")]
 
 
@@ -65,7 +65,8 @@ def covariance_near_diagonal(ctx) -> dict:
     measured = (f"interior sites: mean ratio {per_cell.mean():.3f} [{lo:.3f}, {hi:.3f}] over {len(cells)} cells "
                 f"(range {per_cell.min():.3f}-{per_cell.max():.3f}); top site (rank one by construction): "
                 f"mean {top.mean():.3f}; threshold 1/sqrt(2) = {1 / math.sqrt(2):.3f}")
-    return _evidence(measured, per_cell.mean(), (lo, hi), _figure(ctx, "depth", "covariance"),
+    deepest = int(np.argmax([c["config"]["model"]["depth"] for c in cells]))   # the most interior sites
+    return _evidence(measured, per_cell.mean(), (lo, hi), _figure(ctx, "depth", "covariance", deepest),
                      per_cell=per_cell.tolist(), top_site=top.tolist())
 
 

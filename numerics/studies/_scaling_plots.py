@@ -259,25 +259,43 @@ def plot_region(records, stem: Path, *, cell: int = 0, **_):
                              "crossover_M": grid.tolist(), "crossover_delta_R": cross})
 
 
+def _heatmap(fig, ax, S, title):
+    lim = np.abs(S).max() or 1.0
+    im = ax.imshow(S, cmap="RdBu_r", vmin=-lim, vmax=lim)
+    fig.colorbar(im, ax=ax, fraction=0.046)
+    ax.set_title(title, fontsize=9)
+
+
+def _offdiag_ratio(S: np.ndarray) -> float:
+    fro = np.linalg.norm(S)
+    return float(np.linalg.norm(S - np.diag(np.diag(S))) / fro) if fro > 0 else 0.0
+
+
 def plot_covariance(records, stem: Path, *, cell: int = 0, **_):
-    """(A3) heatmap of ``Cov(m)`` at the insertion site and the off-diagonal ratio per site."""
+    """(A3) heatmaps of ``Cov(m)`` at the insertion site and at an interior site, and the
+    off-diagonal mass ratio per site (``1/sqrt(2)``: as much mass off the diagonal as on it)."""
     rec = records[cell]
     cov = rec.get("diagnostics", {}).get("covariance", {})
     if "matrix" not in cov:
         raise InputError("--kind covariance", "results whose diagnostics store the covariance matrix", "absent")
-    S = np.array(cov["matrix"])
+    sites = rec["diagnostics"].get("sites", {})
+    per_site, ratios = sites.get("covariance"), sites.get("offdiag_ratio", [])
+    inner = len(per_site) // 2 - (len(per_site) % 2 == 0) if per_site and len(per_site) > 1 else None
     plt = pyplot()
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
-    lim = np.abs(S).max() or 1.0
-    im = a1.imshow(S, cmap="RdBu_r", vmin=-lim, vmax=lim)
-    fig.colorbar(im, ax=a1, fraction=0.046)
-    a1.set_title(f"Cov(m) at the insertion site: off-diagonal mass ratio {cov['offdiag_ratio']:.3f}")
-    ratios = rec["diagnostics"].get("sites", {}).get("offdiag_ratio", [])
-    a2.bar(range(len(ratios)), ratios, color="C0")
-    a2.axhline(NEAR_DIAGONAL, color="k", ls="--", lw=1, label="1/sqrt(2): off-diagonal = diagonal mass")
-    a2.set(xlabel="site l", ylabel="||offdiag||_F / ||Sigma_m||_F", ylim=(0, 1), title="(A3) per site")
-    a2.legend(fontsize=7)
-    return _save(fig, stem, {"matrix": S.tolist(), "offdiag_ratio": cov["offdiag_ratio"], "per_site": ratios})
+    fig, axes = plt.subplots(1, 3 if inner is not None else 2, figsize=(15 if inner is not None else 11, 4.2))
+    S = np.array(cov["matrix"])
+    _heatmap(fig, axes[0], S, f"Cov(m) at the insertion site: off-diagonal ratio {cov['offdiag_ratio']:.3f}")
+    data = {"matrix": S.tolist(), "offdiag_ratio": cov["offdiag_ratio"], "per_site": ratios}
+    if inner is not None:
+        Si = np.array(per_site[inner])
+        _heatmap(fig, axes[1], Si, f"Cov(m) at interior site l = {inner}: ratio {_offdiag_ratio(Si):.3f}")
+        data.update(interior_site=inner, interior_matrix=Si.tolist())
+    ax = axes[-1]
+    ax.bar(range(len(ratios)), ratios, color="C0")
+    ax.axhline(NEAR_DIAGONAL, color="k", ls="--", lw=1, label="1/sqrt(2): off-diagonal = diagonal mass")
+    ax.set(xlabel="site l", ylabel="||offdiag||_F / ||Sigma_m||_F", ylim=(0, 1), title="(A3) per site")
+    ax.legend(fontsize=7)
+    return _save(fig, stem, data)
 
 
 KINDS = {"bound-vs-M": plot_bound_vs_M, "region": plot_region, "appendix-m": plot_appendix_m, "dstar": plot_dstar,

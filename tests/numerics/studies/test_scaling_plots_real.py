@@ -54,6 +54,9 @@ def test_covariance_heatmap_from_the_stored_matrix(sweep_dir):
     assert np.allclose(S, S.T) and np.all(np.linalg.eigvalsh(S) > -1e-12)
     off = np.linalg.norm(S - np.diag(np.diag(S))) / np.linalg.norm(S)
     assert data["offdiag_ratio"] == pytest.approx(off, rel=1e-9)
+    Si = np.array(data["interior_matrix"])                      # an interior site's stored Cov(m_l)
+    off_i = np.linalg.norm(Si - np.diag(np.diag(Si))) / np.linalg.norm(Si)
+    assert data["per_site"][data["interior_site"]] == pytest.approx(off_i, rel=1e-9)
 
 
 def test_cli_plot_exit_0_and_bad_cell_exit_2(sweep_dir, tmp_path, capsys):

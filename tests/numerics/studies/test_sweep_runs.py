@@ -124,25 +124,25 @@ def test_killed_sweep_resumes_to_the_uninterrupted_result(tmp_path):
     (tmp_path / "exp.toml").write_text("[sizes]\nM = 1000\nK = 1000\npopulation = 1000\n"
                                        "[reference]\nn = 300\nsteps = 10\n[block_training]\nsteps = 10\n")
     (tmp_path / "s.toml").write_text('base = "exp.toml"\nplots = ["covariance"]\n'
-                                     '[grid]\n"model.depth" = [1, 2, 3]\nseed = [0, 1]\n')
+                                     '[grid]\n"model.depth" = [1, 2]\nseed = [0, 1]\n')
     cells = tmp_path / "killed" / "cells"
     proc = _cli(["sweep", "--config", str(tmp_path / "s.toml"), "--out", str(tmp_path / "killed"),
                  "--threads", "1", "--no-progress"])
     deadline = time.time() + 120
-    while len(list(cells.glob("*/result.json"))) < 2 and time.time() < deadline and proc.poll() is None:
+    while not list(cells.glob("*/result.json")) and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)                       # the process group this test started
     proc.wait()
     done = {p.parent.name: p.stat().st_mtime_ns for p in cells.glob("*/result.json")}
-    assert 1 <= len(done) < 6, f"kill came too late or too early: {len(done)} cells"
+    assert 1 <= len(done) < 4, f"kill came too late or too early: {len(done)} cells"
     rc = _cli(["sweep", "--config", str(tmp_path / "s.toml"), "--out", str(tmp_path / "killed"),
                "--threads", "1", "--no-progress"]).wait()
     assert rc == 0
     sweep(load_sweep(tmp_path / "s.toml"), tmp_path / "fresh", threads=1, progress=False)   # uninterrupted
     assert all((cells / k / "result.json").stat().st_mtime_ns == t for k, t in done.items())   # not recomputed
     resumed, fresh = load_cells(tmp_path / "killed"), load_cells(tmp_path / "fresh")
-    assert len(resumed) == 6 and [_strip(r) for r in resumed] == [_strip(r) for r in fresh]
-    assert len(pd.read_csv(tmp_path / "killed" / "results.csv")) == 6
+    assert len(resumed) == 4 and [_strip(r) for r in resumed] == [_strip(r) for r in fresh]
+    assert len(pd.read_csv(tmp_path / "killed" / "results.csv")) == 4
     assert (tmp_path / "killed" / "plots" / "covariance.pdf").is_file()       # the sweep file's `plots`
 
 

@@ -4,7 +4,8 @@ Oversubscription is what makes parallel torch slow on a small machine (two proce
 2 threads each on 2 cores ran 2.7-10x slower here), so every backend fixes
 ``workers x threads <= cores``: each pool worker is a fresh process (``spawn``: never a
 ``fork`` of a process whose thread pools have started) whose initializer sets the
-BLAS/OpenMP environment before torch is imported; each Ray task asks for ``threads``
+BLAS/OpenMP environment before torch is imported (and the driver computes too, so
+spawning never delays a sweep); each Ray task asks for ``threads``
 CPUs and sets the same limits. The driver alone writes the store (atomically, one
 ``result.json`` per cell, as soon as the cell is done).
 """
@@ -15,6 +16,7 @@ import contextlib
 import multiprocessing
 import os
 import sys
+import time
 from typing import Callable, Sequence
 
 from bounds._validation import InputError
@@ -101,25 +103,45 @@ def _spawnable_main():
             main.__file__ = path
 
 
+#: Remaining work (estimated, seconds of one process) below which no worker is spawned:
+#: a spawned process pays the torch import and the first cell's one-off set-up
+#: (lambdified bounds, ...), measured here at 5-10 s of CPU, and shares the cores meanwhile.
+SPAWN_MIN_WORK_S = 10.0
+
+
 def _pool(todo, on_done, workers: int, threads: int, runner: str) -> None:
     """``workers - 1`` spawned processes plus the driver itself, each on ``threads`` threads.
 
-    A spawned worker needs seconds to import torch; the driver runs cells meanwhile and
-    hands cells to the pool only once a process has reported ready (at most two per
-    ready process: one running, one queued), so a parallel sweep never waits for
-    start-up (a sweep shorter than the start-up runs entirely in the driver, as fast as
-    a serial one).
+    The driver runs the first cells itself and spawns the pool only when the remaining
+    work, estimated from its fastest cell so far, exceeds :data:`SPAWN_MIN_WORK_S`; it
+    keeps computing while the workers start and hands cells to the pool only once a
+    process has reported ready (at most two per ready process: one running, one queued).
+    So a short sweep runs entirely in the driver, as fast as a serial one, and a long one
+    never waits for start-up.
     """
     import torch
 
+    queue, times, old = list(todo), [], torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        while queue:
+            if len(times) >= 2 and len(queue) * min(times) >= SPAWN_MIN_WORK_S:
+                return _share(queue, on_done, workers, threads, runner)
+            cell, t0 = queue.pop(0), time.perf_counter()
+            on_done(cell, run_cell(cell.config, runner))
+            times.append(time.perf_counter() - t0)
+    finally:
+        torch.set_num_threads(old)
+
+
+def _share(queue: list, on_done, workers: int, threads: int, runner: str) -> None:
+    """Run ``queue`` on the driver and ``workers - 1`` spawned processes (see :func:`_pool`)."""
     pool = cf.ProcessPoolExecutor(max_workers=workers - 1, mp_context=multiprocessing.get_context("spawn"),
                                   initializer=init_worker, initargs=(threads,))
-    queue, pending, old = list(todo), {}, torch.get_num_threads()
-    torch.set_num_threads(threads)
+    pending, ready = {}, 0
     try:
         with _spawnable_main():
             warm = {pool.submit(warm_up, runner) for _ in range(workers - 1)}
-        ready = 0
         while queue or pending:
             for fut in [f for f in warm if f.done()]:
                 warm.discard(fut)
@@ -138,8 +160,6 @@ def _pool(todo, on_done, workers: int, threads: int, runner: str) -> None:
     except BaseException:
         _stop(pool)
         raise
-    finally:
-        torch.set_num_threads(old)
     _stop(pool) if warm else pool.shutdown(wait=True)
 
 

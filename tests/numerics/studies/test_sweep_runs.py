@@ -80,6 +80,12 @@ def test_process_pool_matches_in_process(tmp_path, monkeypatch):
     assert len(set(pids)) == 2 and os.getpid() in pids       # the driver and one spawned worker both ran cells
 
 
+def test_short_sweep_never_spawns(tmp_path):
+    """Work below the spawn threshold stays in the driver: --workers 2 is never slower than 1."""
+    out = sweep(_spec(), tmp_path, runner=FAKE, workers=2, progress=False)
+    assert out.workers == 2 and {r["pid"] for r in load_cells(tmp_path)} == {os.getpid()}
+
+
 @pytest.mark.parametrize("kw, match", [
     ({"workers": 0}, r"--workers == 0, must be an integer >= 1"),
     ({"workers": 10_000}, r"--workers == 10000, must be an integer in \[1, \d+\] \(cores available\)"),

@@ -22,11 +22,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from numerics._config import merge_config  # noqa: E402
-from numerics.studies._reproduce_suites import TEACHER_BASE  # noqa: E402
+from numerics.studies.reproduce import SUITES  # noqa: E402
 from numerics.studies.sweeps import available_cores, make_spec, sweep  # noqa: E402
 
 #: Small cells: the quick suite's teacher depth sweep at half the reference steps (~2-4 s per cell here).
-SMALL_CELL = merge_config(TEACHER_BASE, {"reference": {"steps": 300}})
+SMALL_CELL = merge_config(SUITES["quick"].sweeps["depth"]["base"], {"reference": {"steps": 300}})
 
 
 def _spec(cells: int):

@@ -36,11 +36,22 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
+def _env_threads() -> int | None:
+    """The user's ``OMP_NUM_THREADS``, if set to a positive integer (a limit we keep)."""
+    try:
+        value = int(os.environ.get("OMP_NUM_THREADS", ""))
+    except ValueError:
+        return None
+    return value if value >= 1 else None
+
+
 def resolve_parallelism(backend: str, workers: int | None, threads: int | None) -> tuple[int, int]:
     """``(workers, threads)`` with ``workers x threads <= cores`` (local), or raise :class:`InputError`.
 
-    Local defaults: one worker using every core; ``threads = cores // workers``.
-    Ray: ``threads`` CPUs per task (default 1); ``workers`` caps the tasks in flight.
+    Local defaults: one worker; ``threads = cores // workers``, but never above the
+    user's ``OMP_NUM_THREADS`` when it is set (on a shared machine two threads per process
+    can run many times slower than one). Ray: ``threads`` CPUs per task (default 1);
+    ``workers`` caps the tasks in flight.
     """
     if backend not in BACKENDS:
         raise InputError("--backend", f"one of {list(BACKENDS)}", backend)
@@ -53,7 +64,7 @@ def resolve_parallelism(backend: str, workers: int | None, threads: int | None) 
     workers = workers or 1
     if workers > cores:
         raise InputError("--workers", f"an integer in [1, {cores}] (cores available)", workers)
-    threads = threads or max(1, cores // workers)
+    threads = threads or max(1, min(cores // workers, _env_threads() or cores))
     if workers * threads > cores:
         raise InputError("--threads", f"an integer with workers x threads <= {cores} cores (workers = {workers})",
                          threads)

@@ -66,6 +66,7 @@ def test_failed_cells_are_recorded_not_fatal(tmp_path):
 
 @pytest.mark.skipif(available_cores() < 2, reason="needs 2 cores")
 def test_process_pool_matches_in_process(tmp_path, monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)     # default threads: cores // workers
     spec = _spec(depths=range(1, 11))
     serial = sweep(spec, tmp_path / "a", runner=FAKE, progress=False)
     monkeypatch.setenv("FAKE_DRIVER_PID", str(os.getpid()))   # the driver takes 1 s per cell: the spawned
@@ -78,6 +79,13 @@ def test_process_pool_matches_in_process(tmp_path, monkeypatch):
     assert {r["sweep"]["threads"] for r in b} == {available_cores() // 2}     # workers x threads <= cores
     pids = [r["pid"] for r in b]
     assert len(set(pids)) == 2 and os.getpid() in pids       # the driver and one spawned worker both ran cells
+
+
+def test_default_threads_respect_the_users_omp_limit(tmp_path, monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert sweep(_spec(), tmp_path / "a", runner=FAKE, progress=False).threads == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "junk")
+    assert sweep(_spec(), tmp_path / "b", runner=FAKE, progress=False).threads == available_cores()
 
 
 def test_short_sweep_never_spawns(tmp_path):

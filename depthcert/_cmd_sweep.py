@@ -41,6 +41,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(dumps({**outcome.to_dict(), "figures": figures}))
         return 0
+    for path in figures:
+        if path.endswith("_exponents.md"):     # the fitted-vs-predicted exponent table
+            print(open(path, encoding="utf-8").read())
     print(f"{outcome.cells} cells: {outcome.computed} computed now, {outcome.reused} reused, "
           f"{outcome.failed} failed ({outcome.backend}, {outcome.workers} worker(s) x {outcome.threads} thread(s), "
           f"{outcome.wall_s:.1f} s)")

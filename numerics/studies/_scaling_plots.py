@@ -197,7 +197,9 @@ def _bound_points(ax, records, key):
             mins = [v for v in sc.cell_values(records, f"routes.{route}.min_M") if np.isfinite(v)]
             if mins:
                 ax.axvline(float(np.median(mins)), color=c, ls="-.", lw=1, label=f"min_M ({route}, median)")
-    ax.set(xscale="log", xlabel=key, ylabel="test loss", title=f"Bound vs observed as {key} grows")
+    ys = np.concatenate([np.asarray(v, dtype=float) for k, v in out.items() if k != "x"])
+    ax.set(xscale="log", yscale="log" if np.all(ys > 0) else "linear", xlabel=key, ylabel="test loss",
+           title=f"Bound vs observed as {key} grows")
     ax.legend(fontsize=7)
     return out
 
@@ -214,10 +216,14 @@ def _bound_curve(ax, record):
     ax.axhline(record["L_test_old"], color="k", ls="--", lw=1, label="L_test(f_old): certify below")
     ax.plot([M0], [record["L_test_new"]], "k^", label="observed L_test(f_new)")
     one = evaluate_routes(setup, level)
+    found = []
     for r, c in ((one.population, "C0"), (one.direct, "C1")):
         if np.isfinite(r.min_M):
-            ax.axvline(float(r.min_M), color=c, ls="-.", lw=1, label=f"min_M ({r.route})")
-    ax.set(xscale="log", xlabel="M (others fixed)", ylabel="test loss", title="Bound vs observed as M grows")
+            ax.axvline(float(r.min_M), color=c, ls="-.", lw=1, label=f"min_M ({r.route}) = {float(r.min_M):.3g}")
+            found.append(r.route)
+    values = np.concatenate([rep.population.bound, rep.direct.bound, [record["L_test_old"], record["L_test_new"]]])
+    ax.set(xscale="log", yscale="log" if np.all(values > 0) else "linear", xlabel="M (others fixed)",
+           ylabel="test loss", title="Bound vs observed as M grows" + ("" if found else " (no route certifies: no min_M)"))
     ax.legend(fontsize=7)
     return {"M": Ms.tolist(), "population": rep.population.bound.tolist(), "direct": rep.direct.bound.tolist()}
 

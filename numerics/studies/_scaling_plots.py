@@ -232,14 +232,19 @@ def plot_region(records, stem: Path, *, cell: int = 0, **_):
     """Certification region in the ``(M, Delta_R)`` plane with the degenerate-regime crossover.
 
     **Choice**: the direct route's test margin ``Delta_test^R`` is set equal to ``Delta_R``
-    (its expectation when ``f~_S ≈ f~_pop``), so both routes live in the same plane.
+    (its expectation when ``f~_S ≈ f~_pop``), so both routes live in the same plane. The
+    other quantities are those of the stored cell ``cell``; the measured cells are marked.
     """
     from bounds.regimes import degenerate_regime
     from bounds.routes import evaluate_routes
 
     setup, level = _setup(records[cell])
-    M0, dR0 = float(setup.M), max(float(setup.delta_R), 1e-6)
-    Ms, dRs = np.geomspace(max(2.0, M0 / 1e3), M0 * 1e3, 80), np.geomspace(dR0 / 1e3, dR0 * 1e3, 80)
+    M0 = float(setup.M)
+    grid = np.geomspace(max(2.0, M0 / 1e3), M0 * 1e3, 10)
+    cross = np.array([degenerate_regime(dataclasses.replace(setup, M=m), level).delta_R_crossover for m in grid])
+    pts = [(float(r["quantities"]["M"]), r["quantities"]["delta_R"]) for r in records if r["quantities"]["delta_R"] > 0]
+    finite = [v for v in list(cross) + [d for _, d in pts] if np.isfinite(v) and v > 0] or [1.0]
+    Ms, dRs = np.geomspace(grid[0], grid[-1], 80), np.geomspace(min(finite) / 100, max(finite) * 10, 80)
     MM, RR = np.meshgrid(Ms, dRs)
     rep = evaluate_routes(dataclasses.replace(setup, M=MM, delta_R=RR, delta_test_R=RR), level)
     code = rep.population.certified.astype(int) + 2 * rep.direct.certified.astype(int)
@@ -247,22 +252,19 @@ def plot_region(records, stem: Path, *, cell: int = 0, **_):
     fig, ax = plt.subplots(figsize=(6.4, 4.6))
     from matplotlib.colors import ListedColormap
 
-    ax.pcolormesh(MM, RR, code, cmap=ListedColormap(["#eeeeee", "#9ecae1", "#fdae6b", "#a1d99b"]), vmin=0, vmax=3,
-                  shading="auto")
-    grid = np.geomspace(Ms[0], Ms[-1], 10)
-    cross = [degenerate_regime(dataclasses.replace(setup, M=m), level).delta_R_crossover for m in grid]
+    colors = ["#eeeeee", "#9ecae1", "#fdae6b", "#a1d99b"]
+    ax.pcolormesh(MM, RR, code, cmap=ListedColormap(colors), vmin=-0.5, vmax=3.5, shading="auto")
     ax.plot(grid, cross, "k-", lw=1.5, label="population-route crossover (degenerate regime below)")
-    pts = [(float(r["quantities"]["M"]), r["quantities"]["delta_R"]) for r in records if r["quantities"]["delta_R"] > 0]
     if pts:
-        ax.plot(*zip(*pts), "kx", label="measured cells")
-    for lab, c in (("neither", "#eeeeee"), ("population only", "#9ecae1"), ("direct only", "#fdae6b"),
-                   ("both", "#a1d99b")):
+        ax.plot(*zip(*pts), "kx", label="measured cells (Delta_R > 0)")
+    for lab, c in zip(("neither", "population only", "direct only", "both"), colors):
         ax.fill_between([], [], color=c, label=lab)
+    n_out = len(records) - len(pts)
     ax.set(xscale="log", yscale="log", xlabel="M", ylabel="Delta_R (= Delta_test^R for the direct route)",
-           title=f"Certification region at level {level:g}")
+           title=f"Certification region at level {level:g}" + (f" ({n_out} cells with Delta_R <= 0)" if n_out else ""))
     ax.legend(fontsize=6, loc="lower right")
     return _save(fig, stem, {"M": Ms.tolist(), "delta_R": dRs.tolist(), "code": code.tolist(),
-                             "crossover_M": grid.tolist(), "crossover_delta_R": cross})
+                             "crossover_M": grid.tolist(), "crossover_delta_R": cross.tolist()})
 
 
 def _heatmap(fig, ax, S, title):

@@ -3,8 +3,9 @@
 Imports without torch. Public API (implementation in underscore/sub-modules):
 
 * :data:`THEOREM_1`, :data:`THEOREM_1_OPTIMAL`, :data:`THEOREM_2`,
-  :data:`THEOREM_2_GENERAL`, :data:`THEOREM_3`, :data:`ALL_THEOREMS` -- statements with
-  their proof chains (:class:`Theorem`, :class:`Premise`, :class:`Event`).
+  :data:`THEOREM_2_GENERAL`, :data:`THEOREM_3`, :data:`THEOREM_POPULATION_RISK`,
+  :data:`THEOREM_2_ESTIMATED`, :data:`ALL_THEOREMS` -- statements with their proof chains
+  (:class:`Theorem`, :class:`Premise`, :class:`Event`).
 * :mod:`bounds.generalisation` -- ``eps_n(delta)`` (THEORY §4).
 * :mod:`bounds.loss` -- loss constants ``B``, ``L_loss`` (THEORY §1).
 * :mod:`bounds.routes` -- :class:`Setup`, :func:`evaluate_routes` (THEORY §5-§6).
@@ -12,6 +13,9 @@ Imports without torch. Public API (implementation in underscore/sub-modules):
 * :mod:`bounds.variants` -- this project's tighter variants of Theorems 2-3 (THEORY §6,
   **Choice**), :data:`VARIANT_THEOREMS`; :mod:`bounds.variant_routes` --
   :func:`~bounds.variant_routes.evaluate_variants`.
+* :mod:`bounds.dependence` -- which function depends on which sample (and on the cap):
+  the tables :mod:`proofs_check`'s ledger checks every theorem against.
+* :mod:`bounds.route_choice` -- "some route of a set certifies" (union of the routes' events).
 """
 from bounds._statement import Event, Hoeffding, Premise, Tail, Theorem, evaluate
 from bounds.theorems import (
@@ -20,7 +24,9 @@ from bounds.theorems import (
     THEOREM_1_OPTIMAL,
     THEOREM_2,
     THEOREM_2_GENERAL,
+    THEOREM_2_ESTIMATED,
     THEOREM_3,
+    THEOREM_POPULATION_RISK,
     jumpboard_lower_bound,
     jumpboard_risk_bound,
 )
@@ -35,7 +41,9 @@ __all__ = [
     "THEOREM_1_OPTIMAL",
     "THEOREM_2",
     "THEOREM_2_GENERAL",
+    "THEOREM_2_ESTIMATED",
     "THEOREM_3",
+    "THEOREM_POPULATION_RISK",
     "Tail",
     "Theorem",
     "VARIANT_THEOREMS",

@@ -50,6 +50,26 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return path
 
 
+def check_writable_dir(path: str | os.PathLike, key: str = "--out") -> Path:
+    """Create the folder ``path`` if needed and check that a file can be written there.
+
+    Raises:
+        InputError: naming ``key``, what is needed and the path with the system's reason
+            (e.g. ``/proc/x``: no such file or directory), before any work is done.
+    """
+    from bounds._validation import InputError
+
+    p = Path(path)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=p, prefix=".write-check.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise InputError(key, "a folder that can be created and written", f"{path} ({exc.strerror or exc})") from None
+    return p
+
+
 def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
     """Write ``obj`` as indented JSON to ``path`` atomically."""
     return atomic_write_text(path, dumps(obj, indent=2, sort_keys=False) + "\n")
@@ -88,3 +108,14 @@ def save_figure(fig, path: str | os.PathLike, dpi: int = 110) -> Path:
     fig.clf()
     pyplot().close(fig)
     return path
+
+
+def to_plain(obj: Any) -> Any:
+    """``obj`` with numpy values as Python ones and non-finite floats as ``None`` (what :func:`dumps` writes).
+
+    Example:
+        >>> import numpy as np
+        >>> to_plain({"a": np.float64(0.5), "b": np.array([1.0, np.inf])})
+        {'a': 0.5, 'b': [1.0, None]}
+    """
+    return _jsonable(obj)

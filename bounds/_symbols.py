@@ -30,6 +30,7 @@ delta_test_R = sp.Symbol("delta_test_R", **_real)  # test-level margin of f~_S (
 eps_M = sp.Symbol("eps_M", **_nonneg)
 eps_K = sp.Symbol("eps_K", **_nonneg)
 t = sp.Symbol("t", **_pos)                         # Hoeffding deviation
+delta_R_failure = sp.Symbol("delta_R_failure", **_nonneg)  # P(estimated Delta_R > true Delta_R)
 
 # --- sizes, levels, loss constants ---------------------------------------------------
 M = sp.Symbol("M", **_pos)

@@ -82,6 +82,30 @@ class Interval:
         return float(value)
 
 
+def check_values(key: str, interval: Interval, value: object) -> None:
+    """Every entry of ``value`` (a number or an array) lies in ``interval``.
+
+    Raises:
+        InputError: naming ``key``, the interval and the first value outside it (a bool or
+            a non-number is rejected as such).
+
+    Example:
+        >>> check_values("delta", Interval(0, 1), [0.1, 0.2])
+        >>> check_values("delta", Interval(0, 1), [0.1, 2.0])
+        Traceback (most recent call last):
+        ...
+        bounds._validation.InputError: delta == 2.0, must be a finite number in [0, 1].
+    """
+    import numpy as np
+
+    arr = np.asarray(value)
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
+        raise InputError(key, interval.describe(), value)
+    ok = interval.mask(arr)
+    if not np.all(ok):
+        raise InputError(key, interval.describe(), arr[~ok].flat[0].item() if arr.ndim else value)
+
+
 _unit_open = Interval(0, 1, closed_low=False, closed_high=False)
 _nonneg = Interval(0)
 _pos = Interval(0, closed_low=False)
@@ -108,6 +132,7 @@ OPTIONAL: Mapping[str, Interval] = {
     "eps_K": _nonneg,
     "n_grid": Interval(1, integer=True),
     "delta_R_failure": Interval(0, 1, closed_low=True, closed_high=False),
+    "R_old": _nonneg,
 }
 
 #: ``[block]`` keys per family (THEORY §4).

@@ -9,8 +9,29 @@ added to the population route's failure probability (``Setup.delta_R_failure``).
 from __future__ import annotations
 
 import numpy as np
+import sympy as sp
 
+from bounds._statement import evaluate
 from bounds._validation import InputError
+
+_n, _V, _level, _range = sp.symbols("n V level value_range", positive=True)
+
+
+def maurer_pontil_deviation(n: sp.Expr, variance: sp.Expr, level: sp.Expr, value_range: sp.Expr) -> sp.Expr:
+    """``sqrt(2 V ln(2/level) / n) + 7 R ln(2/level) / (3 (n - 1))``: Maurer--Pontil (2009), Thm 4.
+
+    One-sided deviation of the mean of ``n >= 2`` i.i.d. values in an interval of length
+    ``R`` from its expectation, with ``V`` their unbiased sample variance, at ``level``.
+    The only place the formula is written (:func:`empirical_bernstein_lower` and the
+    variants' Bernstein tails of :mod:`bounds.variants` read it).
+
+    Example:
+        >>> n, V, R = sp.symbols("n V R", positive=True)
+        >>> maurer_pontil_deviation(n, V, 2 * sp.exp(-1), R)   # ln(2/level) = 1
+        7*R/(3*n - 3) + sqrt(2)*sqrt(V)/sqrt(n)
+    """
+    log = sp.log(2 / level)
+    return sp.sqrt(2 * variance * log / n) + 7 * value_range * log / (3 * (n - 1))
 
 
 def empirical_bernstein_lower(mean, sample_var, n, value_range, level):
@@ -40,7 +61,7 @@ def empirical_bernstein_lower(mean, sample_var, n, value_range, level):
     lv = np.asarray(level, dtype=np.float64)
     if np.any((lv <= 0) | (lv >= 1)):
         raise InputError("level", "in (0, 1)", lv.tolist())
-    log_term = np.log(2.0 / lv)
     var = np.maximum(np.asarray(sample_var, dtype=np.float64), 0.0)
-    return (np.asarray(mean, dtype=np.float64) - np.sqrt(2.0 * var * log_term / n)
-            - 7.0 * np.asarray(value_range, dtype=np.float64) * log_term / (3.0 * (n - 1.0)))
+    dev = evaluate(maurer_pontil_deviation(_n, _V, _level, _range),
+                   {"n": n, "V": var, "level": lv, "value_range": value_range})
+    return np.asarray(mean, dtype=np.float64) - dev

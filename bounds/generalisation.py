@@ -104,3 +104,43 @@ def eps_value(family: str, n: object, level: object, params: Mapping[str, object
     """Numeric ``eps_n(level)`` (vectorised over numpy arrays)."""
     expr = eps_expression(family, s.n, s.delta, **kw)
     return evaluate(expr, {**params, "n": n, "delta": level})
+
+
+# ---- the empirical readout complexity on S (THEORY §4): Monte Carlo and Jensen ------------
+_nonneg = dict(nonnegative=True)
+rad_S = sp.Symbol("rad_S", **_nonneg)              # exact empirical (nu_V/M) E_s ||s^T phi||_F on S
+rad_S_mc = sp.Symbol("rad_S_mc", **_nonneg)        # its Monte-Carlo estimate
+rad_S_mc_err = sp.Symbol("rad_S_mc_err", **_nonneg)  # the McDiarmid error of the estimate at delta_mc
+rad_S_jensen = sp.Symbol("rad_S_jensen", **_nonneg)  # Jensen's sure bound (nu_V/M) sqrt(d sum_i ||phi_i||^2)
+delta_mc = sp.Symbol("delta_mc", positive=True)    # level of the Monte-Carlo error
+phi_sq_sum = sp.Symbol("phi_sq_sum", **_nonneg)    # sum_i ||phi_i||^2 over S
+n_draws = sp.Symbol("n_draws", positive=True)      # number of sign draws
+
+
+def mc_error_expression(level: sp.Expr = delta_mc) -> sp.Expr:
+    """McDiarmid error of the sign Monte Carlo of ``rad_S``, one-sided at ``level`` (THEORY §4).
+
+    ``(nu_V / M) sqrt(2 d sum_i ||phi_i||^2 ln(1/level) / n_draws)``: flipping one of the
+    ``n_draws M d`` independent signs moves the mean of the draws of ``(nu_V/M) ||s^T phi||_F``
+    by at most ``c_ik = 2 nu_V ||phi_i|| / (M n_draws)``, so ``P(rad_S - mean > err) <=
+    exp(-2 err^2 / sum c_ik^2) = level``. This is the only place the formula is written
+    (:func:`numerics.estimators.rademacher_readout_mc` evaluates it).
+
+    Example:
+        >>> e = mc_error_expression()
+        >>> float(e.subs({s.nu_V: 1, s.M: 4, s.d: 2, phi_sq_sum: 8, delta_mc: sp.exp(-1), n_draws: 2}))
+        1.0
+    """
+    return s.nu_V / s.M * sp.sqrt(2 * s.d * phi_sq_sum * sp.log(1 / level) / n_draws)
+
+
+def jensen_readout_expression() -> sp.Expr:
+    """``rad_S <= (nu_V / M) sqrt(d sum_i ||phi_i||^2)`` surely (Jensen, ``E s_ik s_jk = [i = j]``), THEORY §4.
+
+    A deterministic bound on the empirical readout complexity: no event, no level.
+
+    Example:
+        >>> jensen_readout_expression()
+        sqrt(d)*nu_V*sqrt(phi_sq_sum)/M
+    """
+    return s.nu_V / s.M * sp.sqrt(s.d * phi_sq_sum)

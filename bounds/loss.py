@@ -83,3 +83,37 @@ def squared_loss_constants(F_bound: float, Y_bound: float) -> tuple[float, float
     if values[F] + values[Y] == 0:
         raise InputError("F + Y", "> 0", 0.0)
     return float(SQUARED_B.subs(values)), float(SQUARED_L.subs(values))
+
+
+def block_output_bound(family: str, block: dict) -> float:
+    """``sup ||h_theta(u)||`` over the capped class and ``||u|| <= rho`` (THEORY §1, §4).
+
+    For a block inserted at the top the head sees ``u + h(u)``, whose norm can reach
+    ``rho + sup ||h||``; the loss constants must use that larger radius.
+
+    * readout: ``||V phi(u)|| <= nu_V rho_phi``;
+    * full: ``||V relu(U u + b)|| <= nu_V ||[U b]||_F ||[u; 1]|| <= nu_V nu_U sqrt(rho^2 + 1)``.
+
+    Args:
+        family: ``"readout"`` or ``"full"``.
+        block: the family's ``[block]`` parameters (``nu_V, rho_phi`` or ``nu_V, nu_U, rho``).
+
+    Raises:
+        InputError: unknown family or a missing / negative parameter (named).
+
+    Example:
+        >>> block_output_bound("readout", {"nu_V": 0.5, "rho_phi": 3.0})
+        1.5
+        >>> round(block_output_bound("full", {"nu_V": 0.5, "nu_U": 2.0, "rho": 0.0}), 6)
+        1.0
+    """
+    needs = {"readout": ("nu_V", "rho_phi"), "full": ("nu_V", "nu_U", "rho")}
+    if family not in needs:
+        raise InputError("block.family", f"one of {sorted(needs)}", family)
+    v = {k: _check_nonneg(f"block.{k}", block[k]) if k in block else None for k in needs[family]}
+    missing = [k for k, x in v.items() if x is None]
+    if missing:
+        raise InputError(f"block.{missing[0]}", "a finite number >= 0", "<missing>")
+    if family == "readout":
+        return v["nu_V"] * v["rho_phi"]
+    return v["nu_V"] * v["nu_U"] * math.sqrt(v["rho"] ** 2 + 1.0)

@@ -5,7 +5,10 @@ As ``Delta_R -> 0`` the population route's failure probability
 ``K >= 8 B^2 ln(2 / (level - delta)) / Delta_R^2``; the direct route does not depend on
 ``Delta_R``. :func:`degenerate_regime` reports, for one setup, which route certifies,
 the smallest ``Delta_R`` at which the population route still certifies (the crossover),
-and the ``Delta_R`` at which the two bounds are equal.
+and the ``Delta_R`` at which the two bounds are equal. Picking the route that certifies
+after seeing the data is a choice, so "some route certifies" is the claim of
+:attr:`~bounds.routes.RoutesReport.any_route` (the union of both routes' failure events),
+and that is what :func:`degenerate_regime` and :func:`deepest_certified_depth` report.
 """
 from __future__ import annotations
 
@@ -51,6 +54,8 @@ class DegenerateRegime:
     delta_R_equal_bounds: float
     failure_limit: float
     summary: str
+    any_certified: bool = False
+    any_failure_probability: float = float("nan")
 
     def to_dict(self) -> dict:
         return {k: (None if isinstance(v, float) and not np.isfinite(v) else v)
@@ -76,12 +81,16 @@ def degenerate_regime(setup: Setup, level_value: float = 0.05) -> DegenerateRegi
     # L_old - dR/2 - dERM + 2 eps_M == L_old - dTR - dERM_S + 2 eps_M + 2 eps_K
     equal = 2 * (setup.delta_test_R + erm_S - setup.delta_erm - 2 * float(rep.eps_K))
     pop, dire = bool(rep.population.certified), bool(rep.direct.certified)
+    any_ok, any_fail = bool(rep.any_route.certified), float(rep.any_route.failure_probability)
     which = {(True, True): "both routes certify", (True, False): "only the population route certifies",
              (False, True): "only the direct route certifies", (False, False): "neither route certifies"}
-    summary = (f"{which[(pop, dire)]}; the population route needs Delta_R > {crossover:.4g} "
+    some = (f"some route certifies (union of their failure events: {any_fail:.4g})" if any_ok
+            else f"'some route certifies' is not certified ({rep.any_route.to_dict()['message']})")
+    summary = (f"{which[(pop, dire)]}; {some}; the population route needs Delta_R > {crossover:.4g} "
                f"(margin: {m_thr:.4g}, failure probability: {f_thr:.4g}) at K={float(setup.K):g}; "
                f"as Delta_R -> 0 its failure probability -> {delta_eff + 2:.4g} (vacuous).")
-    return DegenerateRegime(pop, dire, m_thr, f_thr, crossover, float(equal), delta_eff + 2.0, summary)
+    return DegenerateRegime(pop, dire, m_thr, f_thr, crossover, float(equal), delta_eff + 2.0, summary,
+                            any_ok, any_fail)
 
 
 def deepest_certified_depth(depths: Sequence[int], setups: Sequence[Setup], level_value: float = 0.05):
@@ -93,13 +102,15 @@ def deepest_certified_depth(depths: Sequence[int], setups: Sequence[Setup], leve
 
     Returns:
         ``(deepest, certified)``: the largest ``D_i`` at which some route certifies
-        (``None`` if none does) and the per-depth flags ``(population, direct)``.
+        (``routes.any``: the union of both routes' failure events at ``level_value``;
+        ``None`` if none does) and the per-depth flags ``(population, direct)``.
     """
     if len(depths) != len(setups):
         raise ValueError(f"expected as many depths as setups, got {len(depths)} and {len(setups)}")
-    flags = []
+    flags, some = [], []
     for st in setups:
         rep = evaluate_routes(st, level_value)
         flags.append((bool(rep.population.certified), bool(rep.direct.certified)))
-    certified_depths = [D for D, f in zip(depths, flags) if any(f)]
+        some.append(bool(rep.any_route.certified))
+    certified_depths = [D for D, ok in zip(depths, some) if ok]
     return (max(certified_depths) if certified_depths else None), flags

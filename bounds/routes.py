@@ -1,9 +1,21 @@
 """Evaluate, certify and solve the two routes of Paper A (THEORY §5, §6).
 
-Everything is read from the theorem objects :data:`~bounds.theorems.THEOREM_2` and
-:data:`~bounds.theorems.THEOREM_3` and from :func:`bounds.generalisation.eps_expression`;
-numeric evaluation is lambdified and vectorised (every :class:`Setup` field may be a
-numpy array).
+Everything is read from the theorem objects :data:`~bounds.theorems.THEOREM_2`,
+:data:`~bounds.theorems.THEOREM_3`, :data:`~bounds.theorems.THEOREM_POPULATION_RISK` and
+from :func:`bounds.generalisation.eps_expression`; numeric evaluation is lambdified and
+vectorised (every :class:`Setup` field may be a numpy array).
+
+Besides the two test-risk routes, a report holds
+
+* ``population_risk`` -- the population-level consequence of Theorem 2's chain,
+  ``R(f_new) <= R(f_old) - Delta_R - Delta_ERM + 2 eps_M`` at failure probability
+  ``delta + delta_R_failure`` (its bound needs ``Setup.R_old``; whether it certifies
+  ``R(f_new) < R(f_old)`` does not);
+* ``any_route`` -- "some route certifies", a claim about the union of the failure events
+  of the routes it may pick (shared events, e.g. ``E_S``, counted once). A route takes
+  part iff its own failure probability is at most the level; that probability depends
+  on ``Delta_R``, ``K``, ``B`` and the levels only, which are all fixed before ``S`` and
+  ``T`` are drawn, so the selection costs nothing (this project's **Choice**).
 
 Sample sizes. Both closed-form costs scale as ``eps_n = c_n / sqrt(n)`` with a scale
 ``c_n`` that does not depend on ``n`` (THEORY §4), so the smallest certifying sizes solve
@@ -24,10 +36,16 @@ from bounds import _symbols as s
 from bounds._statement import evaluate
 from bounds._validation import BLOCK_PARAMETERS, LEVEL, MISSING, OPTIONAL, PARAMETERS, InputError
 from bounds.generalisation import eps_expression
-from bounds.theorems import THEOREM_2, THEOREM_3
+from bounds._union import ANY_OF, AnyRouteResult, any_route  # noqa: F401  (re-exported)
+from bounds.theorems import THEOREM_2, THEOREM_3, THEOREM_POPULATION_RISK
 
 ROUTES = ("population", "direct")
 THEOREMS = {"population": THEOREM_2, "direct": THEOREM_3}
+#: The population-level route (a bound on ``R(f_new)``, not on ``L_test(f_new)``).
+POPULATION_RISK = "population_risk"
+_ALL = {**THEOREMS, POPULATION_RISK: THEOREM_POPULATION_RISK}
+#: What each route's bound is compared with to certify an improvement.
+_REFERENCE = {"population": s.L_test_old, "direct": s.L_test_old, POPULATION_RISK: s.R_old}
 
 #: Scales ``c_M = eps_M sqrt(M)`` and ``c_K = eps_K sqrt(K)``.
 c_M = sp.Symbol("c_M", positive=True)
@@ -37,8 +55,14 @@ level = sp.Symbol("level", positive=True)
 
 # ---------------------------------------------------------------------------- symbolic
 def improvement_expression(route: str) -> sp.Expr:
-    """``L_test_old - bound``: strict improvement is certified iff this is > 0."""
-    return sp.expand(s.L_test_old - THEOREMS[_route(route)].bound)
+    """``L_test_old - bound`` (``R_old - bound`` for ``population_risk``): certified iff > 0.
+
+    Example:
+        >>> improvement_expression("population_risk")
+        delta_R + delta_erm - 2*eps_M
+    """
+    route = _route(route, extra=True)
+    return sp.expand(_REFERENCE[route] - _ALL[route].bound)
 
 
 @functools.lru_cache(maxsize=None)
@@ -51,7 +75,7 @@ def min_M_expression(route: str) -> sp.Expr:
         >>> min_M_expression("population")
         16*c_M**2/(delta_R + 2*delta_erm)**2
     """
-    margin = improvement_expression(route).subs(s.eps_M, c_M / sp.sqrt(s.M))
+    margin = improvement_expression(_route(route, extra=True)).subs(s.eps_M, c_M / sp.sqrt(s.M))
     return _unique_positive_root(margin, s.M)
 
 
@@ -76,9 +100,10 @@ def _unique_positive_root(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
     return sp.simplify(roots[0])
 
 
-def _route(route: str) -> str:
-    if route not in ROUTES:
-        raise ValueError(f"route == {route!r}, must be one of {list(ROUTES)}.")
+def _route(route: str, extra: bool = False) -> str:
+    allowed = ROUTES + ((POPULATION_RISK,) if extra else ())
+    if route not in allowed:
+        raise ValueError(f"route == {route!r}, must be one of {list(allowed)}.")
     return route
 
 
@@ -102,6 +127,8 @@ class Setup:
             the true ``Delta_R`` (e.g. the level of :func:`bounds.confidence.
             empirical_bernstein_lower`); added to the population route's failure
             probability (union bound; this project's **Choice**). Default: exact ``Delta_R``.
+        R_old: population risk of ``f_old`` (e.g. a Monte-Carlo estimate); only the
+            numeric bound of the ``population_risk`` route needs it.
     """
 
     L_test_old: object
@@ -121,6 +148,7 @@ class Setup:
     eps_K: object = None
     n_grid: object = 1
     delta_R_failure: object = None
+    R_old: object = None
 
     def validate(self) -> "Setup":
         """Check every value against :data:`~bounds._validation.PARAMETERS`.
@@ -150,6 +178,7 @@ class Setup:
         out = {k: np.asarray(getattr(self, k), dtype=np.float64) for k in keys}
         out["delta_R_failure"] = np.asarray(0.0 if self.delta_R_failure is None else self.delta_R_failure,
                                             dtype=np.float64)
+        out["R_old"] = np.asarray(np.nan if self.R_old is None else self.R_old, dtype=np.float64)
         # only the family's own keys: a block entry can never shadow a top-level quantity
         out.update({k: np.asarray(self.block[k], dtype=np.float64)
                     for k in BLOCK_PARAMETERS.get(self.family, {}) if k in self.block})
@@ -195,7 +224,8 @@ class RouteResult:
 
 @dataclasses.dataclass(frozen=True)
 class RoutesReport:
-    """Both routes on one setup, with the costs they share."""
+    """Both routes on one setup, with the costs they share, the population-level
+    consequence (``population_risk``) and "some route certifies" (``any_route``)."""
 
     eps_M: np.ndarray
     eps_K: np.ndarray
@@ -203,9 +233,11 @@ class RoutesReport:
     population: RouteResult
     direct: RouteResult
     notes: tuple[str, ...] = ()
+    population_risk: RouteResult | None = None
+    any_route: AnyRouteResult | None = None
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "eps_M": _py(self.eps_M),
             "eps_K": _py(self.eps_K),
             "level": self.level,
@@ -213,6 +245,11 @@ class RoutesReport:
             "direct_route": self.direct.to_dict(),
             "notes": list(self.notes),
         }
+        if self.population_risk is not None:
+            out["population_risk_route"] = self.population_risk.to_dict()
+        if self.any_route is not None:
+            out["any_route"] = self.any_route.to_dict()
+        return out
 
 
 def _py(x):
@@ -230,7 +267,8 @@ def _message(r: RouteResult) -> str:
         return f"certified: improvement {float(r.improvement):.6g} at failure probability {float(r.failure_probability):.4g}"
     parts = []
     if r.margin_shortfall > 0:
-        parts.append(f"bound exceeds L_test_old by {float(r.margin_shortfall):.6g}")
+        what = "R_old" if r.route == POPULATION_RISK else "L_test_old"
+        parts.append(f"bound exceeds {what} by {float(r.margin_shortfall):.6g}")
     if r.failure_excess > 0:
         parts.append(f"failure probability exceeds the level by {float(r.failure_excess):.4g}")
     if r.vacuous:
@@ -296,15 +334,26 @@ def evaluate_routes(setup: Setup, level: float = 0.05, *, validate: bool = True)
                      "population route's failure probability.")
     if np.any(v["delta_R"] <= 0):
         notes.append("Delta_R <= 0: Theorem 2 does not apply (failure probability set to its limit delta + 2).")
-    return RoutesReport(eps_M=eps_M, eps_K=eps_K, level=level, population=pop, direct=dire, notes=tuple(notes))
+    pop_risk = _population_risk(v)
+    if setup.R_old is None:
+        notes.append("population_risk: R_old not given, so its bound on R(f_new) is not evaluated (whether it "
+                     "certifies R(f_new) < R(f_old) does not depend on R_old).")
+    both = any_route({"population": pop, "direct": dire}, v, level)
+    return RoutesReport(eps_M=eps_M, eps_K=eps_K, level=level, population=pop, direct=dire, notes=tuple(notes),
+                        population_risk=pop_risk, any_route=both)
 
 
-def _finish(route, theorem, bound, fail, v, min_M, min_K) -> RouteResult:
+def _shape(v) -> tuple:
+    return np.broadcast_shapes(*(np.shape(x) for x in v.values()))
+
+
+def _finish(route, theorem, bound, fail, v, min_M, min_K, improvement=None) -> RouteResult:
     # every field has the batch shape, whichever inputs were batched
-    shape = np.broadcast_shapes(*(np.shape(x) for x in v.values()))
+    shape = _shape(v)
     bound, fail, min_M, min_K = (np.broadcast_to(np.asarray(a, dtype=np.float64), shape)
                                  for a in (bound, fail, min_M, min_K))
-    improvement = v["L_test_old"] - bound
+    improvement = v["L_test_old"] - bound if improvement is None else \
+        np.broadcast_to(np.asarray(improvement, dtype=np.float64), shape)
     lvl = v["level"]
     return RouteResult(
         route=route, theorem=theorem.name, bound=bound, failure_probability=fail,
@@ -345,3 +394,17 @@ def _direct(v) -> RouteResult:
         min_M = np.where((gain - 2 * v["eps_K"] > 0) & ok_fail, evaluate(min_M_expression("direct"), scales), np.nan)
         min_K = np.where((gain - 2 * v["eps_M"] > 0) & ok_fail, evaluate(min_K_expression("direct"), scales), np.nan)
     return _finish("direct", T, bound, fail, v, min_M, min_K)
+
+
+def _population_risk(v) -> RouteResult:
+    """``R(f_new) <= R(f_old) - Delta_R - Delta_ERM + 2 eps_M`` (THEORY §5 steps 1-4)."""
+    T = THEOREM_POPULATION_RISK
+    bound = evaluate(T.bound, v)          # NaN without R_old
+    fail = evaluate(T.failure_probability, v)
+    improvement = evaluate(improvement_expression(POPULATION_RISK), v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gain = v["delta_R"] + v["delta_erm"]
+        min_M = np.where((gain > 0) & (fail <= v["level"]),
+                         evaluate(min_M_expression(POPULATION_RISK), {**v, "c_M": v["eps_M"] * np.sqrt(v["M"])}),
+                         np.nan)
+    return _finish(POPULATION_RISK, T, bound, fail, v, min_M, np.nan, improvement=improvement)

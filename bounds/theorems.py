@@ -14,6 +14,7 @@ import sympy as sp
 
 from bounds import _symbols as s
 from bounds._statement import Event, Hoeffding, Premise, Theorem
+from bounds.dependence import declared_functions, declared_risk_terms
 
 _nonneg_costs = (s.eps_M >= 0, s.eps_K >= 0, s.delta_R >= 0, s.delta_erm >= 0)
 # losses take values in [0, B]: every risk is >= 0 (THEORY §1)
@@ -25,9 +26,10 @@ E_S = Event("E_S", s.delta, "sup_F |R - R_S| > eps_M on the training sample S (T
 E_T = Event("E_T", s.delta_prime, "sup_F |R - L_test| > eps_K on the test sample T (THEORY §4)")
 
 
-def _hoeffding_event(name: str, what: str) -> Event:
+def _hoeffding_event(name: str, what: str, function: str) -> Event:
     h = Hoeffding(n=s.K, t=s.t, range=s.B)
-    return Event(name, h.tail(), f"one-sided Hoeffding on T for {what} at deviation t", h)
+    return Event(name, h.tail(), f"one-sided Hoeffding on T for {what} at deviation t", h, sample="T",
+                 functions=(function,))
 
 
 # ---- Theorem 1: jumpboard existence (THEORY §3) -----------------------------------
@@ -89,10 +91,11 @@ THEOREM_2_GENERAL = Theorem(
         Premise("hoeffding_old", sp.Le(s.R_old, s.L_test_old + s.t),
                 "Hoeffding on T for the fixed f_old.", "H_old"),
     ),
-    events=(E_S, _hoeffding_event("H_new", "L_test(f_new) - R(f_new)"),
-            _hoeffding_event("H_old", "R(f_old) - L_test(f_old)")),
+    events=(E_S, _hoeffding_event("H_new", "L_test(f_new) - R(f_new)", "f_new"),
+            _hoeffding_event("H_old", "R(f_old) - L_test(f_old)", "f_old")),
     failure_probability=s.delta + 2 * sp.exp(-2 * s.K * s.t**2 / s.B**2),
     side_conditions=_nonneg_costs + _sizes + _risks + (s.t > 0,),
+    functions=declared_functions("f~_pop"), risk_terms=declared_risk_terms("f~_pop"),   # bounds.dependence
 )
 
 #: The paper's statement: ``t = Delta_R / 4``.
@@ -128,9 +131,61 @@ THEOREM_3 = Theorem(
     events=(E_T, E_S),
     failure_probability=s.delta + s.delta_prime,
     side_conditions=_nonneg_costs + _sizes + _risks + (s.L_test_jump >= 0,),
+    functions=declared_functions("f~_S"), risk_terms=declared_risk_terms("f~_S"),   # bounds.dependence
 )
 
-ALL_THEOREMS = (THEOREM_1, THEOREM_1_OPTIMAL, THEOREM_2_GENERAL, THEOREM_2, THEOREM_3)
+# ---- an estimated Delta_R (this project's Choice, bounds.confidence) -------------------
+#: ``Delta_R`` fed to a chain is a lower confidence bound on the true margin; the premise
+#: ``R(f~_pop) <= R(f_old) - Delta_R`` then holds outside the event ``E_R`` (probability
+#: ``delta_R_failure``, e.g. the level of an empirical-Bernstein bound).
+E_R = Event("E_R", s.delta_R_failure,
+            "the estimated Delta_R exceeds the true margin R(f_old) - R(f~_pop) (confidence bound fails)")
+_estimated = (s.delta_R_failure >= 0, s.delta_R_failure < 1)
+
+
+def with_estimated_delta_R(theorem: Theorem, name: str | None = None) -> Theorem:
+    """``theorem`` with ``definition_delta_R`` replaced by the confidence premise on ``E_R``.
+
+    The definition ``R(f~_pop) = R(f_old) - Delta_R`` becomes ``R(f~_pop) <= R(f_old) -
+    Delta_R`` (``Delta_R`` a lower confidence bound), which fails on :data:`E_R`; the
+    failure probability gains ``delta_R_failure``. Every other premise is unchanged
+    (THEORY §5 stays valid for any ``Delta_R' <= Delta_R``).
+
+    Raises:
+        ValueError: ``theorem`` has no premise ``definition_delta_R``.
+    """
+    names = [p.name for p in theorem.premises]
+    if "definition_delta_R" not in names:
+        raise ValueError(f"theorem {theorem.name!r} has no premise 'definition_delta_R' (premises: {names}).")
+    conf = Premise("delta_R_confidence", sp.Le(s.R_jump, s.R_old - s.delta_R),
+                   "Delta_R is a lower confidence bound on R(f_old) - R(f~_pop) (bounds.confidence).", "E_R")
+    premises = tuple(conf if p.name == "definition_delta_R" else p for p in theorem.premises)
+    return theorem.replace(
+        name=name or f"{theorem.name}_estimated_delta_R",
+        premises=premises, events=theorem.events + (E_R,),
+        failure_probability=theorem.failure_probability + s.delta_R_failure,
+        side_conditions=theorem.side_conditions + _estimated)
+
+
+#: Theorem 2 as ``bounds.routes`` evaluates it when ``Delta_R`` is estimated
+#: (``Setup.delta_R_failure``): failure ``delta + 2 exp(-K Delta_R^2/(8 B^2)) + delta_R_failure``.
+THEOREM_2_ESTIMATED = with_estimated_delta_R(THEOREM_2).replace(
+    reference="THEORY §5 (Paper A, Theorem 2) with an estimated Delta_R (this project's Choice)")
+
+# ---- population-level consequence of the same chain (THEORY §5, steps 1-4) -------------
+THEOREM_POPULATION_RISK = Theorem(
+    name="population_risk",
+    reference="THEORY §5, steps 1-4 (this project's statement of the chain's population-level consequence)",
+    description="R(f_new) <= R(f_old) - Delta_R - Delta_ERM + 2 eps_M w.p. >= 1 - delta - delta_R_failure.",
+    conclusion=sp.Le(s.R_new, s.R_old - s.delta_R - s.delta_erm + 2 * s.eps_M),
+    premises=THEOREM_2_ESTIMATED.premises[:4],
+    events=(E_S, E_R),
+    failure_probability=s.delta + s.delta_R_failure,
+    side_conditions=_nonneg_costs + _sizes + _risks + _estimated,
+)
+
+ALL_THEOREMS = (THEOREM_1, THEOREM_1_OPTIMAL, THEOREM_2_GENERAL, THEOREM_2, THEOREM_3, THEOREM_POPULATION_RISK,
+                THEOREM_2_ESTIMATED)
 
 
 def jumpboard_lower_bound(G_sq, beta):

@@ -4,16 +4,20 @@ Everything is read from the theorem objects of :mod:`bounds.variants`: each even
 :class:`~bounds._statement.Tail` gives the numeric value of its slack (the formula is
 written once), the theorem's bound and failure probability give the rest. The paper's
 routes (:func:`bounds.routes.evaluate_routes`) are not touched; their bounds are only
-decomposed into terms here, for the figure.
+decomposed into terms here, for the figure (:mod:`bounds._route_terms`).
 
-Levels (fixed before any data is seen). By default each variant's failure probability
-equals the paper's direct route's, ``delta + delta'``: the uniform term keeps ``delta``
-(with the empirical Rademacher value, ``delta - delta_mc`` for the uniform deviation and
-``delta_mc`` for the Monte-Carlo error), the one-function tails split ``delta'`` equally
-(population: three tails at ``delta'/3``; direct: two at ``delta'/2``). Each level may be
-set instead (:class:`VariantInputs`). A variant needing an input that is not given
-(sample variances for Bernstein, ``rad_hat`` for the empirical term) is skipped, and the
-report says which key it needs.
+Levels: :mod:`bounds._variant_inputs` (by default every variant's failure probability is
+``delta + delta'``, the paper's direct route's, with the float sum at most that).
+
+Each route's ``certified`` is the statement of that route alone, valid for a route fixed
+before the data. Two results pay for the choice (:mod:`bounds.route_choice`):
+
+* ``any_route`` -- "some route certifies", Bonferroni over the ``N`` routes evaluated (the
+  paper's two and every variant whose inputs are given): each is evaluated at ``level/N``
+  (every level it spends scaled by ``1/N``), so whichever is picked after seeing the
+  data, the union of their failure events has probability at most ``level``;
+* ``use`` -- ``[variants] use = "<route>"``, a route fixed before the data: the
+  certificate is that route's, at the full level.
 
 ``min_M``/``min_K`` of a variant: the ``M`` (``K``) at which its margin is 0 when every
 cost on ``S`` (on ``T``) scales as ``1/sqrt(n)`` from its value here, the others fixed
@@ -31,104 +35,21 @@ import sympy as sp
 
 from bounds import _symbols as s
 from bounds import variants as var
+from bounds._io import to_plain
+from bounds._route_terms import bound_terms, paper_terms, slack_events, terms_to_dicts
 from bounds._statement import evaluate
-from bounds._validation import LEVEL, MISSING, Interval, InputError
-from bounds.generalisation import rad_vec_closed_form
-from bounds.routes import RouteResult, Setup, _check_all, _message, _py, costs
+from bounds._validation import LEVEL, InputError
+from bounds._variant_inputs import VARIANCE_KEYS, VARIANT_PARAMETERS, VariantInputs, given_levels
+from bounds.generalisation import jensen_readout_expression, rad_vec_closed_form
+from bounds.route_choice import AnyRouteResult, RouteCandidate, union_of_routes
+from bounds.routes import RouteResult, Setup, evaluate_routes
 from bounds.theorems import THEOREM_2, THEOREM_3
 
-_unit_open = Interval(0, 1, closed_low=False, closed_high=False)
-_nonneg = Interval(0)
+__all__ = ["PAPER_ROUTES", "VARIANT_PARAMETERS", "VariantInputs", "VariantResult", "VariantsReport",
+           "bonferroni_levels", "bound_terms", "evaluate_chain", "evaluate_variants", "variant_values"]
 
-#: ``[variants]`` keys of the config and their allowed ranges (beyond these, variances are
-#: at most ``B^2 n / (4 (n - 1))``, the largest unbiased sample variance of values in
-#: ``[0, B]``, and ``delta_mc < delta``).
-VARIANT_PARAMETERS: Mapping[str, Interval] = {
-    "var_S_jump_pop": _nonneg, "var_T_new": _nonneg, "var_T_old": _nonneg, "var_T_jump_S": _nonneg,
-    "rad_hat": _nonneg, "rad_hat_mc_error": _nonneg, "delta_mc": _unit_open,
-    "delta_S_jump": _unit_open, "delta_T_new": _unit_open, "delta_T_old": _unit_open, "delta_T_jump": _unit_open,
-}
-#: variance key -> (symbol of the theorem objects, sample it is measured on)
-_VARIANCES = {"var_S_jump_pop": ("V_S_jump", "M"), "var_T_new": ("V_T_new", "K"), "var_T_old": ("V_T_old", "K"),
-              "var_T_jump_S": ("V_T_jump", "K")}
-_TAIL_LEVELS = {"population": ("delta_S_jump", "delta_T_new", "delta_T_old"),
-                "direct": ("delta_T_new", "delta_T_jump")}
-
-
-@dataclasses.dataclass(frozen=True)
-class VariantInputs:
-    """What the variants need beyond a :class:`~bounds.routes.Setup` (config table ``[variants]``).
-
-    Attributes:
-        var_S_jump_pop: unbiased sample variance (``ddof=1``) of the losses of ``f~_pop`` on ``S``.
-        var_T_new, var_T_old, var_T_jump_S: the same for ``f_new``, ``f_old``, ``f~_S`` on ``T``.
-        rad_hat: Monte-Carlo value of the empirical vector Rademacher complexity on ``S``,
-            ``(nu_V / M) E_s ||s^T phi||_F`` (e.g. ``numerics.estimators.rademacher_readout_mc``).
-        rad_hat_mc_error: its McDiarmid error at level ``delta_mc``.
-        delta_mc: the level at which ``rad_hat_mc_error`` was computed, in ``(0, delta)``.
-        delta_S_jump, delta_T_new, delta_T_old, delta_T_jump: levels of the one-function
-            tails (defaults in the module docstring).
-    """
-
-    var_S_jump_pop: object = None
-    var_T_new: object = None
-    var_T_old: object = None
-    var_T_jump_S: object = None
-    rad_hat: object = None
-    rad_hat_mc_error: object = None
-    delta_mc: object = None
-    delta_S_jump: object = None
-    delta_T_new: object = None
-    delta_T_old: object = None
-    delta_T_jump: object = None
-
-    def validate(self, setup: Setup) -> "VariantInputs":
-        """Check every given value (keys ``variants.<name>``).
-
-        Raises:
-            InputError: naming the key, the allowed range and the value.
-        """
-        for key, interval in VARIANT_PARAMETERS.items():
-            if getattr(self, key) is not None:
-                _check_all(f"variants.{key}", interval, getattr(self, key))
-        for key, (_, size) in _VARIANCES.items():
-            if getattr(self, key) is not None:
-                n = np.asarray(getattr(setup, size), dtype=np.float64)
-                cap = np.asarray(setup.B, dtype=np.float64) ** 2 * n / (4 * np.maximum(n - 1, 1e-300))
-                _check_mask(f"variants.{key}", f"in [0, B^2 {size}/(4({size}-1))] (values in [0, B])",
-                            getattr(self, key), np.asarray(getattr(self, key)) <= cap)
-        given = [k for k in ("rad_hat", "rad_hat_mc_error", "delta_mc") if getattr(self, k) is not None]
-        if given and len(given) < 3:
-            missing = next(k for k in ("rad_hat", "rad_hat_mc_error", "delta_mc") if getattr(self, k) is None)
-            raise InputError(f"variants.{missing}", "given together with variants.rad_hat, rad_hat_mc_error and "
-                             "delta_mc (the level of the Monte-Carlo error)", MISSING)
-        if self.delta_mc is not None:
-            _check_mask("variants.delta_mc", "in (0, delta) (carved out of delta)", self.delta_mc,
-                        np.asarray(self.delta_mc) < np.asarray(setup.delta))
-        return self
-
-    def missing(self, route: str, tail: str, uniform: str) -> list[str]:
-        """The ``[variants]`` keys a variant needs and that are not given."""
-        need = []
-        if tail == "bernstein":
-            need += ["var_T_new"] + (["var_S_jump_pop", "var_T_old"] if route == "population" else ["var_T_jump_S"])
-        if uniform == "empirical":
-            need += ["rad_hat", "rad_hat_mc_error", "delta_mc"]
-        return [f"variants.{k}" for k in need if getattr(self, k) is None]
-
-    def levels(self, route: str, setup: Setup) -> dict[str, np.ndarray]:
-        """Levels of the route's one-function tails: given ones, else ``delta'`` split equally."""
-        names = _TAIL_LEVELS[route]
-        share = np.asarray(setup.delta_prime, dtype=np.float64) / len(names)
-        return {k: np.asarray(share if getattr(self, k) is None else getattr(self, k), dtype=np.float64)
-                for k in names}
-
-
-def _check_mask(key, allowed, value, ok) -> None:
-    ok = np.asarray(ok)
-    if not np.all(ok):
-        arr = np.asarray(value)
-        raise InputError(key, allowed, arr[~ok].flat[0].item() if arr.ndim else value)
+#: The paper's routes, as ``use`` and ``any_route`` name them.
+PAPER_ROUTES = {"population_route": ("population", THEOREM_2), "direct_route": ("direct", THEOREM_3)}
 
 
 # ---------------------------------------------------------------------------- results
@@ -137,8 +58,8 @@ class VariantResult(RouteResult):
     """A :class:`~bounds.routes.RouteResult` of one variant, with its terms and event levels.
 
     ``terms``: the bound as ``L_test_old`` + gains (negative) + costs (positive), each a
-    dict ``term, role, value`` (and ``event``, ``level`` for a cost); ``levels``: every
-    event's probability.
+    dict ``term, role, value`` (and ``event``, ``events``, ``level`` for a cost, see
+    :func:`~bounds._route_terms.bound_terms`); ``levels``: every event's probability.
     """
 
     terms: tuple = ()
@@ -146,82 +67,241 @@ class VariantResult(RouteResult):
     origin: str = var.ORIGIN
 
     def to_dict(self) -> dict:
-        out = {f.name: _py(getattr(self, f.name)) for f in dataclasses.fields(RouteResult)}
-        out["message"] = _message(self)
-        out.update(origin=self.origin, terms=[{k: _py(x) if k in ("value", "level") else x for k, x in t.items()}
-                                              for t in self.terms],
-                   levels={k: _py(x) for k, x in self.levels.items()})
+        out = RouteResult.to_dict(self)
+        out.update(origin=self.origin, terms=terms_to_dicts(self.terms), levels=to_plain(dict(self.levels)))
         return out
 
 
 @dataclasses.dataclass(frozen=True)
 class VariantsReport:
-    """Every evaluable variant on one setup, the skipped ones, and the paper routes' terms."""
+    """Every evaluable variant on one setup, the skipped ones, the paper routes' terms, and the choice.
+
+    ``any_route``: "some route certifies", paid by Bonferroni over every route evaluated;
+    ``use``/``chosen``: the route fixed before the data and its result (``None`` if not set).
+    """
 
     level: float
     variants: Mapping[str, VariantResult]
     skipped: Mapping[str, str]
     paper_terms: Mapping[str, tuple]
     notes: tuple[str, ...] = ()
+    any_route: AnyRouteResult | None = None
+    use: str | None = None
+    chosen: RouteResult | None = None
 
     def to_dict(self) -> dict:
-        terms = lambda ts: [{k: _py(x) if k in ("value", "level") else x for k, x in t.items()} for t in ts]  # noqa
+        chosen = None if self.chosen is None else {"name": self.use, **self.chosen.to_dict()}
+        paper = {k: terms_to_dicts(v) for k, v in self.paper_terms.items()}
         return {"level": self.level, "routes": {k: r.to_dict() for k, r in self.variants.items()},
-                "skipped": dict(self.skipped), "paper_terms": {k: terms(v) for k, v in self.paper_terms.items()},
-                "notes": list(self.notes)}
+                "skipped": dict(self.skipped), "paper_terms": paper,
+                "notes": list(self.notes), "any_route": None if self.any_route is None else self.any_route.to_dict(),
+                "use": chosen}
 
 
-# ---------------------------------------------------------------------------- terms
-def bound_terms(theorem, values: Mapping[str, object]) -> tuple[dict, ...]:
-    """The bound of ``theorem`` split into ``L_test_old``, gains and costs, evaluated at ``values``.
+# ---------------------------------------------------------------------------- values
+def _fit(v: dict, key: str, total: sp.Expr, target: np.ndarray, steps: int = 16) -> None:
+    """Lower ``v[key]`` by ulps of ``target`` until the float value of ``total`` is at most ``target``."""
+    for j in range(steps):
+        over = evaluate(total, v) > target
+        if not np.any(over):
+            return
+        v[key] = np.where(over, v[key] - np.spacing(target) * (j + 1), v[key])
 
-    Each entry: ``term`` (its sympy text), ``role`` (reference / gain / cost), ``value``;
-    a cost whose symbol is the slack of an event's :class:`~bounds._statement.Tail` also
-    names the ``event`` and its ``level``.
 
-    Example:
-        >>> from bounds.theorems import THEOREM_3
-        >>> vals = dict(L_test_old=1.0, delta_test_R=0.2, delta_erm=0.1, eps_M=0.01, eps_K=0.02)
-        >>> [(t["term"], t["role"], round(float(t["value"]), 6)) for t in bound_terms(THEOREM_3, vals)]
-        [('L_test_old', 'reference', 1.0), ('-delta_erm', 'gain', -0.1), ('-delta_test_R', 'gain', -0.2), ('2*eps_K', 'cost', 0.04), ('2*eps_M', 'cost', 0.02)]
+def _empirical_values(v: dict, setup: Setup, inputs: VariantInputs) -> None:
+    dmc = np.asarray(inputs.delta_mc, dtype=np.float64)
+    v.update(delta_mc=dmc, delta=v["delta"] - dmc, rad_S_mc=np.asarray(inputs.rad_hat, dtype=np.float64),
+             rad_S_mc_err=inputs.mc_error(setup, dmc))
+    v["rad_S_jensen"] = (np.float64(np.inf) if inputs.phi_sq_sum is None
+                         else evaluate(jensen_readout_expression(), {**v, "phi_sq_sum": inputs.phi_sq_sum}))
+    _fit(v, "delta", s.delta + var.delta_mc, np.asarray(setup.delta, dtype=np.float64))
+
+
+def variant_values(setup: Setup, inputs: VariantInputs, route: str, uniform: str, level: float) -> dict:
+    """Every symbol value a variant of ``route`` needs (before its tails are evaluated).
+
+    Levels follow :mod:`bounds._variant_inputs`; ``delta`` is ``delta - delta_mc`` when
+    ``uniform`` is "empirical". With every tail level at its default, the float sum of the
+    levels (the variant's failure probability, without ``delta_R_failure``) is at most
+    ``delta + delta'``. Used by :func:`evaluate_variants` and by studies that evaluate a
+    chain of their own (e.g. a deliberately wrong one, to show a test has power).
     """
-    by_symbol = {e.tail.symbol: e for e in theorem.events if e.tail is not None}
-    order = {"reference": 0, "gain": 1, "cost": 2}
-    out = []
+    v = {**setup.values(), "level": np.float64(level)}
+    v["rad_M"] = evaluate(rad_vec_closed_form(setup.family, s.M), v)
+    levels = inputs.levels(route, setup)
+    v.update(levels)
+    last = None if any(x is not None for x in given_levels(inputs, route).values()) else list(levels)[-1]
+    v.update({sym: np.asarray(inputs.get(key), dtype=np.float64)
+              for key, (sym, _) in VARIANCE_KEYS.items() if inputs.get(key) is not None})
+    if uniform == "empirical":
+        _empirical_values(v, setup, inputs)
+    if route == "direct" and setup.delta_erm_S is not None:
+        v["delta_erm"] = np.asarray(setup.delta_erm_S, dtype=np.float64)
+    if last is not None:
+        target = np.asarray(setup.delta, dtype=np.float64) + np.asarray(setup.delta_prime, dtype=np.float64)
+        theorem = var.VARIANTS[var.variant_name(route, "hoeffding", uniform)]
+        _fit(v, last, theorem.failure_probability, target)
+    return v
+
+
+# ---------------------------------------------------------------------------- one chain
+def _check_costs(theorem, v: dict) -> None:
+    """Every cost of the bound is paid by an event, and is a tail slack or has a value."""
+    payers, tails = slack_events(theorem), {e.tail.symbol for e in theorem.events if e.tail is not None}
+    bad = []
     for term in sp.Add.make_args(sp.expand(theorem.bound)):
         coeff, rest = term.as_coeff_Mul()
-        role = "reference" if term == s.L_test_old else ("gain" if coeff < 0 else "cost")
-        entry = {"term": str(term), "role": role, "value": evaluate(term, values)}
-        ev = by_symbol.get(rest)
-        if ev is not None and role == "cost":
-            entry.update(event=ev.name, level=evaluate(ev.probability, values))
-        out.append(entry)
-    return tuple(sorted(out, key=lambda t: (order[t["role"]], t["term"].lstrip("-"))))
+        if term == s.L_test_old or coeff < 0:
+            continue
+        if rest not in payers or (rest not in tails and not {x.name for x in rest.free_symbols} <= set(v)):
+            bad.append(str(term))
+    if bad:
+        raise ValueError(f"theorem {theorem.name!r}: costs {bad} are not the slack of an event with a Tail record "
+                         "(evaluate_chain needs every cost to be one); use bounds.routes for the paper's chains.")
 
 
-def _paper_terms(setup: Setup) -> dict[str, tuple]:
-    eps_M, eps_K = costs(setup)
-    v = {**setup.values(), "eps_M": eps_M, "eps_K": eps_K}
-    v_dir = dict(v)
-    if setup.delta_erm_S is not None:
-        v_dir["delta_erm"] = np.asarray(setup.delta_erm_S, dtype=np.float64)
-    return {"population_route": bound_terms(THEOREM_2, v), "direct_route": bound_terms(THEOREM_3, v_dir)}
+def evaluate_chain(theorem, route: str, v: dict) -> VariantResult:
+    """Evaluate a chain whose costs are slacks of events with a :class:`~bounds._statement.Tail`.
+
+    Args:
+        theorem: a variant of :mod:`bounds.variants` (or a transformed one).
+        route: "population" (adds ``delta_R_failure``) or "direct".
+        v: symbol values (:func:`variant_values`), updated with the tails' values.
+
+    Raises:
+        ValueError: a cost of the bound is not the slack of an event with a tail record.
+    """
+    if route not in ("population", "direct"):
+        raise ValueError(f"route == {route!r}, must be one of ['population', 'direct'].")
+    _check_costs(theorem, v)
+    needed = theorem.bound.free_symbols
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for ev in theorem.events:   # the slack values, from the tails' formulas
+            if ev.tail is not None and ev.tail.symbol in needed:
+                v[ev.tail.symbol.name] = evaluate(ev.tail.deviation, v)
+        bound = evaluate(theorem.bound, v)
+        fail = evaluate(theorem.failure_probability, v) + (v["delta_R_failure"] if route == "population" else 0.0)
+    terms = bound_terms(theorem, v)
+    shape = np.broadcast_shapes(*(np.shape(x) for x in v.values()))
+    bound, fail = (np.broadcast_to(np.asarray(a, dtype=np.float64), shape) for a in (bound, fail))
+    return _result(theorem, route, bound, fail, v, terms, shape)
 
 
-# ---------------------------------------------------------------------------- evaluation
+def _sample_sizes(theorem, route, v, terms, ok, improvement):
+    """``min_M``, ``min_K``: every cost on ``S`` (on ``T``) scaled as ``1/sqrt(n)``, the others fixed."""
+    sample = {e.name: e.sample for e in theorem.events}
+    cost = {"S": 0.0, "T": 0.0}
+    for t in terms:   # every cost of a variant is the slack of an event on S or on T
+        if t["role"] == "cost":
+            cost[sample[t["event"]]] = cost[sample[t["event"]]] + t["value"]
+    with np.errstate(divide="ignore", invalid="ignore"):   # Bernstein at n = 1: infinite costs
+        avail = improvement + cost["S"] + cost["T"]
+        min_M = np.where(ok & (avail - cost["T"] > 0), v["M"] * (cost["S"] / (avail - cost["T"])) ** 2, np.nan)
+        min_K = np.where(ok & (avail - cost["S"] > 0), v["K"] * (cost["T"] / (avail - cost["S"])) ** 2, np.nan)
+    return min_M, min_K
+
+
+def _result(theorem, route, bound, fail, v, terms, shape) -> VariantResult:
+    improvement = v["L_test_old"] - bound
+    ok = fail <= v["level"]
+    min_M, min_K = _sample_sizes(theorem, route, v, terms, ok, improvement)
+    levels = {e.name: evaluate(e.probability, v) for e in theorem.events}
+    return VariantResult(
+        route=route, theorem=theorem.name, bound=bound, failure_probability=fail, improvement=improvement,
+        certified=(improvement > 0) & ok, margin_shortfall=np.maximum(0.0, -improvement),
+        failure_excess=np.maximum(0.0, fail - v["level"]), vacuous=fail >= 1.0,
+        min_M=np.broadcast_to(min_M, shape), min_K=np.broadcast_to(min_K, shape), terms=terms, levels=levels)
+
+
+# ---------------------------------------------------------------------------- every route
+def _evaluate_all(setup: Setup, level: float, inputs: VariantInputs) -> tuple[dict, dict]:
+    results, skipped = {}, {}
+    for name, (route, tail, uniform) in var.VARIANT_SPECS.items():
+        missing = inputs.missing(route, tail, uniform)
+        if uniform == "empirical" and setup.family != "readout":
+            missing.append("block.family = 'readout' (the empirical term is the readout's, THEORY §4)")
+        if missing:
+            skipped[name] = "needs " + ", ".join(missing)
+            continue
+        results[name] = evaluate_chain(var.VARIANTS[name], route, variant_values(setup, inputs, route, uniform, level))
+    return results, skipped
+
+
+def _paper_candidates(setup: Setup, paper) -> list[RouteCandidate]:
+    """The paper's routes with their events (``E_S`` the same event for both; ``E_R`` when estimated)."""
+    v = setup.values()
+    out = []
+    for name, (route, theorem) in PAPER_ROUTES.items():
+        with np.errstate(over="ignore"):
+            events = {f"paper/{e.name}": evaluate(e.probability, v) for e in theorem.events}
+        if route == "population" and setup.delta_R_failure is not None:
+            events["E_R"] = v["delta_R_failure"]
+        out.append(RouteCandidate(name, getattr(paper, route), events))
+    return out
+
+
+def bonferroni_levels(setup: Setup, level: float, n_routes: int) -> tuple[Setup, float]:
+    """``setup`` with ``delta``, ``delta'`` scaled by ``1/n_routes``, and the share ``level / n_routes``.
+
+    ``delta'`` is then lowered by what rounding needs (a few ulps) so that the float sum
+    ``delta + delta'`` stays at most the share (no route is excluded by rounding).
+
+    Example:
+        >>> st = Setup(L_test_old=1, delta_R=0.1, delta_erm=0, delta_test_R=0.1, M=10, K=10, delta=0.05,
+        ...            delta_prime=0.05, B=1, L_loss=1, block=dict(d=1, L_top=1, rho_phi=1, nu_V=1))
+        >>> scaled, share = bonferroni_levels(st, 0.1, 10)
+        >>> share, bool(scaled.delta + scaled.delta_prime <= share)
+        (0.01, True)
+    """
+    share = level / n_routes
+    delta = np.asarray(setup.delta, dtype=np.float64) / n_routes
+    v = {"delta": delta, "delta_prime": np.asarray(setup.delta_prime, dtype=np.float64) / n_routes}
+    _fit(v, "delta_prime", s.delta + s.delta_prime, np.float64(share))
+    return dataclasses.replace(setup, delta=delta, delta_prime=v["delta_prime"]), share
+
+
+def _bonferroni(setup: Setup, level: float, inputs: VariantInputs, names) -> AnyRouteResult:
+    """"Some route certifies": every route evaluated at ``level / N``, the union of their events paid."""
+    n_routes = len(PAPER_ROUTES) + len(names)
+    scaled, share = bonferroni_levels(setup, level, n_routes)
+    factor = 1.0 / n_routes
+    paper = evaluate_routes(scaled, share, validate=False)
+    results, _ = _evaluate_all(scaled, share, inputs.scaled(factor))
+    candidates = _paper_candidates(scaled, paper)
+    for name, r in results.items():
+        events = {f"{name}/{e}": p for e, p in r.levels.items()}
+        if r.route == "population" and setup.delta_R_failure is not None:
+            events["E_R"] = np.asarray(setup.delta_R_failure, dtype=np.float64)
+        candidates.append(RouteCandidate(name, r, events))
+    return union_of_routes(candidates, level, share=share, method="bonferroni")
+
+
+def _chosen(inputs: VariantInputs, results: Mapping, paper) -> RouteResult | None:
+    if inputs.use is None:
+        return None
+    if inputs.use in PAPER_ROUTES:
+        return getattr(paper, PAPER_ROUTES[inputs.use][0])
+    if inputs.use not in results:
+        raise InputError("variants.use", f"a route whose inputs are given, one of {list(PAPER_ROUTES) + list(results)}",
+                         inputs.use)
+    return results[inputs.use]
+
+
 def evaluate_variants(setup: Setup, level: float = 0.05, inputs: VariantInputs | None = None, *,
-                      validate: bool = True) -> VariantsReport:
+                      validate: bool = True, any_route: bool = True) -> VariantsReport:
     """Every THEORY §6 variant whose inputs are given, on ``setup`` at failure ``level``.
 
     Args:
         setup: a :class:`~bounds.routes.Setup` (fields may be numpy arrays).
         level: the largest acceptable failure probability, in (0, 1].
-        inputs: variances, empirical Rademacher value, levels (:class:`VariantInputs`).
+        inputs: variances, empirical Rademacher value, levels, ``use`` (:class:`VariantInputs`).
         validate: check every value first.
+        any_route: also evaluate "some route certifies" (Bonferroni over every route evaluated).
 
     Returns:
         A :class:`VariantsReport`: ``variants`` keyed by name (e.g.
-        ``population_tight_hoeffding``), each a :class:`VariantResult`.
+        ``population_tight_hoeffding``), each a :class:`VariantResult`; ``any_route``;
+        ``chosen`` (the result of ``inputs.use``).
 
     Raises:
         InputError: a value is outside its allowed range (the key is named).
@@ -239,93 +319,28 @@ def evaluate_variants(setup: Setup, level: float = 0.05, inputs: VariantInputs |
     if validate:
         setup.validate()
         inputs.validate(setup)
-    results, skipped = {}, {}
-    for name, (route, tail, uniform) in var.VARIANT_SPECS.items():
-        missing = inputs.missing(route, tail, uniform)
-        if missing:
-            skipped[name] = "needs " + ", ".join(missing)
-            continue
-        results[name] = evaluate_chain(var.VARIANTS[name], route, variant_values(setup, inputs, route, uniform, level))
-    return VariantsReport(level, results, skipped, _paper_terms(setup), _notes(setup, skipped))
+    results, skipped = _evaluate_all(setup, level, inputs)
+    paper = evaluate_routes(setup, level, validate=False)
+    chosen = _chosen(inputs, results, paper)
+    choice = _bonferroni(setup, level, inputs, list(results)) if any_route else None
+    return VariantsReport(level, results, skipped, paper_terms(setup, paper.eps_M, paper.eps_K),
+                          _notes(setup, skipped, choice), any_route=choice, use=inputs.use, chosen=chosen)
 
 
-def _values(base: dict, setup: Setup, inputs: VariantInputs, route: str, uniform: str) -> dict:
-    v = {**base, **inputs.levels(route, setup)}
-    v.update({sym: np.asarray(getattr(inputs, key), dtype=np.float64)
-              for key, (sym, _) in _VARIANCES.items() if getattr(inputs, key) is not None})
-    if uniform == "empirical":
-        dmc = np.asarray(inputs.delta_mc, dtype=np.float64)
-        v.update(delta_mc=dmc, delta=base["delta"] - dmc, rad_S_mc=np.asarray(inputs.rad_hat, dtype=np.float64),
-                 rad_S_mc_err=np.asarray(inputs.rad_hat_mc_error, dtype=np.float64))
-    if route == "direct" and setup.delta_erm_S is not None:
-        v["delta_erm"] = np.asarray(setup.delta_erm_S, dtype=np.float64)
-    return v
-
-
-def variant_values(setup: Setup, inputs: VariantInputs, route: str, uniform: str, level: float) -> dict:
-    """Every symbol value a variant of ``route`` needs (before its tails are evaluated).
-
-    Levels follow the module docstring; ``delta`` is ``delta - delta_mc`` when ``uniform``
-    is "empirical". Used by :func:`evaluate_variants` and by studies that evaluate a chain
-    of their own (e.g. a deliberately wrong one, to show a test has power).
-    """
-    base = {**setup.values(), "level": np.float64(level)}
-    base["rad_M"] = evaluate(rad_vec_closed_form(setup.family, s.M), base)
-    return _values(base, setup, inputs, route, uniform)
-
-
-def evaluate_chain(theorem, route: str, v: dict) -> VariantResult:
-    """Evaluate a chain whose costs are slacks of events with a :class:`~bounds._statement.Tail`.
-
-    Args:
-        theorem: a variant of :mod:`bounds.variants` (or a transformed one).
-        route: "population" (adds ``delta_R_failure``) or "direct".
-        v: symbol values (:func:`variant_values`), updated with the tails' values.
-    """
-    needed = theorem.bound.free_symbols
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        for ev in theorem.events:   # the slack values, from the tails' formulas
-            if ev.tail is not None and ev.tail.symbol in needed:
-                v[ev.tail.symbol.name] = evaluate(ev.tail.deviation, v)
-        bound = evaluate(theorem.bound, v)
-        fail = evaluate(theorem.failure_probability, v) + (v["delta_R_failure"] if route == "population" else 0.0)
-    terms = bound_terms(theorem, v)
-    shape = np.broadcast_shapes(*(np.shape(x) for x in v.values()))
-    bound, fail = (np.broadcast_to(np.asarray(a, dtype=np.float64), shape) for a in (bound, fail))
-    return _result(theorem, route, bound, fail, v, terms, shape)
-
-
-def _result(theorem, route, bound, fail, v, terms, shape) -> VariantResult:
-    lvl = v["level"] * (1 + 1e-12)   # the levels' float sum (e.g. delta + 3 delta'/3) may round up
-    improvement = v["L_test_old"] - bound
-    sample = {e.name: e.sample for e in theorem.events}
-    cost = {"S": 0.0, "T": 0.0}
-    for t in terms:   # every cost of a variant is the slack of an event on S or on T
-        if t["role"] == "cost":
-            cost[sample[t["event"]]] = cost[sample[t["event"]]] + t["value"]
-    ok = fail <= lvl
-    with np.errstate(divide="ignore", invalid="ignore"):   # Bernstein at n = 1: infinite costs
-        avail = improvement + cost["S"] + cost["T"]
-        min_M = np.where(ok & (avail - cost["T"] > 0), v["M"] * (cost["S"] / (avail - cost["T"])) ** 2, np.nan)
-        min_K = np.where(ok & (avail - cost["S"] > 0), v["K"] * (cost["T"] / (avail - cost["S"])) ** 2, np.nan)
-    levels = {e.name: evaluate(e.probability, v) for e in theorem.events}
-    return VariantResult(
-        route=route, theorem=theorem.name, bound=bound, failure_probability=fail, improvement=improvement,
-        certified=(improvement > 0) & (fail <= lvl), margin_shortfall=np.maximum(0.0, -improvement),
-        failure_excess=np.maximum(0.0, fail - lvl), vacuous=fail >= 1.0,
-        min_M=np.broadcast_to(min_M, shape), min_K=np.broadcast_to(min_K, shape), terms=terms, levels=levels)
-
-
-def _notes(setup: Setup, skipped: Mapping[str, str]) -> tuple[str, ...]:
+def _notes(setup: Setup, skipped: Mapping[str, str], choice: AnyRouteResult | None) -> tuple[str, ...]:
     notes = ["variants (THEORY §6) are this project's Choice, not Paper A's statements: one-function tails for "
              "premises about a function independent of the sample (f~_pop on S; f_new, f_old, f~_S on T), a "
              "supremum only for f_new / f~_S on S.",
-             "the population variant needs f_old and f~_pop fixed before S is drawn (reference trained on its own "
-             "sample; G and beta estimated on an independent sample).",
+             "assumption of the population variants: f_old and f~_pop are fixed before S is drawn (reference trained "
+             "on its own sample; G and beta estimated on an independent sample); otherwise use a direct variant.",
+             "each route's 'certified' is that route's own statement, valid only for a route fixed before the data "
+             "([variants] use = \"<route>\"); picking whichever certifies after seeing the data is the 'any route' "
+             "claim, paid by Bonferroni over every route evaluated (each at level/N).",
              "variants' min_M/min_K scale every cost on S (on T) as 1/sqrt(n) from its value here (exact for "
              "Hoeffding and closed-form terms, approximate for Bernstein and the empirical Rademacher term)."]
     if np.any(np.asarray(setup.n_grid) > 1):
-        notes.append("cap grid: the uniform term and the tail of f~_pop on S are paid over the n_grid caps.")
+        notes.append("cap grid: every event about a function that depends on the cap (the uniform term; f~_pop on "
+                     "S; f_new and f~_S on T) is paid over the n_grid caps.")
     if skipped:
         notes.append("skipped variants: " + "; ".join(f"{k} ({v})" for k, v in skipped.items()))
     return tuple(notes)

@@ -6,23 +6,29 @@ quantities estimated on a separate sample), and ``f_new``, ``f~_S``, ``f_old`` o
 (fixed given ``S``). For those a tail bound for ONE fixed function replaces the uniform
 term; only the premises about ``f_new`` or ``f~_S`` on ``S`` pay for a supremum over the
 capped class. Each variant is its own :class:`~bounds._statement.Theorem`; the paper's
-objects in :mod:`bounds.theorems` are untouched.
+objects in :mod:`bounds.theorems` are untouched. Which function depends on which sample
+(and on the cap) is read from :mod:`bounds.dependence`, the table the ledger checks.
 
 One-function tails (losses in ``[0, B]``, level ``delta_i``, one-sided):
 
 * Hoeffding: ``t = B sqrt(ln(1/delta_i) / (2 n))`` (solves ``exp(-2 n t^2 / B^2) = delta_i``);
 * empirical Bernstein (Maurer--Pontil 2009, Thm 4, sample variance ``V_n``, ``n >= 2``):
-  ``t = sqrt(2 V_n ln(2/delta_i) / n) + 7 B ln(2/delta_i) / (3 (n - 1))``.
+  ``t = sqrt(2 V_n ln(2/delta_i) / n) + 7 B ln(2/delta_i) / (3 (n - 1))``
+  (:func:`bounds.confidence.maurer_pontil_deviation`).
 
-Uniform term for ``f_new`` (and ``f~_S``) on ``S`` (THEORY §4): with the closed-form vector
-Rademacher bound ``rad_M``, ``2 sqrt(2) L_loss L_top rad_M + B sqrt(ln(sides/delta)/(2M))``
-(``sides = 1`` in the population variant, which only uses ``R - R_S <= eps``; 2 in the
-direct variant, which uses both directions); with the empirical value ``rad_S`` (an
-expectation over signs, estimated by Monte Carlo with a McDiarmid error paid at
-``delta_mc``), ``2 sqrt(2) L_loss L_top rad_S + 3 B sqrt(ln(2 sides/delta)/(2M))``
+Uniform term for ``f_new`` (and ``f~_S``) on ``S`` (THEORY §4): THEORY §4's ``eps_n`` at
+``2 delta / sides`` (:func:`bounds.generalisation.eps_expression`), i.e. with the
+closed-form vector Rademacher bound ``rad_M``,
+``2 sqrt(2) L_loss L_top rad_M + B sqrt(ln(sides/delta)/(2M))`` (``sides = 1`` in the
+population variant, which only uses ``R - R_S <= eps``; 2 in the direct variant, which
+uses both directions); with the empirical value ``rad_S`` (an expectation over signs,
+estimated by Monte Carlo with a McDiarmid error paid at ``delta_mc``; or Jensen's sure
+bound when smaller), ``2 sqrt(2) L_loss L_top rad_S + 3 B sqrt(ln(2 sides/delta)/(2M))``
 (Bartlett--Mendelson). A post-hoc cap grid of ``n_grid`` caps is paid by a union bound
-(``copies = n_grid``) on every event about ``S`` whose function depends on the cap
-(the uniform term, and ``f~_pop``, whose step ``eta = min(1/beta, nu_V/||G||)`` does).
+(``copies = n_grid``) on every event about a function that depends on the cap, on ``S``
+and on ``T`` alike (the uniform term; ``f~_pop``, whose step ``eta = min(1/beta,
+nu_V/||G||)`` depends on it; ``f_new`` and ``f~_S`` on ``T``): valid whichever data the
+cap is chosen with.
 
 References:
     A. Maurer, M. Pontil, Empirical Bernstein bounds and sample variance penalization,
@@ -34,8 +40,13 @@ from __future__ import annotations
 import sympy as sp
 
 from bounds import _symbols as s
+from bounds import dependence
 from bounds._statement import Event, Premise, Tail, Theorem
-from bounds.generalisation import rad_loss
+from bounds.confidence import maurer_pontil_deviation
+from bounds.generalisation import confidence_term, rad_loss
+# THEORY §4's empirical readout complexity, written once in bounds.generalisation (re-exported here)
+from bounds.generalisation import (delta_mc, mc_error_expression, n_draws, phi_sq_sum, rad_S,  # noqa: F401
+                                   rad_S_jensen, rad_S_mc, rad_S_mc_err)
 
 _pos, _nonneg = dict(positive=True), dict(nonnegative=True)
 
@@ -48,7 +59,6 @@ delta_S_jump = sp.Symbol("delta_S_jump", **_pos)  # their levels
 delta_T_new = sp.Symbol("delta_T_new", **_pos)
 delta_T_old = sp.Symbol("delta_T_old", **_pos)
 delta_T_jump = sp.Symbol("delta_T_jump", **_pos)
-delta_mc = sp.Symbol("delta_mc", **_pos)          # level of the Monte-Carlo error of rad_S
 V_S_jump = sp.Symbol("V_S_jump", **_nonneg)       # unbiased sample variances of the losses
 V_T_new = sp.Symbol("V_T_new", **_nonneg)
 V_T_old = sp.Symbol("V_T_old", **_nonneg)
@@ -57,13 +67,13 @@ eps_M1 = sp.Symbol("eps_M1", **_nonneg)           # one-sided uniform cost on S 
 eps_M1_star = sp.Symbol("eps_M1_star", **_nonneg)  # the same with the exact empirical rad_S
 eps_M_star = sp.Symbol("eps_M_star", **_nonneg)   # two-sided, exact empirical rad_S
 rad_M = sp.Symbol("rad_M", **_nonneg)             # closed-form bound on Rad^vec_M(H) (family's)
-rad_S = sp.Symbol("rad_S", **_nonneg)             # exact empirical (nu_V/M) E_s ||s^T phi||_F on S
-rad_S_mc = sp.Symbol("rad_S_mc", **_nonneg)       # its Monte-Carlo estimate
-rad_S_mc_err = sp.Symbol("rad_S_mc_err", **_nonneg)  # McDiarmid error of the estimate at delta_mc
 
 TAILS = ("hoeffding", "bernstein")
 UNIFORMS = ("closed", "empirical")
 ORIGIN = "Choice: THEORY §6 tighter variant (this project's, not Paper A's)"
+#: What replaces the exact ``rad_S`` outside ``E_MC``: the Monte-Carlo value plus its
+#: McDiarmid error, or Jensen's sure bound when smaller (:func:`bounds.dependence.monte_carlo_estimates`).
+RAD_S_ESTIMATE = sp.Min(rad_S_jensen, rad_S_mc + rad_S_mc_err)
 
 
 # ---- deviation formulas (the only place they are written) ------------------------------
@@ -80,19 +90,20 @@ def hoeffding_deviation(n: sp.Expr, level: sp.Expr, copies: sp.Expr = 1) -> sp.E
 def bernstein_deviation(n: sp.Expr, variance: sp.Expr, level: sp.Expr, copies: sp.Expr = 1) -> sp.Expr:
     """Empirical Bernstein (Maurer--Pontil 2009, Thm 4) one-sided deviation, losses in ``[0, B]``.
 
-    ``sqrt(2 V ln(2 copies/level) / n) + 7 B ln(2 copies/level) / (3 (n - 1))``.
+    ``sqrt(2 V ln(2 copies/level) / n) + 7 B ln(2 copies/level) / (3 (n - 1))``: the formula
+    of :func:`bounds.confidence.maurer_pontil_deviation` at ``level / copies``.
     """
-    log = sp.log(2 * copies / level)
-    return sp.sqrt(2 * variance * log / n) + 7 * s.B * log / (3 * (n - 1))
+    return maurer_pontil_deviation(n, variance, level / copies, s.B)
 
 
 def uniform_deviation(n: sp.Expr, level: sp.Expr, rademacher: sp.Expr, *, sides: int, copies: sp.Expr = 1,
                       empirical: bool = False) -> sp.Expr:
     """``sup_F`` deviation on a sample of size ``n`` (THEORY §4), ``sides`` directions at ``level``.
 
+    THEORY §4's ``eps_n`` at ``2 level / (sides copies)``:
     ``2 sqrt(2) L_loss L_top rad + B sqrt(ln(sides copies/level)/(2n))`` with an expected
     (closed-form) ``rad``, or ``... + 3 B sqrt(ln(2 sides copies/level)/(2n))`` with an
-    empirical one. ``sides = 2`` is THEORY §4's ``eps_n``.
+    empirical one. ``sides = 2`` is ``eps_n(level)`` itself.
 
     Why one side suffices at ``level``: ``sup_F (R - R_n)`` has bounded differences ``B/n``
     (losses in ``[0, B]``), so McDiarmid gives ``P(sup - E sup > c) <= exp(-2 n c^2/B^2)``,
@@ -103,31 +114,17 @@ def uniform_deviation(n: sp.Expr, level: sp.Expr, rademacher: sp.Expr, *, sides:
     second McDiarmid event (bounded differences ``B/n`` again), each of the two at
     ``level/(2 sides)``, hence ``c + 2c = 3c``. ``copies``: a union over a cap grid.
     """
-    if empirical:
-        conf = 3 * s.B * sp.sqrt(sp.log(2 * sides * copies / level) / (2 * n))
-    else:
-        conf = s.B * sp.sqrt(sp.log(sides * copies / level) / (2 * n))
-    return 2 * rad_loss(rademacher) + conf
-
-
-#: Symbols of :func:`mc_error_expression`: ``sum_i ||phi_i||^2`` and the number of sign draws.
-phi_sq_sum = sp.Symbol("phi_sq_sum", **_nonneg)
-n_draws = sp.Symbol("n_draws", **_pos)
-
-
-def mc_error_expression() -> sp.Expr:
-    """McDiarmid error of the sign Monte Carlo of ``rad_S`` (THEORY §4), one-sided at ``delta_mc``.
-
-    ``(nu_V / M) sqrt(2 d sum_i ||phi_i||^2 ln(1/delta_mc) / n_draws)``: flipping one of
-    the ``n_draws M d`` signs moves the mean by at most ``2 nu_V ||phi_i|| / (M n_draws)``.
-    """
-    return s.nu_V / s.M * sp.sqrt(2 * s.d * phi_sq_sum * sp.log(1 / delta_mc) / n_draws)
+    return 2 * rad_loss(rademacher) + confidence_term(n, 2 * level / (sides * copies), empirical)
 
 
 # ---- building blocks of the chains --------------------------------------------------------
-def _one_function_event(name: str, tail: str, sample: str, function: str, symbol, level, variance,
-                        copies=sp.Integer(1)) -> Event:
-    n = {"S": s.M, "T": s.K}[sample]
+def _copies(function: str) -> sp.Expr:
+    """``n_grid`` for a function that depends on the cap (:mod:`bounds.dependence`), else 1."""
+    return s.n_grid if dependence.role(function).cap else sp.Integer(1)
+
+
+def _one_function_event(name: str, tail: str, sample: str, function: str, symbol, level, variance) -> Event:
+    n, copies = dependence.SAMPLE_SIZES[sample], _copies(function)
     dev = hoeffding_deviation(n, level, copies) if tail == "hoeffding" else bernstein_deviation(
         n, variance, level, copies)
     rec = Tail(tail, symbol, dev, n, level, s.B, variance=None if tail == "hoeffding" else variance, copies=copies)
@@ -146,9 +143,8 @@ def _uniform_events(sides: int, functions: tuple[str, ...], empirical: bool) -> 
     star = eps_M1_star if sides == 1 else eps_M_star
     dev = uniform_deviation(s.M, s.delta, rad_S, sides=sides, copies=s.n_grid, empirical=True)
     rec = Tail("uniform_empirical", star, dev, s.M, s.delta, s.B, sides=sides, copies=s.n_grid, rademacher=rad_S)
-    estimate = rad_S_mc + rad_S_mc_err
-    mc = Tail("monte_carlo", computed, dev.subs(rad_S, estimate), s.M, delta_mc, s.B, rademacher=rad_S,
-              estimate=estimate)
+    mc = Tail("monte_carlo", computed, dev.subs(rad_S, RAD_S_ESTIMATE), s.M, delta_mc, s.B, rademacher=rad_S,
+              estimate=RAD_S_ESTIMATE)
     return (Event("E_S", s.delta, f"sup_F deviation on S ({sides}-sided) > {star}, empirical Rademacher "
                   "(Bartlett-Mendelson, THEORY §4)", sample="S", functions=functions, tail=rec),
             Event("E_MC", delta_mc, "the sign Monte Carlo under-estimates rad_S by more than its McDiarmid "
@@ -160,7 +156,7 @@ def _mc_premise(empirical: bool, sides: int) -> tuple[Premise, ...]:
         return ()
     star, computed = (eps_M1_star, eps_M1) if sides == 1 else (eps_M_star, s.eps_M)
     return (Premise("monte_carlo_rad_S", sp.Le(star, computed),
-                    "rad_S <= rad_S_mc + rad_S_mc_err (McDiarmid over the sign draws) and the cost "
+                    "rad_S <= min(Jensen, rad_S_mc + rad_S_mc_err) (McDiarmid over the sign draws) and the cost "
                     "increases in rad_S.", "E_MC"),)
 
 
@@ -168,29 +164,28 @@ def _side_conditions(extra) -> tuple:
     risks = tuple(x >= 0 for x in (s.L_test_old, s.L_test_new, s.L_test_jump, s.R_old, s.R_new, s.RS_new,
                                    s.RS_jump, s.R_jump))
     sizes = (s.M > 0, s.K > 0, s.B > 0, s.delta > 0, s.delta < 1, s.n_grid >= 1)
-    costs = (s.delta_erm >= 0,)
-    return costs + sizes + risks + tuple(extra)
+    return (s.delta_erm >= 0,) + sizes + risks + tuple(extra)
 
 
 def _levels(*levels) -> tuple:
     return tuple(c for lv in levels for c in (lv > 0, lv < 1))
 
 
-# ---- population route, variant (THEORY §6) ------------------------------------------------
-def population_variant(tail: str = "hoeffding", uniform: str = "closed") -> Theorem:
-    """``L_test(f_new) <= L_test(f_old) - Delta_R - Delta_ERM + eps_M1 + t_S(f~_pop) + t_T(f_new) + t_T(f_old)``.
+#: The one-function tails of each route: ``(event, sample, function, slack, level, variance)``.
+_TAIL_EVENTS = {
+    "population": (("H_S_jump", "S", "f~_pop", t_S_jump, delta_S_jump, V_S_jump),
+                   ("H_T_new", "T", "f_new", t_T_new, delta_T_new, V_T_new),
+                   ("H_T_old", "T", "f_old", t_T_old, delta_T_old, V_T_old)),
+    "direct": (("H_T_new", "T", "f_new", t_T_new, delta_T_new, V_T_new),
+               ("H_T_jump", "T", "f~_S", t_T_jump, delta_T_jump, V_T_jump)),
+}
+_SIDES = {"population": 1, "direct": 2}
+_MARGIN = {"population": s.delta_R, "direct": s.delta_test_R}
+_JUMP = {"population": "f~_pop", "direct": "f~_S"}
 
-    Failure: ``delta + delta_S_jump + delta_T_new + delta_T_old`` (``+ delta_mc`` with the
-    empirical Rademacher term). Needs ``f_old`` and ``f~_pop`` fixed before ``S`` is drawn.
 
-    Args:
-        tail: "hoeffding" or "bernstein" (every one-function tail of the chain).
-        uniform: "closed" (closed-form ``rad_M``) or "empirical" (``rad_S`` by Monte Carlo).
-    """
-    _check(tail, uniform)
-    emp = uniform == "empirical"
-    slack = eps_M1_star if emp else eps_M1
-    premises = (
+def _population_premises(tail: str, slack) -> tuple[Premise, ...]:
+    return (
         Premise("uniform_S_new", sp.Le(s.R_new, s.RS_new + slack),
                 "One side of the uniform deviation on S, applied to f_new (depends on S).", "E_S"),
         Premise("selection_C2", sp.Eq(s.RS_new, s.RS_jump - s.delta_erm),
@@ -202,40 +197,11 @@ def population_variant(tail: str = "hoeffding", uniform: str = "closed") -> Theo
                 f"One-function {tail} tail on T for f_new (fixed given S).", "H_T_new"),
         Premise("tail_T_old", sp.Le(s.R_old, s.L_test_old + t_T_old),
                 f"One-function {tail} tail on T for f_old (fixed before T).", "H_T_old"),
-    ) + _mc_premise(emp, 1)
-    events = _uniform_events(1, ("f_new",), emp) + (
-        _one_function_event("H_S_jump", tail, "S", "f~_pop", t_S_jump, delta_S_jump, V_S_jump, s.n_grid),
-        _one_function_event("H_T_new", tail, "T", "f_new", t_T_new, delta_T_new, V_T_new),
-        _one_function_event("H_T_old", tail, "T", "f_old", t_T_old, delta_T_old, V_T_old))
-    computed = eps_M1
-    fail = s.delta + delta_S_jump + delta_T_new + delta_T_old + (delta_mc if emp else 0)
-    return Theorem(
-        name=variant_name("population", tail, uniform),
-        reference="THEORY §6, population route, tighter variant (Choice: this project's, not Paper A's)",
-        description=f"L_test(f_new) <= L_test(f_old) - Delta_R - Delta_ERM + {computed} + t_S(f~_pop) + t_T(f_new) "
-        f"+ t_T(f_old) ({tail} tails, {uniform} Rademacher) w.p. >= 1 - {fail}.",
-        conclusion=sp.Le(s.L_test_new, s.L_test_old - s.delta_R - s.delta_erm + computed + t_S_jump + t_T_new
-                         + t_T_old),
-        premises=premises, events=events, failure_probability=fail,
-        side_conditions=_side_conditions((computed >= 0, slack >= 0, t_S_jump > 0, t_T_new > 0, t_T_old > 0)
-                                         + _levels(delta_S_jump, delta_T_new, delta_T_old)
-                                         + (_levels(delta_mc) if emp else ())),
-        functions=(("f_old", ()), ("f~_pop", ()), ("f_new", ("S",))),
-        risk_terms=_risk_terms("f~_pop"),
     )
 
 
-# ---- direct route, variant (THEORY §6) ----------------------------------------------------
-def direct_variant(tail: str = "hoeffding", uniform: str = "closed") -> Theorem:
-    """``L_test(f_new) <= L_test(f_old) - Delta_test^R - Delta_ERM + 2 eps_M + t_T(f_new) + t_T(f~_S)``.
-
-    Failure: ``delta + delta_T_new + delta_T_jump`` (``+ delta_mc`` with the empirical
-    Rademacher term). ``eps_M`` is two-sided: the chain uses both directions on ``S``.
-    """
-    _check(tail, uniform)
-    emp = uniform == "empirical"
-    slack = eps_M_star if emp else s.eps_M
-    premises = (
+def _direct_premises(tail: str, slack) -> tuple[Premise, ...]:
+    return (
         Premise("tail_T_new", sp.Le(s.L_test_new, s.R_new + t_T_new),
                 f"One-function {tail} tail on T for f_new (fixed given S).", "H_T_new"),
         Premise("uniform_S_new", sp.Le(s.R_new, s.RS_new + slack),
@@ -248,30 +214,58 @@ def direct_variant(tail: str = "hoeffding", uniform: str = "closed") -> Theorem:
                 f"One-function {tail} tail on T for f~_S (fixed given S).", "H_T_jump"),
         Premise("definition_delta_test_R", sp.Eq(s.L_test_jump, s.L_test_old - s.delta_test_R),
                 "Definition of Delta_test^R."),
-    ) + _mc_premise(emp, 2)
-    events = _uniform_events(2, ("f_new", "f~_S"), emp) + (
-        _one_function_event("H_T_new", tail, "T", "f_new", t_T_new, delta_T_new, V_T_new),
-        _one_function_event("H_T_jump", tail, "T", "f~_S", t_T_jump, delta_T_jump, V_T_jump))
-    fail = s.delta + delta_T_new + delta_T_jump + (delta_mc if emp else 0)
-    return Theorem(
-        name=variant_name("direct", tail, uniform),
-        reference="THEORY §6, direct route, tighter variant (Choice: this project's, not Paper A's)",
-        description=f"L_test(f_new) <= L_test(f_old) - Delta_test^R - Delta_ERM + 2 eps_M + t_T(f_new) + t_T(f~_S) "
-        f"({tail} tails, {uniform} Rademacher) w.p. >= 1 - {fail}.",
-        conclusion=sp.Le(s.L_test_new, s.L_test_old - s.delta_test_R - s.delta_erm + 2 * s.eps_M + t_T_new
-                         + t_T_jump),
-        premises=premises, events=events, failure_probability=fail,
-        side_conditions=_side_conditions((s.eps_M >= 0, slack >= 0, t_T_new > 0, t_T_jump > 0)
-                                         + _levels(delta_T_new, delta_T_jump) + (_levels(delta_mc) if emp else ())),
-        functions=(("f_old", ()), ("f~_S", ("S",)), ("f_new", ("S",))),
-        risk_terms=_risk_terms("f~_S"),
     )
 
 
-def _risk_terms(jump: str) -> tuple:
-    return (("L_test_new", ("f_new", "T")), ("R_new", ("f_new", "population")), ("RS_new", ("f_new", "S")),
-            ("L_test_old", ("f_old", "T")), ("R_old", ("f_old", "population")),
-            ("L_test_jump", (jump, "T")), ("R_jump", (jump, "population")), ("RS_jump", (jump, "S")))
+def _build(route: str, tail: str, uniform: str) -> Theorem:
+    """The variant of ``route`` with ``tail`` one-function tails and a ``uniform`` Rademacher term."""
+    emp, sides, jump = uniform == "empirical", _SIDES[route], _JUMP[route]
+    computed = eps_M1 if sides == 1 else s.eps_M
+    slack = (eps_M1_star if sides == 1 else eps_M_star) if emp else computed
+    make = _population_premises if route == "population" else _direct_premises
+    specs = _TAIL_EVENTS[route]
+    tails = [x[3] for x in specs]
+    events = _uniform_events(sides, ("f_new",) if sides == 1 else ("f_new", jump), emp) + tuple(
+        _one_function_event(name, tail, *rest) for name, *rest in specs)
+    fail = s.delta + sp.Add(*[x[4] for x in specs]) + (delta_mc if emp else 0)
+    cost = sides * computed + sp.Add(*tails)
+    return Theorem(
+        name=variant_name(route, tail, uniform),
+        reference=f"THEORY §6, {route} route, tighter variant (Choice: this project's, not Paper A's)",
+        description=f"L_test(f_new) <= L_test(f_old) - {_MARGIN[route]} - Delta_ERM + {cost} ({tail} tails, "
+        f"{uniform} Rademacher) w.p. >= 1 - {fail}.",
+        conclusion=sp.Le(s.L_test_new, s.L_test_old - _MARGIN[route] - s.delta_erm + cost),
+        premises=make(tail, slack) + _mc_premise(emp, sides), events=events, failure_probability=fail,
+        side_conditions=_side_conditions((computed >= 0, slack >= 0) + tuple(x > 0 for x in tails)
+                                         + _levels(*[x[4] for x in specs]) + (_levels(delta_mc) if emp else ())),
+        functions=dependence.declared_functions(jump), risk_terms=dependence.declared_risk_terms(jump),
+    )
+
+
+# ---- the two routes (THEORY §6) -------------------------------------------------------------
+def population_variant(tail: str = "hoeffding", uniform: str = "closed") -> Theorem:
+    """``L_test(f_new) <= L_test(f_old) - Delta_R - Delta_ERM + eps_M1 + t_S(f~_pop) + t_T(f_new) + t_T(f_old)``.
+
+    Failure: ``delta + delta_S_jump + delta_T_new + delta_T_old`` (``+ delta_mc`` with the
+    empirical Rademacher term). Needs ``f_old`` and ``f~_pop`` fixed before ``S`` is drawn
+    (:data:`bounds.dependence.FUNCTIONS`).
+
+    Args:
+        tail: "hoeffding" or "bernstein" (every one-function tail of the chain).
+        uniform: "closed" (closed-form ``rad_M``) or "empirical" (``rad_S`` by Monte Carlo).
+    """
+    _check(tail, uniform)
+    return _build("population", tail, uniform)
+
+
+def direct_variant(tail: str = "hoeffding", uniform: str = "closed") -> Theorem:
+    """``L_test(f_new) <= L_test(f_old) - Delta_test^R - Delta_ERM + 2 eps_M + t_T(f_new) + t_T(f~_S)``.
+
+    Failure: ``delta + delta_T_new + delta_T_jump`` (``+ delta_mc`` with the empirical
+    Rademacher term). ``eps_M`` is two-sided: the chain uses both directions on ``S``.
+    """
+    _check(tail, uniform)
+    return _build("direct", tail, uniform)
 
 
 def _check(tail: str, uniform: str) -> None:

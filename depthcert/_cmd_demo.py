@@ -1,22 +1,75 @@
-"""``depthcert demo [--out DIR]``: the default synthetic experiment (same files as ``run``).
+"""``depthcert demo [--out DIR] [--estimate N]``: the default synthetic experiment (same files as ``run``).
 
 The configuration is :data:`numerics.studies.run.DEFAULT_DEMO_CONFIG` (also shipped as
-``depthcert/configs/demo.toml``).
+``depthcert/configs/demo.toml``). Besides the draw's verdicts it prints how often each
+route certifies *for this setup*: from the stored validity study shipped with the package
+(``depthcert/configs/demo_validity.json``, with the command that produced it), or, with
+``--estimate N``, from a quick validity study of ``N`` draws run now (saying which).
 """
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+STORED = Path(__file__).resolve().parent / "configs" / "demo_validity.json"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("demo", help="run the default synthetic experiment (< 2 min on 2 cores)",
+    p = sub.add_parser("demo", help="run the default synthetic experiment (~30 s on 2 cores)",
                        description="Run the default synthetic experiment and certify the improvement.")
     p.add_argument("--out", default="depthcert_demo", help="output folder (default: ./depthcert_demo)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.add_argument("--estimate", type=int, default=None, metavar="N",
+                   help="also estimate the certification rate from N fresh draws (~10 s each)")
+
+
+def setup_rates(config: dict, estimate: int | None, out: str) -> dict:
+    """The certification rates of ``config``'s setup: a quick study, or the stored one (if it matches)."""
+    from numerics._store import load_json
+
+    if estimate is not None:
+        from numerics.studies.validity import run_validity
+
+        s = run_validity(config, estimate, Path(out) / "validity", progress=False)
+        return {"source": f"quick estimate from {estimate} draws run now ({out}/validity/validity.json)",
+                "draws": s["draws"], "certification": s["certification"], "test_level": s["test_level"]}
+    if not STORED.is_file():
+        return {"source": "none: no stored validity study ships with this package"}
+    s = load_json(STORED)
+    if s.get("config") != config:
+        return {"source": f"none: {STORED.name} was produced for another config; run `depthcert validity`"}
+    return {"source": f"stored validity study ({STORED.name}): {s.get('command', '?')}", "draws": s["draws"],
+            "certification": s["certification"], "test_level": s["test_level"],
+            "wall_time": s.get("wall_time"), "machine": s.get("machine"), "held_out": s.get("held_out_setups")}
+
+
+def format_rates(r: dict) -> str:
+    if "certification" not in r:
+        return f"certification rate of this setup: {r['source']}"
+    lines = [f"certification rate of this setup over {r['draws']} draws of (S, T) "
+             f"(Clopper-Pearson {100 * (1 - r['test_level']):g}% intervals) -- {r['source']}:"]
+    lines += _rate_lines(r["certification"])
+    h = r.get("held_out")
+    if h:
+        lines += [f"what to expect on a setup drawn like this one (new seed: teacher, reference, block), "
+                  f"over {h['draws']} held-out setups -- {h['command']}:"] + _rate_lines(h["certification"])
+    return "\n".join(lines)
+
+
+def _rate_lines(certification: dict) -> list[str]:
+    out = []
+    for name, c in certification.items():
+        lo, hi = c["certification_interval"]
+        out.append(f"  {name:<16} {100 * c['certification_rate']:5.1f}%  [{100 * lo:.1f}%, {100 * hi:.1f}%]")
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
     from depthcert._cmd_run import execute
+    from depthcert.errors import InputError
     from numerics.studies.run import DEFAULT_DEMO_CONFIG
 
-    return execute(DEFAULT_DEMO_CONFIG, args.out, args.json)
+    if args.estimate is not None and (args.estimate < 1):
+        raise InputError("--estimate", "an integer >= 1", args.estimate)
+    return execute(DEFAULT_DEMO_CONFIG, args.out, args.json,
+                   after=lambda: setup_rates(DEFAULT_DEMO_CONFIG, args.estimate, args.out), show=format_rates)

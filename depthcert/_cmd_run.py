@@ -1,10 +1,12 @@
 """``depthcert run --config exp.toml --out DIR``: one end-to-end experiment (THEORY §1-§6).
 
 Trains the reference model, inserts a block, trains it with the (C2) fallback, measures
-every quantity, evaluates Theorems 2 and 3 through :mod:`bounds.routes`, prints a table
-and writes ``DIR/result.json`` (atomically, with the config and versions),
+every quantity, evaluates Theorems 2 and 3 (and "some route", and the population-level
+bound) through :mod:`bounds.routes`, prints a table and writes ``DIR/result.json``
+(atomically, with the config, the seeds of every role and versions),
 ``DIR/bounds_config.toml`` (the same numbers for ``depthcert bounds``) and
-``DIR/bound_vs_observed.png``.
+``DIR/bound_vs_observed.png``. The output folder and the memory the sizes need are
+checked before any work (exit 2 with one line).
 """
 from __future__ import annotations
 
@@ -19,18 +21,22 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
 
-def execute(config: dict, out: str, as_json: bool) -> int:
+def execute(config: dict, out: str, as_json: bool, after=None, show=None) -> int:
     """Run, write, print; shared by ``run`` and ``demo``.
 
     Exit 0 when the experiment ran (whether or not a route certifies; the table says),
     1 with one line when it could not be carried out (no first-order signal, divergence).
+    ``after`` (optional) returns extra information, stored under ``setup_rates`` in the
+    printed JSON or printed by ``show``.
     """
     import sys
 
-    from depthcert._io import dumps, versions
-    from numerics.studies.run import format_table, run_experiment, write_outputs
+    from depthcert._io import check_writable_dir, dumps, versions
+    from numerics.studies.run import check_memory, format_table, run_experiment, validate_config, write_outputs
     from numerics.training import DivergenceError
 
+    check_memory(validate_config(config))    # bad input first, one line, before any work
+    check_writable_dir(out)
     try:
         result = run_experiment(config)
     except (ArithmeticError, DivergenceError) as exc:
@@ -38,9 +44,14 @@ def execute(config: dict, out: str, as_json: bool) -> int:
         return 1
     result["versions"] = versions()
     paths = write_outputs(result, out)
-    print(dumps(result) if as_json else format_table(result))
-    if not as_json:
-        print("wrote " + ", ".join(str(p) for p in paths.values()))
+    extra = after() if after is not None else None
+    if as_json:
+        print(dumps({**result, "setup_rates": extra} if extra is not None else result))
+        return 0
+    print(format_table(result))
+    print("wrote " + ", ".join(str(p) for p in paths.values()))
+    if extra is not None:
+        print(show(extra))
     return 0
 
 

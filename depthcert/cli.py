@@ -23,6 +23,7 @@ COMMANDS = {
     "sweep": "depthcert._cmd_sweep",
     "plot": "depthcert._cmd_plot",
     "reproduce": "depthcert._cmd_reproduce",
+    "validity": "depthcert._cmd_validity",
 }
 
 

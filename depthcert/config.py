@@ -23,8 +23,18 @@ Format (keys may be extended, never renamed)::
 Optional top-level keys: ``delta_erm_S`` (Delta_ERM relative to f~_S, direct route),
 ``eps_M``/``eps_K`` (measured costs overriding the closed forms), ``n_grid`` (cap grid
 size), ``delta_R_failure`` (probability that an estimated ``delta_R`` exceeds the true
-margin; added to the population route's failure probability), ``level``. ``[loss] kind = "cross_entropy"`` takes ``n_classes``,
-``head_row_norms``, ``head_bias``, ``rho``; ``kind = "squared"`` takes ``F``, ``Y``.
+margin; added to the population route's failure probability), ``R_old`` (population risk
+of f_old: the ``population_risk`` route's bound on ``R(f_new)``), ``level``.
+
+``[loss] kind = "cross_entropy"`` takes ``n_classes``, ``head_row_norms``, ``head_bias``,
+``rho`` (the bound on the head input ``||z_D||``); ``kind = "squared"`` takes ``F``
+(``|f| <= F``) and ``Y`` (``|y| <= Y``). Where the block sits matters: inserted at the
+top, the head sees ``u + h(u)``, whose norm can reach ``rho + nu_V rho_phi`` (readout;
+``rho + nu_V nu_U sqrt(rho^2 + 1)`` for full, :func:`bounds.loss.block_output_bound`).
+Say so with ``block_at_top = true`` (the extra norm is then computed from ``[block]``) or
+give it as ``extra_head_norm = <number>``; ``rho`` (cross-entropy) is then enlarged by it,
+and ``F`` (squared) by ``head_norm * extra`` with ``head_norm = ||A||_2`` (required then).
+Without either key the block is taken to be below the top (a warning says so).
 
 Optional ``[variants]`` table: inputs of this project's tighter variants of THEORY §6
 (**Choice**; :mod:`bounds.variant_routes`), every key optional::
@@ -35,16 +45,20 @@ Optional ``[variants]`` table: inputs of this project's tighter variants of THEO
     var_T_old = 0.30         # ... of f_old on T
     var_T_jump_S = 0.29      # ... of f~_S on T
     rad_hat = 0.0021         # Monte-Carlo empirical vector Rademacher (nu_V/M) E_s ||s^T phi||_F on S
-    rad_hat_mc_error = 1e-4  # its McDiarmid error at level delta_mc
+    rad_hat_mc_error = 1e-4  # its McDiarmid error at level delta_mc (or give phi_sq_sum and n_draws)
     delta_mc = 0.005         # in (0, delta): carved out of delta
-    delta_S_jump = 0.0167    # levels of the one-function tails (default: delta_prime split equally)
-    delta_T_new = 0.0167
-    delta_T_old = 0.0167
-    delta_T_jump = 0.025
+    phi_sq_sum = 1.2e6       # sum_i ||phi_i||^2 on S: Jensen's sure bound, used when below the Monte Carlo
+    n_draws = 1000           # sign draws of rad_hat (with phi_sq_sum: the McDiarmid error is computed)
+    delta_S_jump_pop = 0.0167  # levels of the one-function tails (default: delta_prime split equally;
+    delta_T_new = 0.0167       # delta_S_jump / delta_T_jump, the first names of delta_S_jump_pop /
+    delta_T_old = 0.0167       # delta_T_jump_S, are still accepted)
+    delta_T_jump_S = 0.025
+    use = "direct_tight_hoeffding"  # a route fixed before the data: the certificate is that route's
 
 Variances lie in ``[0, B^2 n/(4(n-1))]`` (``n`` = ``M`` on S, ``K`` on T); ``rad_hat``,
-``rad_hat_mc_error`` and ``delta_mc`` come together. A variant whose inputs are absent is
-skipped and the output says which key it needs.
+``delta_mc`` and ``rad_hat_mc_error`` (or ``phi_sq_sum`` and ``n_draws``) come together;
+``phi_sq_sum <= M rho_phi^2``. A variant whose inputs are absent is skipped and the output
+says which key it needs. ``use`` names a variant, ``population_route`` or ``direct_route``.
 """
 from __future__ import annotations
 
@@ -54,7 +68,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from bounds._validation import BLOCK_PARAMETERS, LEVEL, MISSING, OPTIONAL, PARAMETERS, Interval, InputError
-from bounds.loss import cross_entropy_constants, squared_loss_constants
+from bounds.loss import block_output_bound, cross_entropy_constants, squared_loss_constants
 from bounds.routes import Setup
 
 _NUMBER = Interval()
@@ -78,10 +92,32 @@ def _number(data: Mapping, key: str, interval: Interval, prefix: str = "") -> fl
     return interval.check(prefix + key, data[key])
 
 
-def _loss_constants(loss: Mapping) -> tuple[float, float]:
+def _head_extra(loss: Mapping, family: str, block: Mapping) -> float:
+    """The extra head-input norm of a block at the top (``[loss] block_at_top`` / ``extra_head_norm``)."""
+    at_top = loss.get("block_at_top", False)
+    if not isinstance(at_top, bool):
+        raise InputError("loss.block_at_top", "true or false", at_top)
+    if at_top and "extra_head_norm" in loss:
+        raise InputError("loss.extra_head_norm", "absent when block_at_top = true (it is computed from [block])",
+                         loss["extra_head_norm"])
+    if "extra_head_norm" in loss:
+        return Interval(0).check("loss.extra_head_norm", loss["extra_head_norm"])
+    return block_output_bound(family, block) if at_top else 0.0
+
+
+def _warn_position(loss: Mapping) -> None:
+    if "kind" in loss and not loss.get("block_at_top", False) and "extra_head_norm" not in loss:
+        print("depthcert: warning: [loss] kind: the block is taken to be below the top (head input norm <= rho); "
+              "set block_at_top = true or extra_head_norm if it is at the top", file=sys.stderr)
+
+
+def _loss_constants(loss: Mapping, family: str = "readout", block: Mapping | None = None) -> tuple[float, float]:
     kind = loss.get("kind")
     if kind is None:
         return (_number(loss, "B", PARAMETERS["B"], "loss."), _number(loss, "L_loss", PARAMETERS["L_loss"], "loss."))
+    if kind not in _LOSS_KINDS:
+        raise InputError("loss.kind", f"one of {list(_LOSS_KINDS)}", kind)
+    extra = _head_extra(loss, family, block or {})
     if kind == "cross_entropy":
         for key in ("head_row_norms", "head_bias"):
             if not isinstance(loss.get(key), list):
@@ -94,10 +130,11 @@ def _loss_constants(loss: Mapping) -> tuple[float, float]:
                 raise InputError(f"loss.{key}", f"a list of n_classes = {int(n_classes)} numbers",
                                  loss[key])
         rho = _number(loss, "rho", Interval(0), "loss.")
-        return cross_entropy_constants(int(n_classes), loss["head_row_norms"], loss["head_bias"], rho)
-    if kind == "squared":
-        return squared_loss_constants(_number(loss, "F", Interval(0), "loss."), _number(loss, "Y", Interval(0), "loss."))
-    raise InputError("loss.kind", f"one of {list(_LOSS_KINDS)}", kind)
+        return cross_entropy_constants(int(n_classes), loss["head_row_norms"], loss["head_bias"], rho + extra)
+    F = _number(loss, "F", Interval(0), "loss.")
+    if extra > 0:   # |f| <= ||A||_2 (rho + extra) + ||c|| = F + ||A||_2 extra
+        F += _number(loss, "head_norm", Interval(0), "loss.") * extra
+    return squared_loss_constants(F, _number(loss, "Y", Interval(0), "loss."))
 
 
 def setup_from_dict(cfg: Mapping[str, Any]) -> tuple[Setup, float | None]:
@@ -112,7 +149,6 @@ def setup_from_dict(cfg: Mapping[str, Any]) -> tuple[Setup, float | None]:
     loss = cfg.get("loss")
     if not isinstance(loss, dict):
         raise InputError("loss", "a [loss] table with B and L_loss (or kind)", MISSING if loss is None else loss)
-    B, L_loss = _loss_constants(loss)
     block = cfg.get("block")
     if not isinstance(block, dict):
         raise InputError("block", "a [block] table with family and its parameters", MISSING if block is None else block)
@@ -120,10 +156,12 @@ def setup_from_dict(cfg: Mapping[str, Any]) -> tuple[Setup, float | None]:
     if not isinstance(family, str) or family not in BLOCK_PARAMETERS:
         raise InputError("block.family", f"one of {sorted(BLOCK_PARAMETERS)}", block.get("family", MISSING))
     params = {k: _number(block, k, iv, "block.") for k, iv in BLOCK_PARAMETERS[family].items()}
+    B, L_loss = _loss_constants(loss, family, params)
     _warn_unknown(cfg, block, family)
     level = LEVEL.check("level", cfg["level"]) if "level" in cfg else None
-    setup = Setup(**top, B=B, L_loss=L_loss, family=family, block=params, **opt)
-    return setup.validate(), level
+    setup = Setup(**top, B=B, L_loss=L_loss, family=family, block=params, **opt).validate()
+    _warn_position(loss)
+    return setup, level
 
 
 def _warn_unknown(cfg: Mapping, block: Mapping, family: str) -> None:
@@ -133,7 +171,7 @@ def _warn_unknown(cfg: Mapping, block: Mapping, family: str) -> None:
     extra = sorted(set(cfg) - known) + [f"block.{k}" for k in sorted(set(block) - set(BLOCK_PARAMETERS[family]) - {"family"})]
     table = cfg.get("variants")
     if isinstance(table, dict):
-        extra += [f"variants.{k}" for k in sorted(set(table) - set(VARIANT_PARAMETERS))]
+        extra += [f"variants.{k}" for k in sorted(set(table) - set(VARIANT_PARAMETERS) - {"use"})]
     if extra:
         print(f"depthcert: warning: ignoring unknown keys {extra}", file=sys.stderr)
 
@@ -147,8 +185,8 @@ def variant_inputs_from_dict(cfg: Mapping[str, Any], setup: Setup):
     """The optional ``[variants]`` table as validated :class:`bounds.variant_routes.VariantInputs`.
 
     Raises:
-        InputError: ``variants`` is not a table, or a value is not a number in its range
-            (the key ``variants.<name>`` is named).
+        InputError: ``variants`` is not a table, a value is not a number in its range, or
+            ``use`` is not a route name (the key ``variants.<name>`` is named).
     """
     from bounds.variant_routes import VARIANT_PARAMETERS, VariantInputs
 
@@ -156,7 +194,9 @@ def variant_inputs_from_dict(cfg: Mapping[str, Any], setup: Setup):
     if not isinstance(table, dict):
         raise InputError("variants", "a [variants] table", table)
     values = {k: iv.check(f"variants.{k}", table[k]) for k, iv in VARIANT_PARAMETERS.items() if k in table}
-    return VariantInputs(**values).validate(setup)
+    if "use" in table and not isinstance(table["use"], str):
+        raise InputError("variants.use", "a route name (a string)", table["use"])
+    return VariantInputs(**values, use=table.get("use")).validate(setup)
 
 
 def load_bounds_config(path: str | Path):

@@ -62,6 +62,12 @@ def _route_panels(result: Mapping) -> list[tuple[str, str, list, Mapping]]:
     return panels
 
 
+def _label(t: Mapping) -> str:
+    """A bar's label: the term, and for a cost the event(s) that pay it."""
+    events = t.get("events") or ([t["event"]] if t.get("event") else [])
+    return t["term"] + (f" [{'+'.join(events)}]" if events else "")
+
+
 def _waterfall(ax, terms, route: Mapping, reference: float) -> list[float]:
     """Floating bars from ``L_test_old`` through every gain and cost to the bound; returns the levels reached."""
     running, labels, levels = reference, [], [reference]
@@ -72,7 +78,7 @@ def _waterfall(ax, terms, route: Mapping, reference: float) -> list[float]:
         else:
             ax.bar(i, value, bottom=running, color=_COLORS[t["role"]], width=0.7)
             running += value
-        labels.append(t["term"])
+        labels.append(_label(t))
         levels.append(running)
     ax.bar(len(terms), running, color="tab:blue" if route["certified"] else "tab:orange", width=0.7)
     ax.axhline(reference, color="k", ls="--", lw=1)
@@ -80,13 +86,33 @@ def _waterfall(ax, terms, route: Mapping, reference: float) -> list[float]:
     return levels
 
 
+def _grid(plt, n_panels: int):
+    ncols = min(5, n_panels)
+    nrows = -(-n_panels // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.1 * ncols, 3.8 * nrows), sharey=True, squeeze=False)
+    for ax in list(axes.flat)[n_panels:]:
+        ax.axis("off")
+    return fig, axes
+
+
+def _zoom(axes, reached: list[float]) -> None:
+    """Shared y axis zoomed on the levels the waterfalls reach."""
+    finite = [x for x in reached if np.isfinite(x)]
+    lo, hi = min(finite), max(finite)
+    pad = 0.08 * (hi - lo) if hi > lo else 0.05 * abs(hi) + 1e-3
+    axes[0][0].set_ylim(lo - pad, hi + pad)
+    axes[0][0].set_ylabel("bound on L_test(f_new)")
+
+
 def plot_bound_terms(result: Mapping, path: str | Path) -> Path:
     """Per route and variant, the bound as a waterfall: ``L_test_old``, each gain, each cost (THEORY §5-§6).
 
     Reads a stored ``depthcert bounds --json`` result (keys ``population_route``,
-    ``direct_route``, ``variants``); the dashed line is ``L_test(f_old)``: a route certifies
-    when its bound (blue; orange when not certified) ends below it and its failure
-    probability is within the level. Panels share the y axis, zoomed on the levels reached.
+    ``direct_route``, ``variants``); each cost is labelled with the event(s) that pay it (the
+    paper's population route shows its two Hoeffding costs ``Delta_R/4`` next to the full
+    gain ``Delta_R``); the dashed line is ``L_test(f_old)``: a route certifies when its bound
+    (blue; orange when not certified) ends below it and its failure probability is within
+    the level. Panels share the y axis, zoomed on the levels reached.
 
     Returns:
         The path of the written PNG.
@@ -94,21 +120,13 @@ def plot_bound_terms(result: Mapping, path: str | Path) -> Path:
     plt = pyplot()
     panels = _route_panels(result)
     reference = float(panels[0][2][0]["value"])
-    ncols = min(5, len(panels))
-    nrows = -(-len(panels) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.1 * ncols, 3.8 * nrows), sharey=True, squeeze=False)
+    fig, axes = _grid(plt, len(panels))
     reached = []
     for ax, (name, origin, terms, route) in zip(axes.flat, panels):
         reached += _waterfall(ax, terms, route, reference)
         fail = route["failure_probability"]
         ax.set_title(f"{name}\n[{origin}]" + ("" if fail is None else f" failure p {fail:.3g}"), fontsize=8)
-    for ax in list(axes.flat)[len(panels):]:
-        ax.axis("off")
-    finite = [x for x in reached if np.isfinite(x)]
-    lo, hi = min(finite), max(finite)
-    pad = 0.08 * (hi - lo) if hi > lo else 0.05 * abs(hi) + 1e-3
-    axes[0][0].set_ylim(lo - pad, hi + pad)
-    axes[0][0].set_ylabel("bound on L_test(f_new)")
-    fig.suptitle("Bounds decomposed: L_test(f_old) (grey), gains (green), costs (red), bound (blue: certified); "
-                 "dashed: L_test(f_old)", fontsize=9)
+    _zoom(axes, reached)
+    fig.suptitle("Bounds decomposed: L_test(f_old) (grey), gains (green), costs (red) [paid on these events], bound "
+                 "(blue: certified alone, fixed before the data); dashed: L_test(f_old)", fontsize=9)
     return save_figure(fig, path)

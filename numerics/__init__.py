@@ -114,6 +114,7 @@ __all__ = [
     "rho_phi",
     "run_experiment",
     "run_sweep",
+    "run_validity",
     "saturation_test",
     "smoothness_beta",
     "smoothness_beta_report",
@@ -131,6 +132,7 @@ _LAZY = {
     "run_experiment": "numerics.studies.run", "validate_config": "numerics.studies.run",
     "write_outputs": "numerics.studies.run", "growth_vs_scratch": "numerics.studies.growth",
     "load_points": "numerics.studies.sweeps", "run_sweep": "numerics.studies.sweeps",
+    "run_validity": "numerics.studies.validity",
 }
 
 

@@ -46,7 +46,7 @@ def per_sample_loss(logits: torch.Tensor, y: torch.Tensor, loss: str) -> torch.T
     if loss == "cross_entropy":
         return F.cross_entropy(logits, y, reduction="none")
     target = y.reshape(logits.shape) if y.dim() == 1 else y
-    return ((logits - target) ** 2).sum(dim=1)
+    return (logits - target).square().sum(dim=1)
 
 
 def safe_norm(x: torch.Tensor, dim=None, floor: float = 0.0) -> torch.Tensor:

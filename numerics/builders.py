@@ -52,19 +52,33 @@ def build_model(cfg: Mapping, seed: int):
                           eps_n=m["eps_n"], seed=seed)
 
 
-def train_reference(cfg: Mapping, task, seed: int):
+def train_reference(cfg: Mapping, task, seed: int | None = None, *, streams=None):
     """``f_old``: :func:`build_model` trained on its own sample of ``task`` (frozen, eval mode).
+
+    Args:
+        cfg: a config with ``[task]``, ``[model]``, ``[reference]``.
+        task: the teacher task.
+        seed: legacy single seed (initialisation ``seed``, sample ``seed + 1``, batches ``seed``).
+        streams: a :class:`numerics.seeding.Streams`: initialisation, sample and mini-batch
+            order then come from the roles ``reference_init``, ``reference_sample`` and
+            ``reference_training`` (independent streams; preferred).
 
     Returns:
         ``(net, TrainResult)``.
     """
     from numerics.training import train
 
+    if (seed is None) == (streams is None):
+        raise ValueError("give exactly one of seed and streams.")
+    if streams is not None:
+        init, sample, order = (streams.seed_for(r) for r in ("reference_init", "reference_sample", "reference_training"))
+    else:
+        init, sample, order = seed, seed + 1, seed
     r = cfg["reference"]
-    net = build_model(cfg, seed)
-    x, y = task.sample(r["n"], seed=seed + 1)
+    net = build_model(cfg, init)
+    x, y = task.sample(r["n"], seed=sample)
     res = train(net, dict(net.named_parameters()), x, y, optimizer=r["optimizer"], lr=r["lr"],
-                steps=r["steps"], batch_size=r["batch_size"], seed=seed, loss=task.loss)
+                steps=r["steps"], batch_size=r["batch_size"], seed=order, loss=task.loss)
     for p in net.parameters():
         p.requires_grad_(False)
     return net.eval(), res

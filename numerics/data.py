@@ -21,12 +21,13 @@ import math
 import os
 import pickle
 from pathlib import Path
-from typing import Mapping
+from typing import Iterator, Mapping
 
 import numpy as np
 import torch
 
 __all__ = [
+    "SAMPLE_CHUNK",
     "TeacherClassification",
     "TeacherRegression",
     "conditional_risk",
@@ -37,6 +38,12 @@ __all__ = [
     "split",
     "truncated_normal_variance",
 ]
+
+
+#: Rows per chunk of a streamed sample: a sample of any size is generated (and consumed) in
+#: chunks of this many rows, so memory stays bounded and the draw does not depend on who
+#: consumes it (the run and the validity study see the same ``S`` for the same seed).
+SAMPLE_CHUNK = 1 << 16
 
 
 def _check_int(name: str, value, low: int) -> int:
@@ -76,9 +83,35 @@ class _Teacher:
         gen = torch.Generator().manual_seed(int(seed))
         return torch.randn(_check_int("n", n, 1), self.d_in, generator=gen, dtype=torch.float64)
 
+    def sample_x_chunks(self, n: int, seed: int, chunk: int = SAMPLE_CHUNK) -> Iterator[torch.Tensor]:
+        """``x ~ N(0, I)`` in chunks of ``chunk`` rows (the last one shorter): a streamed sample."""
+        gen = torch.Generator().manual_seed(int(seed))
+        n = _check_int("n", n, 1)
+        for start in range(0, n, chunk):
+            yield torch.randn(min(chunk, n - start), self.d_in, generator=gen, dtype=torch.float64)
+
+    def sample_chunks(self, n: int, seed: int, chunk: int = SAMPLE_CHUNK) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        """``(x, y)`` in chunks: the streamed sample of ``seed`` (labels from its noise sub-stream).
+
+        Concatenating the chunks gives the same sample whoever consumes it; memory holds one
+        chunk at a time.
+        """
+        noise = self._generator(seed)
+        for x in self.sample_x_chunks(n, seed, chunk):
+            yield x, self._labels(x, noise)
+
     def _generator(self, seed: int) -> torch.Generator:
-        # y-noise stream independent of the x stream of the same seed
-        return torch.Generator().manual_seed(int(seed) * 7919 + 104729)
+        # y-noise: a sub-stream derived from the sample's seed (SeedSequence), independent of
+        # the x stream of the same seed and of every other role's stream (numerics.seeding)
+        from numerics.seeding import noise_seed
+
+        return torch.Generator().manual_seed(noise_seed(int(seed)))
+
+    @torch.no_grad()
+    def sample(self, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(x (n, d_in), y)`` in one piece (``x`` from ``seed``, ``y`` from its noise sub-stream)."""
+        x = self.sample_x(n, seed)
+        return x, self._labels(x, self._generator(seed))
 
 
 class TeacherClassification(_Teacher):
@@ -113,11 +146,9 @@ class TeacherClassification(_Teacher):
         return self.label_probs(x)
 
     @torch.no_grad()
-    def sample(self, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(x (n, d_in), y (n,))`` with ``y`` drawn from :meth:`label_probs`."""
-        x = self.sample_x(n, seed)
-        y = torch.multinomial(self.label_probs(x), 1, generator=self._generator(seed)).squeeze(1)
-        return x, y
+    def _labels(self, x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+        """``y (n,)`` drawn from :meth:`label_probs` with the noise generator ``gen``."""
+        return torch.multinomial(self.label_probs(x), 1, generator=gen).squeeze(1)
 
 
 def truncated_normal_variance(std: float, clip: float | None) -> float:
@@ -193,17 +224,16 @@ class TeacherRegression(_Teacher):
         return self.mean(x)
 
     @torch.no_grad()
-    def sample(self, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(x (n, d_in), y (n, 1))``; noise by inverse CDF on the truncated range."""
-        x = self.sample_x(n, seed)
-        gen = self._generator(seed)
+    def _labels(self, x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+        """``y (n, 1) = mu(x) + s xi``; noise by inverse CDF on the truncated range."""
+        n = x.shape[0]
         if self.noise_clip is None:
             xi = torch.randn(n, 1, generator=gen, dtype=torch.float64)
         else:
             lo = 0.5 * (1 + math.erf(-self.noise_clip / math.sqrt(2)))
             u = lo + (1 - 2 * lo) * torch.rand(n, 1, generator=gen, dtype=torch.float64)
             xi = torch.special.ndtri(u).clamp(-self.noise_clip, self.noise_clip)
-        return x, self.mean(x) + self.noise_std * xi
+        return self.mean(x) + self.noise_std * xi
 
 
 @torch.no_grad()
@@ -226,7 +256,7 @@ def _mc_mean(values: np.ndarray) -> tuple[float, float]:
 
 @torch.no_grad()
 def population_risk(model, task, n_mc: int, seed: int, loss: str | None = None,
-                    chunk: int = 1 << 16) -> tuple[float, float]:
+                    chunk: int = SAMPLE_CHUNK) -> tuple[float, float]:
     """``R(f) = E_x E_{y|x} l(f(x), y)``: exact over ``y``, Monte Carlo over ``x``.
 
     Returns:
@@ -238,20 +268,18 @@ def population_risk(model, task, n_mc: int, seed: int, loss: str | None = None,
     """
     if loss is not None and loss != task.loss:
         raise ValueError(f"loss == {loss!r}, must be {task.loss!r} for {type(task).__name__}.")
-    x = task.sample_x(_check_int("n_mc", n_mc, 2), seed)
-    vals = torch.cat([conditional_risk(task, x[i:i + chunk], model(x[i:i + chunk]))
-                      for i in range(0, x.shape[0], chunk)])
+    # x streamed in chunks: only the per-x risks (n_mc floats) are kept
+    vals = torch.cat([conditional_risk(task, x, model(x))
+                      for x in task.sample_x_chunks(_check_int("n_mc", n_mc, 2), seed, chunk)])
     return _mc_mean(vals.numpy())
 
 
 @torch.no_grad()
 def population_risk_difference(model_a, model_b, task, n_mc: int, seed: int,
-                               chunk: int = 1 << 16) -> tuple[float, float]:
+                               chunk: int = SAMPLE_CHUNK) -> tuple[float, float]:
     """``R(f_a) - R(f_b)`` on paired ``x`` (common random numbers), ``(value, stderr)``."""
-    x = task.sample_x(_check_int("n_mc", n_mc, 2), seed)
-    vals = torch.cat([conditional_risk(task, x[i:i + chunk], model_a(x[i:i + chunk]))
-                      - conditional_risk(task, x[i:i + chunk], model_b(x[i:i + chunk]))
-                      for i in range(0, x.shape[0], chunk)])
+    vals = torch.cat([conditional_risk(task, x, model_a(x)) - conditional_risk(task, x, model_b(x))
+                      for x in task.sample_x_chunks(_check_int("n_mc", n_mc, 2), seed, chunk)])
     return _mc_mean(vals.numpy())
 
 

@@ -15,74 +15,20 @@ where the two probabilities differ, the most optimistic statement first.
 """
 from __future__ import annotations
 
-import math
 import time
 
-import numpy as np
 import sympy as sp
 
 from bounds import _symbols as sym
 from proofs_check._results import Check
+from proofs_check._symbolic import slack_matches as _premise_slack_matches
+from proofs_check._symbolic import symbolic_equal as _equal
+from proofs_check._symbolic import witness
+from proofs_check._tails import check_tails
 
 #: The risk quantities of THEORY's notation; a Hoeffding premise bounds a difference of two.
-_SIZE_SYMBOLS = frozenset((sym.M, sym.K, sym.n))
 _RISKS = frozenset((sym.L_test_old, sym.L_test_new, sym.L_test_jump, sym.R_old, sym.R_new,
                     sym.R_jump, sym.RS_new, sym.RS_jump))
-
-_GRID = (0.01, 0.05, 0.25, 0.5, 0.9, 1.0, 2.0, 4.0, 16.0, 100.0, 1000.0)
-_SIZES = (1.0, 2.0, 10.0, 100.0, 1000.0)  # sample sizes are counts: at least 1
-
-
-def _sample_points(symbols, side_conditions, n_points: int = 300, seed: int = 0):
-    """Points (name -> float) on a log grid respecting signs and side conditions."""
-    rng = np.random.default_rng(seed)
-    args = sorted(symbols, key=lambda x: x.name)
-    conds = [c for c in side_conditions if c not in (sp.true,) and c.free_symbols <= set(args)]
-    tests = [sp.lambdify(args, sp.And(*conds), modules="math")] if conds else []
-    points = []
-    for _ in range(n_points):
-        vals = [float(rng.choice(_SIZES if a in _SIZE_SYMBOLS else _GRID))
-                * (1 if (a.is_nonnegative or rng.random() < 0.5) else -1) for a in args]
-        if all(bool(t(*vals)) for t in tests):
-            points.append(dict(zip([a.name for a in args], vals)))
-    return points
-
-
-def witness(stated: sp.Expr, derived: sp.Expr, side_conditions) -> dict | None:
-    """A point where ``stated != derived`` (prefer ``stated < derived``), with both values."""
-    syms = stated.free_symbols | derived.free_symbols
-    f = sp.lambdify(sorted(syms, key=lambda x: x.name), stated - derived, modules="math")
-    gaps = []
-    for p in _sample_points(syms, side_conditions):
-        try:
-            gap = f(*[p[k] for k in sorted(p)])
-        except (OverflowError, ZeroDivisionError, ValueError):
-            continue
-        if math.isfinite(gap) and abs(gap) > 1e-9:
-            gaps.append((gap, p))
-    if not gaps:
-        return None
-    # the most optimistic statement if there is one, else the largest discrepancy
-    best = min(gaps, key=lambda g: g[0]) if min(g[0] for g in gaps) < 0 else max(gaps, key=lambda g: g[0])
-    gap, p = best
-    subs = {s: p[s.name] for s in syms}
-    return {**p, "stated": float(stated.subs(subs)), "derived": float(derived.subs(subs))}
-
-
-def _equal(a: sp.Expr, b: sp.Expr) -> bool:
-    """Symbolic equality; a cheap numeric probe first, so a mismatch skips ``simplify``."""
-    diff = sp.expand(a - b)
-    if diff == 0:
-        return True
-    syms = sorted(diff.free_symbols, key=lambda x: x.name)
-    f = sp.lambdify(syms, diff, modules="math")
-    for vals in ((0.3 + 0.1 * i for i in range(len(syms))), (1.7 - 0.2 * i for i in range(len(syms)))):
-        try:
-            if abs(f(*vals)) > 1e-9:
-                return False
-        except (ValueError, ZeroDivisionError, OverflowError):
-            continue
-    return sp.simplify(diff) == 0
 
 
 def check_events(theorem) -> list[Check]:
@@ -97,22 +43,6 @@ def check_events(theorem) -> list[Check]:
         out.append(Check(theorem.name, "ledger/unused_events", "FINDING", "ledger",
                          f"declared but used by no premise: {unused}"))
     return out
-
-
-def _premise_slack_matches(premise, t: sp.Expr) -> bool:
-    """``premise`` reads ``A <= B + t`` for two distinct risk symbols ``A``, ``B``."""
-    rel = premise.relation
-    if isinstance(rel, (sp.LessThan, sp.StrictLessThan)):
-        slack = rel.rhs - rel.lhs
-    elif isinstance(rel, (sp.GreaterThan, sp.StrictGreaterThan)):
-        slack = rel.lhs - rel.rhs
-    else:
-        return False
-    rest = sp.expand(slack - t)
-    terms = sp.Add.make_args(rest)
-    coeffs = sorted(term.as_coeff_Mul()[0] for term in terms)
-    bare = all(isinstance(term.as_coeff_Mul()[1], sp.Symbol) for term in terms)
-    return len(terms) == 2 and bare and coeffs == [-1, 1]
 
 
 def _sample_mismatch(h, users):
@@ -192,6 +122,4 @@ def check_union_bound(theorem) -> Check:
 
 def check_ledger(theorem) -> list[Check]:
     """All ledger checks of one theorem (THEORY §5, §6), with the tail records of the variants."""
-    from proofs_check._tails import check_tails   # events with a Tail record (THEORY §6 variants)
-
     return check_events(theorem) + check_hoeffding(theorem) + check_tails(theorem) + [check_union_bound(theorem)]

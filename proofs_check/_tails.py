@@ -3,24 +3,22 @@
 For the tighter variants (this project's **Choice**) each event records its kind (a
 one-function Hoeffding or Bernstein tail, a uniform deviation over the capped class, or
 the Monte-Carlo error of an empirical Rademacher value), its sample, the function(s) it
-is about and the formula of its deviation. Two checks per event:
+is about and the formula of its deviation.
 
 * ``ledger/tail/<event>`` -- the deviation is the right one for its kind, sample size and
   level, re-derived here independently of :mod:`bounds.variants`: Hoeffding
   ``copies exp(-2 n t^2/B^2) = P``; Maurer--Pontil's Thm 4 for values in ``[0, 1]``,
   rescaled to ``[0, B]``; McDiarmid for the uniform term (``sides`` directions, and the
-  Bartlett--Mendelson ``3 B`` term as two McDiarmid events when empirical); the
-  Monte-Carlo event replaces the exact Rademacher value by its estimate plus error and
-  nothing else.
-* ``ledger/dependence/<event>`` -- every premise on the event reads ``A <= B + t`` with ``A``,
-  ``B`` the same function on the event's sample and on the population; a one-function
-  tail must be about a single function that does NOT depend on that sample (the
-  theorem's ``functions`` data); a one-sided event must be used in one direction only.
+  Bartlett--Mendelson ``3 B`` term as two McDiarmid events when empirical). The Rademacher
+  value is one of :data:`bounds.dependence.RADEMACHER` of the right kind (closed form for
+  ``uniform``, empirical on the event's sample otherwise); the Monte-Carlo event replaces
+  the exact empirical value by one of :func:`bounds.dependence.monte_carlo_estimates` at
+  the event's own probability (the estimate plus its McDiarmid error, or its minimum with
+  Jensen's sure bound) and nothing else.
+* ``ledger/dependence/<event>`` and ``ledger/declared_data`` -- :mod:`proofs_check._dependence`.
 
-A failure comes with a witness point where the stated probability (or deviation)
-differs from the derived one: for a one-function tail on a data-dependent function the
-derived probability is the trivial 1; for a one-sided event used both ways, twice the
-level (the union of the two one-sided events).
+A failure comes with a witness point where the stated probability (or deviation) differs
+from the derived one.
 """
 from __future__ import annotations
 
@@ -29,12 +27,14 @@ import time
 import sympy as sp
 
 from bounds import _symbols as s
-from bounds._statement import ONE_FUNCTION_KINDS
-from proofs_check._ledger import _equal, _premise_slack_matches, witness
+from bounds import dependence as dep
+from proofs_check._dependence import dependence_checks
 from proofs_check._results import Check
+from proofs_check._symbolic import symbolic_equal, witness
 
-_SAMPLE_SIZE = {"S": s.M, "T": s.K}
 _UNIFORM = ("uniform", "uniform_empirical")
+#: The Rademacher kind each tail kind needs (:data:`bounds.dependence.RADEMACHER`).
+_RAD_KIND = {"uniform": "closed", "uniform_empirical": "empirical", "monte_carlo": "empirical"}
 
 
 def maurer_pontil_unit(variance: sp.Expr, n: sp.Expr, level: sp.Expr) -> sp.Expr:
@@ -52,7 +52,7 @@ def _contraction(rademacher: sp.Expr) -> sp.Expr:
 
 def _derived(theorem, ev):
     """``(stated, derived, what)`` for the event's tail; equal iff the deviation is right."""
-    t, n = ev.tail, _SAMPLE_SIZE.get(ev.sample, ev.tail.n)
+    t, n = ev.tail, dep.SAMPLE_SIZES.get(ev.sample, ev.tail.n)
     if t.kind == "hoeffding":
         return ev.probability, t.copies * sp.exp(-2 * n * t.deviation**2 / s.B**2), "probability"
     if t.kind == "bernstein":
@@ -63,37 +63,85 @@ def _derived(theorem, ev):
         if t.kind == "uniform":
             return ev.probability, t.sides * t.copies * sp.exp(-2 * n * conf**2 / s.B**2), "probability"
         return ev.probability, 2 * t.sides * t.copies * sp.exp(-2 * n * (conf / 3) ** 2 / s.B**2), "probability"
-    uniform = [e for e in theorem.events if e.tail is not None and e.tail.kind == "uniform_empirical"
-               and e.tail.rademacher == t.rademacher]
-    if not uniform:
+    uniform = _uniform_of(theorem, t)
+    if uniform is None:
         return t.deviation, sp.nan, "deviation"
-    return t.deviation, uniform[0].tail.deviation.subs(t.rademacher, t.estimate), "deviation"
+    return t.deviation, uniform.tail.deviation.subs(t.rademacher, t.estimate), "deviation"
+
+
+def _uniform_of(theorem, t):
+    """The empirical uniform event whose Rademacher value the Monte-Carlo record ``t`` replaces."""
+    return next((e for e in theorem.events if e.tail is not None and e.tail.kind == "uniform_empirical"
+                 and e.tail.rademacher == t.rademacher), None)
+
+
+def _rademacher_problem(ev):
+    """The tail's Rademacher value is a :data:`bounds.dependence.RADEMACHER` symbol of the right kind."""
+    t = ev.tail
+    if t.kind not in _RAD_KIND:
+        return None
+    want = dep.Rademacher(_RAD_KIND[t.kind], ev.sample)
+    name = t.rademacher.name if isinstance(t.rademacher, sp.Symbol) else None
+    if name is not None and dep.RADEMACHER.get(name) == want:
+        return None
+    right = [k for k, r in dep.RADEMACHER.items() if r == want]
+    why = f"Rademacher value {t.rademacher} is not a {want.kind} one on {ev.sample} (bounds.dependence: {right})"
+    if not right or t.kind == "monte_carlo":
+        return why, None, None
+    canonical = t.deviation - _contraction(t.rademacher) + _contraction(sp.Symbol(right[0], nonnegative=True))
+    return why, t.deviation, canonical
+
+
+def _estimate_problem(theorem, ev):
+    """The Monte-Carlo record's estimate is one of :func:`bounds.dependence.monte_carlo_estimates` at ``P(E_MC)``."""
+    t = ev.tail
+    if t.kind != "monte_carlo":
+        return None
+    allowed = dep.monte_carlo_estimates(ev.probability)
+    given = dep.expand_definitions(t.estimate)
+    if any(symbolic_equal(given, a) for a in allowed):
+        return None
+    why = (f"estimate {t.estimate} is not rad_S_mc + mc_error(P({ev.name})) (or its minimum with Jensen's bound): "
+           f"{allowed[0]}")
+    uniform = _uniform_of(theorem, t)
+    if uniform is None:
+        return why, None, None
+    return why, t.deviation, uniform.tail.deviation.subs(t.rademacher, allowed[0])
+
+
+def _record_problems(theorem, ev) -> list[tuple]:
+    """``(why, stated, derived)`` for each thing wrong with the record (``stated``/``derived`` may be None)."""
+    t, out = ev.tail, []
+    if ev.sample not in dep.SAMPLE_SIZES:
+        out.append((f"sample {ev.sample!r} is not one of {list(dep.SAMPLE_SIZES)}", None, None))
+    elif not symbolic_equal(t.n, dep.SAMPLE_SIZES[ev.sample]):
+        out.append((f"sample size {t.n} is not the size {dep.SAMPLE_SIZES[ev.sample]} of {ev.sample}", None, None))
+    if not symbolic_equal(t.range, s.B):
+        out.append((f"range {t.range} is not the loss bound B", None, None))
+    if not symbolic_equal(t.level, ev.probability):
+        out.append((f"tail level {t.level} != event probability {ev.probability}", None, None))
+    if t.kind == "monte_carlo":
+        out += [(why, None, None) for why in _mc_premises(theorem, ev)]
+    out += [p for p in (_rademacher_problem(ev), _estimate_problem(theorem, ev)) if p is not None]
+    return out
 
 
 def check_tail(theorem, ev) -> Check:
-    """``ledger/tail/<event>``: the recorded deviation, sample size, range and level agree."""
+    """``ledger/tail/<event>``: the recorded deviation, sample size, range, level and inputs agree."""
     t0, name, t = time.perf_counter(), f"ledger/tail/{ev.name}", ev.tail
-    problems = []
-    if ev.sample in _SAMPLE_SIZE and sp.simplify(t.n - _SAMPLE_SIZE[ev.sample]) != 0:
-        problems.append(f"sample size {t.n} is not the size {_SAMPLE_SIZE[ev.sample]} of {ev.sample}")
-    if sp.simplify(t.range - s.B) != 0:
-        problems.append(f"range {t.range} is not the loss bound B")
-    if not _equal(t.level, ev.probability):
-        problems.append(f"tail level {t.level} != event probability {ev.probability}")
     stated, derived, what = _derived(theorem, ev)
-    if t.kind == "monte_carlo":
-        problems += _mc_premises(theorem, ev)
+    problems = _record_problems(theorem, ev)
     if derived is sp.nan:
-        problems.append("no empirical uniform event with the same Rademacher symbol")
-    elif not _equal(stated, derived):
-        problems.append(f"stated {what} {stated} != derived {derived}")
-    seconds = time.perf_counter() - t0
+        problems.append(("no empirical uniform event with the same Rademacher symbol", None, None))
+    elif not symbolic_equal(stated, derived):
+        problems.insert(0, (f"stated {what} {stated} != derived {derived}", stated, derived))
     if not problems:
         return Check(theorem.name, name, "PASS", "sympy", f"{t.kind} on {ev.sample}: {what} re-derived ({derived})",
-                     seconds=seconds)
-    w = None if derived is sp.nan else witness(stated, derived, theorem.side_conditions)
-    return Check(theorem.name, name, "FAIL", "sympy", f"{t.kind}: " + "; ".join(problems), countermodel=w,
-                 seconds=time.perf_counter() - t0)
+                     seconds=time.perf_counter() - t0)
+    pairs = [(a, b) for _, a, b in problems if a is not None] + [(stated, derived)]
+    w = next((w for a, b in pairs if b is not sp.nan and (w := witness(a, b, theorem.side_conditions))), None)
+    return Check(theorem.name, name, "FAIL", "sympy", f"{t.kind}: " + "; ".join(p[0] for p in problems),
+                 countermodel=w, seconds=time.perf_counter() - t0)
 
 
 def _mc_premises(theorem, ev) -> list[str]:
@@ -104,64 +152,6 @@ def _mc_premises(theorem, ev) -> list[str]:
     return [f"premises {bad} do not read eps_star <= {ev.tail.symbol}"] if bad else []
 
 
-def _premise_sides(theorem, ev, premise):
-    """``(function, direction)`` of ``premise`` on ``ev``, or a string saying what is wrong."""
-    if not _premise_slack_matches(premise, ev.tail.symbol):
-        return f"premise {premise.name} does not read A <= B + {ev.tail.symbol}"
-    rel = premise.relation
-    lhs, rhs = (rel.lhs, rel.rhs) if isinstance(rel, (sp.LessThan, sp.StrictLessThan)) else (rel.rhs, rel.lhs)
-    low = [x for x in sp.Add.make_args(sp.expand(rhs - ev.tail.symbol)) if isinstance(x, sp.Symbol)]
-    risks = theorem.risk_map
-    if not isinstance(lhs, sp.Symbol) or len(low) != 1 or lhs.name not in risks or low[0].name not in risks:
-        return f"premise {premise.name}: risk symbols without function/sample data (risk_terms)"
-    (f_a, w_a), (f_b, w_b) = risks[lhs.name], risks[low[0].name]
-    if f_a != f_b or {w_a, w_b} != {ev.sample, "population"}:
-        return (f"premise {premise.name} compares {f_a} on {w_a} with {f_b} on {w_b}, not one function on "
-                f"{ev.sample} and on the population")
-    return f_a, ("mean_minus_risk" if w_a == ev.sample else "risk_minus_mean")
-
-
-def check_dependence(theorem, ev) -> Check:
-    """``ledger/dependence/<event>``: who the premises are about, and in which direction."""
-    t0, name, kind = time.perf_counter(), f"ledger/dependence/{ev.name}", ev.tail.kind
-    users = [p for p in theorem.premises if p.event == ev.name]
-    found = [_premise_sides(theorem, ev, p) for p in users]
-    wrong = [f for f in found if isinstance(f, str)]
-    if wrong:
-        return Check(theorem.name, name, "FAIL", "ledger", "; ".join(wrong), seconds=time.perf_counter() - t0)
-    funcs, directions = {f for f, _ in found}, {d for _, d in found}
-    outside = sorted(funcs - set(ev.functions))
-    if outside:
-        return Check(theorem.name, name, "FAIL", "ledger", f"premises about {outside}, the event covers "
-                     f"{list(ev.functions)}", seconds=time.perf_counter() - t0)
-    depends = theorem.depends_on
-    if kind in ONE_FUNCTION_KINDS:
-        dependent = sorted(f for f in funcs | set(ev.functions) if ev.sample in depends.get(f, (ev.sample,)))
-        if dependent or len(ev.functions) != 1:
-            w = witness(ev.probability, sp.Integer(1), theorem.side_conditions)
-            why = (f"{dependent} depend(s) on {ev.sample} (or have no dependence data): a one-function tail does "
-                   "not bound a function chosen with the sample; only the trivial P <= 1 holds")
-            return Check(theorem.name, name, "FAIL", "ledger", why if dependent else
-                         f"a one-function tail covers {list(ev.functions)}", countermodel=w,
-                         seconds=time.perf_counter() - t0)
-    if ev.tail.sides == 1 and len(directions) > 1:
-        w = witness(ev.probability, 2 * ev.probability, theorem.side_conditions)
-        why = f"one-sided event used in both directions {sorted(directions)}: both sides must be paid (twice the level)"
-        return Check(theorem.name, name, "FAIL", "ledger", why, countermodel=w, seconds=time.perf_counter() - t0)
-    detail = f"{kind} on {ev.sample} for {sorted(funcs)}, directions {sorted(directions)}"
-    if kind in _UNIFORM and ev.tail.sides == 2 and len(directions) == 1:
-        return Check(theorem.name, name, "FINDING", "ledger", detail + ": paid two-sided, one side used",
-                     seconds=time.perf_counter() - t0)
-    return Check(theorem.name, name, "PASS", "ledger", detail, seconds=time.perf_counter() - t0)
-
-
 def check_tails(theorem) -> list[Check]:
-    """Both checks for every event that records a :class:`~bounds._statement.Tail`."""
-    out = []
-    for ev in theorem.events:
-        if ev.tail is None:
-            continue
-        out.append(check_tail(theorem, ev))
-        if ev.tail.kind != "monte_carlo":
-            out.append(check_dependence(theorem, ev))
-    return out
+    """``ledger/tail/<event>`` for every tail record; the dependence checks of :mod:`proofs_check._dependence`."""
+    return [check_tail(theorem, ev) for ev in theorem.events if ev.tail is not None] + dependence_checks(theorem)

@@ -4,7 +4,10 @@ Built by transforming the objects of :mod:`bounds.variants` (never re-typed). Th
 ones are the mistakes the variants invite: a one-function tail for a function that depends
 on its sample (``f_new`` or ``f~_S`` on ``S``), a one-sided uniform term used in both
 directions, a tail on ``T`` computed with the training size, a wrong Bernstein constant, a
-level left out of the union bound, the cap grid or the Monte-Carlo error not paid.
+level left out of the union bound, the cap grid or the Monte-Carlo error not paid. The
+``*_consistently``/``declared``/``relabelled`` ones change a record and its formula
+together (or the theorem's own dependence data), so that only the tables of
+:mod:`bounds.dependence` can reject them.
 :data:`VARIANT_MUTANT_SPECS` is appended to :data:`proofs_check.mutants.MUTANTS`.
 """
 from __future__ import annotations
@@ -15,7 +18,8 @@ import sympy as sp
 
 from bounds import _symbols as s
 from bounds import variants as v
-from bounds._statement import Event, Tail
+from bounds._statement import Event, Hoeffding, Tail
+from bounds.theorems import THEOREM_2_GENERAL
 
 _t_S_new = sp.Symbol("t_S_new", positive=True)
 _delta_S_new = sp.Symbol("delta_S_new", positive=True)
@@ -157,6 +161,86 @@ def mc_error_dropped():
     return T.replace(name="pv_mc_error_dropped", events=_events(T, "E_MC", deviation=dev))
 
 
+# ---- wrong data declared consistently: only the tables of bounds.dependence can reject these
+def declared_f_new_independent():
+    """f_new's one-function tail on S, with the theorem declaring f_new independent of S."""
+    T = fixed_tail_f_new_on_S("population_tight_hoeffding")
+    return T.replace(name="pv_declared_f_new_independent",
+                     functions=tuple((f, () if f == "f_new" else d) for f, d in T.functions))
+
+
+def risk_terms_relabelled():
+    """f_new's one-function tail on S, with R_S(f_new), R(f_new) declared as f~_pop's (and the event too)."""
+    T = fixed_tail_f_new_on_S("population_tight_hoeffding")
+    risks = tuple((k, ("f~_pop", w) if k in ("RS_new", "R_new") else (f, w)) for k, (f, w) in T.risk_terms)
+    events = tuple(dataclasses.replace(e, functions=("f~_pop",)) if e.name == "H_S_new" else e for e in T.events)
+    return T.replace(name="pv_risk_terms_relabelled", risk_terms=risks, events=events)
+
+
+def grid_not_paid_consistently():
+    """Population variant with no cap grid on S, record and formula agreeing (copies = 1 on H_S_jump and E_S)."""
+    T = v.POPULATION_TIGHT_HOEFFDING
+    one = sp.Integer(1)
+    T = T.replace(events=_events(T, "H_S_jump", copies=one, deviation=v.hoeffding_deviation(s.M, v.delta_S_jump)))
+    dev = v.uniform_deviation(s.M, s.delta, v.rad_M, sides=1)
+    return T.replace(name="pv_grid_not_paid_consistently", events=_events(T, "E_S", copies=one, deviation=dev))
+
+
+def grid_not_paid_on_T():
+    """Direct variant whose tail of f_new on T ignores the cap grid, record and formula agreeing."""
+    T = v.DIRECT_TIGHT_HOEFFDING
+    dev = v.hoeffding_deviation(s.K, v.delta_T_new)
+    return T.replace(name="dv_grid_not_paid_on_T", events=_events(T, "H_T_new", copies=sp.Integer(1), deviation=dev))
+
+
+def mc_error_dropped_consistently():
+    """Empirical population variant whose estimate is the Monte-Carlo value alone, record and formula agreeing."""
+    T = v.VARIANTS["population_tight_hoeffding_empirical"]
+    dev = T.event_map["E_S"].tail.deviation.subs(v.rad_S, v.rad_S_mc)
+    return T.replace(name="pv_mc_error_dropped_consistently",
+                     events=_events(T, "E_MC", estimate=v.rad_S_mc, deviation=dev))
+
+
+def empirical_value_closed_term():
+    """Closed-form population variant fed the empirical value (Monte Carlo + error) with the 1B term, no E_MC."""
+    T = v.POPULATION_TIGHT_HOEFFDING
+    est = v.rad_S_mc + v.rad_S_mc_err
+    dev = v.uniform_deviation(s.M, s.delta, est, sides=1, copies=s.n_grid)
+    return T.replace(name="pv_empirical_value_closed_term", events=_events(T, "E_S", rademacher=est, deviation=dev))
+
+
+def rademacher_quartered():
+    """Closed-form population variant with rad_M/4 for rad_M, record and formula agreeing."""
+    T = v.POPULATION_TIGHT_HOEFFDING
+    dev = v.uniform_deviation(s.M, s.delta, v.rad_M / 4, sides=1, copies=s.n_grid)
+    return T.replace(name="pv_rademacher_quartered", events=_events(T, "E_S", rademacher=v.rad_M / 4, deviation=dev))
+
+
+def bernstein_wrong_variance():
+    """Bernstein tail of f_new on T computed with f_old's sample variance V_T_old, record and formula agreeing."""
+    T = v.POPULATION_TIGHT_BERNSTEIN
+    dev = v.bernstein_deviation(s.K, v.V_T_old, v.delta_T_new, s.n_grid)
+    return T.replace(name="pv_bernstein_wrong_variance",
+                     events=_events(T, "H_T_new", variance=v.V_T_old, deviation=dev))
+
+
+def paper_hoeffding_f_new_on_S():
+    """Theorem 2 (any t) with a one-function Hoeffding tail on S for f_new in place of the uniform step.
+
+    ``R(f_new) <= R_S(f_new) + t`` on an event ``H_S`` (``exp(-2 M t^2/B^2)``); bound and failure
+    probability follow, so only the dependence check (on a Hoeffding record of a paper theorem)
+    can reject it.
+    """
+    T = THEOREM_2_GENERAL
+    h = Hoeffding(s.M, s.t, s.B)
+    ev = Event("H_S", h.tail(), "(wrong) one-sided Hoeffding on S for f_new", h, sample="S", functions=("f_new",))
+    return T.replace(
+        name="t2_hoeffding_f_new_on_S",
+        premises=_premise(T, "uniform_S_new", relation=sp.Le(s.R_new, s.RS_new + s.t), event="H_S"),
+        events=T.events + (ev,), conclusion=_conclusion(T, s.eps_M, s.t),
+        failure_probability=T.failure_probability + h.tail())
+
+
 def level_dropped(name: str, variant: str, level):
     T = v.VARIANTS[variant]
     return T.replace(name=name, failure_probability=T.failure_probability - level)
@@ -195,6 +279,24 @@ VARIANT_MUTANT_SPECS = tuple(
     ("dv_mc_level_not_counted", "empirical direct variant: delta_mc left out of the union bound",
      "ledger/union_bound",
      lambda: level_dropped("dv_mc_level_not_counted", "direct_tight_bernstein_empirical", v.delta_mc)),
+    ("pv_declared_f_new_independent", "f_new's tail on S with f_new declared independent of S (declared data "
+     "weaker than bounds.dependence)", "ledger/declared_data", declared_f_new_independent),
+    ("pv_risk_terms_relabelled", "f_new's tail on S with R_S(f_new), R(f_new) declared as f~_pop's",
+     "ledger/declared_data", risk_terms_relabelled),
+    ("pv_grid_not_paid_consistently", "population variant: no cap grid on S, record and formula agreeing",
+     "ledger/dependence/H_S_jump", grid_not_paid_consistently),
+    ("dv_grid_not_paid_on_T", "direct variant: no cap grid on the tail of f_new on T (f_new depends on the cap)",
+     "ledger/dependence/H_T_new", grid_not_paid_on_T),
+    ("pv_mc_error_dropped_consistently", "empirical variant: estimate = Monte-Carlo value alone, record and formula "
+     "agreeing", "ledger/tail/E_MC", mc_error_dropped_consistently),
+    ("pv_empirical_value_closed_term", "closed-form variant fed the empirical value with the 1B term and no E_MC",
+     "ledger/tail/E_S", empirical_value_closed_term),
+    ("pv_rademacher_quartered", "closed-form variant with rad_M/4, record and formula agreeing", "ledger/tail/E_S",
+     rademacher_quartered),
+    ("pv_bernstein_wrong_variance", "Bernstein tail of f_new on T with f_old's variance V_T_old",
+     "ledger/dependence/H_T_new", bernstein_wrong_variance),
+    ("t2_hoeffding_f_new_on_S", "Theorem 2 (any t): Hoeffding on S for f_new (depends on S) for a uniform step",
+     "ledger/dependence/H_S", paper_hoeffding_f_new_on_S),
     ("pv_missing_t_T_old", "population variant without the tail t_T(f_old) in the bound", "entailment/z3",
      lambda: bound_changed("pv_missing_t_T_old", "population_tight_hoeffding", v.t_T_old, 0)),
     ("dv_single_eps_M", "direct variant with eps_M for 2 eps_M", "entailment/z3",

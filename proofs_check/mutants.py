@@ -14,7 +14,8 @@ from typing import Callable
 
 import sympy as sp
 
-from bounds import THEOREM_1, THEOREM_1_OPTIMAL, THEOREM_2, THEOREM_2_GENERAL, THEOREM_3, Hoeffding
+from bounds import (THEOREM_1, THEOREM_1_OPTIMAL, THEOREM_2, THEOREM_2_GENERAL, THEOREM_3, THEOREM_POPULATION_RISK,
+                    Hoeffding)
 from bounds import _symbols as s
 from proofs_check._variant_mutants import VARIANT_MUTANT_SPECS
 
@@ -112,6 +113,12 @@ MUTANTS: tuple[Mutant, ...] = (
                                probability=Hoeffding(s.M, s.delta_R / 4, s.B).tail())),
     Mutant("t3_missing_delta_prime", "Theorem 3 failure probability delta (E_T forgotten)", "ledger/union_bound",
            lambda: THEOREM_3.replace(name="t3_missing_delta_prime", failure_probability=s.delta)),
+    # ---- population-level consequence (THEORY §5, steps 1-4) ------------------------------
+    Mutant("pop_risk_single_eps_M", "R(f_new) bound with + eps_M instead of + 2 eps_M", "entailment/z3",
+           lambda: _swap_bound(THEOREM_POPULATION_RISK, 2 * s.eps_M, s.eps_M, "pop_risk_single_eps_M")),
+    Mutant("pop_risk_unpaid_estimate", "R(f_new) bound at failure delta: the estimated Delta_R not paid for",
+           "ledger/union_bound",
+           lambda: THEOREM_POPULATION_RISK.replace(name="pop_risk_unpaid_estimate", failure_probability=s.delta)),
 ) + tuple(Mutant(*spec) for spec in VARIANT_MUTANT_SPECS)   # the THEORY §6 variants (Choice)
 
 

@@ -9,8 +9,6 @@ rejected (with a countermodel: the point where it fails).
 """
 from __future__ import annotations
 
-import functools
-import time
 from typing import Callable
 
 import mpmath
@@ -18,39 +16,14 @@ import sympy as sp
 
 from bounds import THEOREM_1, THEOREM_1_OPTIMAL, THEOREM_2, THEOREM_2_GENERAL
 from bounds import _symbols as s
+from proofs_check._algebra import SUBJECT  # noqa: F401  (re-exported: the subject of the checks)
+from proofs_check._algebra import is_zero as _zero
+from proofs_check._algebra import timed as _timed
+from proofs_check._algebra import witness_point as _point
 from proofs_check._results import Check
+from proofs_check.side_algebra_variants import variant_checks
 
-SUBJECT = "side_algebra"
 _u = sp.Symbol("u", positive=True)
-
-
-def _timed(name: str, engine: str):
-    """Run the wrapped body; turn its ``(status, detail, countermodel)`` into a :class:`Check`."""
-    def wrap(fn: Callable):
-        @functools.wraps(fn)
-        def run(*args, **kw) -> Check:
-            t0 = time.perf_counter()
-            status, detail, cm = fn(*args, **kw)
-            label = name.format(*args, **kw) if "{" in name else name
-            return Check(SUBJECT, label, status, engine, detail, countermodel=cm, seconds=time.perf_counter() - t0)
-        return run
-    return wrap
-
-
-def _zero(expr: sp.Expr) -> bool:
-    return sp.simplify(expr) == 0
-
-
-_VALUES = (0.7, 0.2, 1.3, 0.45, 2.5, 0.9, 3.0, 0.35)
-
-
-def _point(expr: sp.Expr) -> dict:
-    """A witness point (distinct values per symbol, 2 for sizes) with the residual there."""
-    names = sorted(expr.free_symbols, key=lambda x: x.name)
-    subs = {x: (2 if x.name in ("M", "K", "n", "D") else _VALUES[i % len(_VALUES)]) for i, x in enumerate(names)}
-    value = sp.N(expr.subs(subs))
-    residual = float(value) if value.is_real else str(value)  # log of a negative: complex
-    return {**{x.name: float(v) for x, v in subs.items()}, "residual": residual}
 
 
 # ---- THEORY §3: descent lemma optimum ------------------------------------------------
@@ -346,7 +319,5 @@ def side_algebra_checks() -> tuple[Check, ...]:
               check_min_M("population"), check_min_M("direct"), check_min_K_population()]
     checks += appendix_m_checks()
     checks.append(check_u_statistic())
-    from proofs_check.side_algebra_variants import variant_checks   # THEORY §6 variants (Choice)
-
-    checks += variant_checks()
+    checks += variant_checks()   # THEORY §6 variants (Choice)
     return tuple(checks)

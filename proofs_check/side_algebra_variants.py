@@ -8,14 +8,18 @@ the expression under test as an argument so that a test can feed it a wrong one.
 """
 from __future__ import annotations
 
+import itertools
+
 import sympy as sp
 
 from bounds import _symbols as s
 from bounds import variants as v
-from bounds.generalisation import eps_expression, rad_vec_closed_form
+from bounds.generalisation import eps_expression, jensen_readout_expression, phi_sq_sum, rad_vec_closed_form
+from proofs_check._algebra import is_zero as _zero
+from proofs_check._algebra import timed as _timed
+from proofs_check._algebra import witness_point as _point
 from proofs_check._results import Check
 from proofs_check._tails import maurer_pontil_unit
-from proofs_check.side_algebra import _point, _timed, _zero
 
 _lvl = sp.Symbol("level_i", positive=True)
 _copies = sp.Symbol("copies", positive=True)
@@ -51,19 +55,28 @@ def check_bernstein(deviation: sp.Expr | None = None):
 
 @_timed("variants/uniform_vs_eps_n/{0}/{1}", "sympy")
 def check_uniform_matches_eps_n(family: str, rademacher: str, one_sided: sp.Expr | None = None):
-    """One-sided uniform term at ``delta`` == THEORY §4's two-sided ``eps_n`` at ``2 delta``; two-sided == ``eps_n``.
+    """The one-sided uniform term at ``delta`` is ``2 Rad`` plus a McDiarmid deviation at ``delta``;
+    two-sided, it is THEORY §4's ``eps_n(delta)`` (the paper's ``eps_M`` with ``n = M``).
 
-    ``rademacher``: "closed" (the family's closed form) or "empirical" (``rad_hat``).
+    The McDiarmid part ``c`` (bounded differences ``B/n``) must satisfy
+    ``exp(-2 n c^2 / B^2) = delta``, checked by substitution, independently of
+    :func:`bounds.generalisation.confidence_term`. ``rademacher``: "closed" (the family's
+    closed form) or "empirical" (``rad_hat``; the McDiarmid part is then three deviations
+    at ``delta/2``, Bartlett--Mendelson).
     """
     empirical = rademacher == "empirical"
     rad = s.rad_hat if empirical else rad_vec_closed_form(family, s.n)
     one = v.uniform_deviation(s.n, s.delta, rad, sides=1, empirical=empirical) if one_sided is None else one_sided
     two = v.uniform_deviation(s.n, s.delta, rad, sides=2, empirical=empirical)
-    for what, got, ref in (("one-sided at delta", one, eps_expression(family, s.n, 2 * s.delta, empirical=empirical)),
-                           ("two-sided at delta", two, eps_expression(family, s.n, s.delta, empirical=empirical))):
-        if not _zero(got - ref):
-            return "FAIL", f"{what}: {got} != eps_n {ref}", _point(got - ref)
-    return "PASS", "one-sided term at delta = eps_n(2 delta); two-sided = eps_n(delta) (THEORY §4)", None
+    c = (one - 2 * sp.sqrt(2) * s.L_loss * s.L_top * rad) / (3 if empirical else 1)
+    tail = sp.exp(-2 * s.n * c**2 / s.B**2) - (s.delta / 2 if empirical else s.delta)
+    if not _zero(tail) or not _zero(sp.diff(c, s.B) - c / s.B):   # c > 0, proportional to B
+        return "FAIL", f"one-sided at delta: {one} is not 2 Rad + the McDiarmid deviation at delta", _point(tail)
+    ref = eps_expression(family, s.n, s.delta, empirical=empirical)
+    if not _zero(two - ref):
+        return "FAIL", f"two-sided at delta: {two} != eps_n {ref}", _point(two - ref)
+    return "PASS", ("one-sided term at delta = 2 Rad + McDiarmid deviation at delta; two-sided = eps_n(delta) "
+                    "(THEORY §4)"), None
 
 
 @_timed("variants/empirical_confidence_is_two_mcdiarmid/sides={0}", "sympy")
@@ -98,6 +111,31 @@ def check_mc_error(error: sp.Expr | None = None):
     return "PASS", f"t = {error} solves exp(-2 t^2 / sum c^2) = delta_mc", None
 
 
+@_timed("variants/jensen_readout", "sympy")
+def check_jensen_readout(bound: sp.Expr | None = None, n: int = 3, d: int = 2):
+    """``(nu_V/M) E_s ||s^T phi||_F <= (nu_V/M) sqrt(d sum_i ||phi_i||^2)`` (THEORY §4, Jensen).
+
+    ``E_s ||s^T phi||_F^2 = d sum_i ||phi_i||^2`` is computed exactly by enumerating every
+    sign matrix ``s in {±1}^{n x d}`` on a symbolic ``phi`` (``n = 3`` rows, ``r = 2``
+    features); Jensen (``E X <= sqrt(E X^2)``) then gives the bound, which must equal
+    :func:`bounds.generalisation.jensen_readout_expression`.
+    """
+    bound = jensen_readout_expression() if bound is None else bound
+    phi = sp.Matrix(n, 2, lambda i, k: sp.Symbol(f"p{i}{k}", real=True))
+    second = sp.Integer(0)
+    for signs in itertools.product((-1, 1), repeat=n * d):
+        st = sp.Matrix(d, n, signs)
+        second += sum(x**2 for x in st * phi)
+    second = sp.expand(second / 2 ** (n * d))
+    sq_sum = sum(x**2 for x in phi)
+    if sp.expand(second - d * sq_sum) != 0:
+        return "FAIL", f"E||s^T phi||^2 = {second}, not d sum ||phi_i||^2", None
+    gap = bound - (s.nu_V / s.M) * sp.sqrt(s.d * phi_sq_sum)
+    if not _zero(gap):
+        return "FAIL", f"{bound} != (nu_V/M) sqrt(d sum ||phi_i||^2)", _point(gap)
+    return "PASS", "E||s^T phi||_F^2 = d sum ||phi_i||^2 by enumeration; Jensen gives (nu_V/M) sqrt(d sum)", None
+
+
 @_timed("variants/one_function_below_uniform", "sympy")
 def check_one_function_below_uniform(tail: sp.Expr | None = None):
     """At equal level, the uniform one-sided term minus the one-function Hoeffding tail is ``2 Rad(l o F) >= 0``."""
@@ -115,4 +153,4 @@ def variant_checks() -> list[Check]:
     return [check_hoeffding_level(), check_bernstein(), check_uniform_matches_eps_n("readout", "closed"),
             check_uniform_matches_eps_n("full", "closed"), check_uniform_matches_eps_n("readout", "empirical"),
             check_empirical_confidence(1), check_empirical_confidence(2), check_mc_error(),
-            check_one_function_below_uniform()]
+            check_jensen_readout(), check_one_function_below_uniform()]

@@ -11,6 +11,8 @@
   :func:`rademacher_readout_jensen`, :func:`eps_n_closed_form`, :func:`eps_n_readout_mc`,
   :func:`cap_grid`, :func:`cap_for`.
 * §2 diagnostics: :func:`covariance_diagnostics`, :func:`norm_diagnostics`, :func:`c1_test`.
+* §4 exact readout-at-top quantities: :class:`ReadoutMoments`, :class:`MomentAccumulator`,
+  :func:`risk_from_moments`, :func:`sup_deviation`, :func:`trust_region_max`.
 * §8 saturation: :func:`projection_score`, :func:`cross_gradient_score`, :func:`ag_max`,
   :func:`ag_max_per_candidate`, :func:`realisability_ratio`, :func:`saturation_test`.
 """
@@ -26,6 +28,13 @@ from numerics.estimators._lipschitz import (
     lipschitz_top_certified,
     lipschitz_top_empirical,
     loss_constants,
+)
+from numerics.estimators._quadratic import (
+    MomentAccumulator,
+    ReadoutMoments,
+    risk_from_moments,
+    sup_deviation,
+    trust_region_max,
 )
 from numerics.estimators._rademacher import (
     cap_for,
@@ -60,6 +69,8 @@ from numerics.estimators._smoothness import (
 
 __all__ = [
     "BetaEstimate",
+    "MomentAccumulator",
+    "ReadoutMoments",
     "SaturationTest",
     "activation_gradients",
     "activation_gradients_on_states",
@@ -89,8 +100,11 @@ __all__ = [
     "rademacher_readout_mc",
     "realisability_ratio",
     "rho_phi",
+    "risk_from_moments",
     "saturation_test",
     "smoothness_beta",
     "smoothness_beta_report",
+    "sup_deviation",
+    "trust_region_max",
     "u_statistic_sq_norm",
 ]

@@ -11,7 +11,8 @@ from typing import Sequence
 
 import torch
 
-from bounds.generalisation import eps_value
+from bounds._statement import evaluate
+from bounds.generalisation import eps_value, jensen_readout_expression, mc_error_expression
 from numerics._numerics import check_positive, check_probability, random_bits, spectral_norm
 
 #: Sign entries per batch: large enough for one efficient matmul, small enough for cache.
@@ -87,8 +88,9 @@ def rademacher_readout_mc(phi: torch.Tensor, d: int, nu_V: float, n_draws: int, 
         st_phi = (bits @ phi).mul_(2).sub_(col_sum)
         total += float(st_phi.reshape(b, -1).norm(dim=1).sum())
     value = nu_V * total / (n_draws * n)
-    phi_sq = float(phi.pow(2).sum())
-    mc_error = nu_V / n * math.sqrt(2 * d * phi_sq * math.log(1 / delta_mc) / n_draws)
+    # the error formula is written once, in bounds (THEORY §4); the variants' ledger checks it there
+    mc_error = float(evaluate(mc_error_expression(), {"nu_V": nu_V, "M": n, "d": d, "delta_mc": delta_mc,
+                                                      "phi_sq_sum": float(phi.pow(2).sum()), "n_draws": n_draws}))
     return value, mc_error
 
 
@@ -98,7 +100,8 @@ def rademacher_readout_jensen(phi: torch.Tensor, d: int, nu_V: float) -> float:
     This data-dependent bound is itself ``<= nu_V sqrt(d) rho_phi / sqrt(n)``.
     """
     _check_phi(phi)
-    return nu_V / phi.shape[0] * math.sqrt(d * float(phi.pow(2).sum()))
+    values = {"nu_V": nu_V, "M": phi.shape[0], "d": d, "phi_sq_sum": float(phi.pow(2).sum())}
+    return float(evaluate(jensen_readout_expression(), values))
 
 
 def cap_grid(low: float, high: float, ratio: float = 2.0) -> list[float]:

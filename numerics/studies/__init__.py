@@ -5,6 +5,7 @@ estimators, seeding, builders) and :mod:`bounds`; studies call each other only t
 public functions or stored results, never in a circle (``tests/test_layers.py``).
 
 * :mod:`numerics.studies.run` -- one experiment: train, insert, measure, certify.
+* :mod:`numerics.studies.validity` -- every guarantee of a setup tested over many draws.
 * :mod:`numerics.studies.sweeps` -- resumable grids of run configs.
 * :mod:`numerics.studies.growth` -- growth vs training from scratch (Paper B).
 * :mod:`numerics.studies.scaling` -- Appendix M fits, predicted vs observed curves, the figures.

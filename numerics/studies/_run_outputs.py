@@ -13,6 +13,9 @@ from numerics._store import load_result
 
 __all__ = ["bounds_config", "format_table", "plot_bound_vs_observed", "to_json", "to_toml", "write_outputs"]
 
+#: The routes whose bound is on ``L_test(f_new)`` (the figure's bars).
+TEST_RISK_ROUTES = ("population", "direct")
+
 
 def bounds_config(result: Mapping) -> dict:
     """The ``depthcert bounds --config`` setup of ``result`` (same numbers, same formula)."""
@@ -20,7 +23,7 @@ def bounds_config(result: Mapping) -> dict:
     top = {"L_test_old": result["L_test_old"], "delta_R": q["delta_R"], "delta_erm": q["delta_erm_pop"],
            "delta_test_R": q["delta_test_R"], "M": q["M"], "K": q["K"], "delta": q["delta"],
            "delta_prime": q["delta_prime"], "delta_erm_S": q["delta_erm_S"],
-           "delta_R_failure": q["delta_R_failure"], "level": result["level"]}
+           "delta_R_failure": q["delta_R_failure"], "R_old": result["R_old"], "level": result["level"]}
     return {**top, "loss": {"B": q["B"], "L_loss": q["L_loss"]},
             "block": {"family": "readout", "d": q["d"], "L_top": q["L_top_certified"], "rho_phi": q["rho_phi"],
                       "nu_V": q["nu_V"]}}
@@ -48,23 +51,41 @@ def to_toml(data: Mapping) -> str:
 def format_table(result: Mapping) -> str:
     """Plain-text report: each quantity, then each route's bound vs observed ``L_test(f_new)``."""
     q, lines = result["quantities"], []
-    keys = ["delta_R", "delta_R_hat", "delta_R_stderr", "delta_R_lower", "beta", "G_norm", "delta_erm_pop",
-            "delta_erm_S", "delta_test_R", "eps_M", "eps_K", "B", "L_loss", "L_top_certified", "L_top_empirical",
-            "rho_phi", "nu_V", "V_norm", "M", "K", "delta", "delta_prime", "returned"]
+    keys = ["delta_R", "delta_R_hat", "delta_R_stderr", "delta_R_lower", "beta", "eta", "eta_capped", "G_norm",
+            "delta_erm_pop", "delta_erm_S", "delta_test_R", "eps_M", "eps_K", "B", "L_loss", "L_top_certified",
+            "L_top_empirical", "rho_phi", "nu_V", "V_norm", "M", "K", "delta", "delta_prime", "returned"]
     vals = {**q, "eps_M": result["eps_M"], "eps_K": result["eps_K"]}
     lines.append(f"L_test(f_old) = {result['L_test_old']:.6g}   L_test(f_new) = {result['L_test_new']:.6g}   "
                  f"R(f_old) = {result['R_old']:.6g} ± {result['R_old_stderr']:.2g}   "
                  f"R(f_new) = {result['R_new']:.6g} ± {result['R_new_stderr']:.2g}")
     lines += [f"  {k:<18} {_fmt(vals[k])}" for k in keys]
-    lines += ["", f"{'route':<12} {'bound':>12} {'observed':>12} {'fail. prob':>12}  verdict"]
-    for name, r in result["routes"].items():
+    lines += _theorem1_lines(result.get("theorem1"))
+    lines += ["", f"{'route':<20} {'bound':>12} {'observed':>12} {'fail. prob':>12}  verdict"]
+    for name in TEST_RISK_ROUTES + ("population_risk",):
+        if name not in result["routes"]:
+            continue
+        r = result["routes"][name]
         verdict = ("CERTIFIED improvement of " + _fmt(r["improvement"]) if r["certified"]
                    else "not certified: " + r["message"].removeprefix("not certified: "))
-        lines.append(f"{name:<12} {_fmt(r['bound']):>12} {_fmt(r['observed']):>12} "
+        what = " (R)" if name == "population_risk" else ""
+        lines.append(f"{name + what:<20} {_fmt(r['bound']):>12} {_fmt(r['observed']):>12} "
                      f"{_fmt(r['failure_probability']):>12}  {verdict}")
+    if "any" in result["routes"]:
+        a = result["routes"]["any"]
+        lines.append(f"{'any route':<20} {'':>12} {'':>12} {_fmt(a['failure_probability']):>12}  "
+                     + (a["message"].replace("certified by", "CERTIFIED by", 1) if a["certified"] else a["message"]))
     lines += _diagnostics_lines(result.get("diagnostics"))
     lines += ["", f"total time {result['timings']['total_s']:.1f} s"] + [f"note: {n}" for n in result["notes"]]
     return "\n".join(lines)
+
+
+def _theorem1_lines(t1: Mapping | None) -> list[str]:
+    if not t1:
+        return []
+    return ["", f"Theorem 1: {t1['statement']} = {_fmt(t1['guaranteed_gain_at_step'])} "
+                f"(measured gain {_fmt(t1['measured_gain'])} ± {_fmt(t1['measured_gain_stderr'])}"
+                + ("" if t1["optimal_step_applies"] else
+                   f"; ||G||^2/(2 beta) = {_fmt(t1['gain_at_optimal_step'])} does not apply: step capped") + ")"]
 
 
 def _diagnostics_lines(diag: Mapping | None) -> list[str]:
@@ -121,7 +142,7 @@ def plot_bound_vs_observed(result: Mapping | str | Path, path: str | Path) -> Pa
     """
     res = load_result(result)
     plt = pyplot()
-    names = list(res["routes"])
+    names = [n for n in TEST_RISK_ROUTES if n in res["routes"]]
     bounds = [res["routes"][n]["bound"] for n in names]
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     xs = range(len(names))

@@ -79,5 +79,9 @@ def test_degenerate_regime_reports_crossover():
 def test_deepest_certified_depth():
     depths = [2, 4, 8, 16]
     setups = [Setup(**{**EXAMPLE, "M": 2e7, "delta_R": dr}) for dr in (0.3, 0.2, 0.09, 0.01)]
-    deepest, flags = deepest_certified_depth(depths, setups, 0.1)
+    deepest, flags = deepest_certified_depth(depths, setups, 0.2)
     assert deepest == 8 and flags[-1] == (False, False)
+    # at level 0.1 both routes certify depths 2-8 alone, but "some route" pays the union
+    # delta + delta' + 2 exp(-K Delta_R^2 / (8 B^2)) > 0.1 unless the tail underflows (depth 2)
+    deepest, flags = deepest_certified_depth(depths, setups, 0.1)
+    assert deepest == 2 and flags[2] == (True, False)

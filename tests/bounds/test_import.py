@@ -15,7 +15,7 @@ def test_bounds_imports_without_torch():
         "            raise ImportError('torch is blocked in this test')\n"
         "sys.meta_path.insert(0, Block())\n"
         "import bounds, bounds.routes, bounds.regimes, bounds.appendix_m, bounds.loss, bounds.generalisation\n"
-        "import bounds.variants, bounds.variant_routes\n"
+        "import bounds.variants, bounds.variant_routes, bounds.dependence, bounds.route_choice\n"
         "import depthcert.config, depthcert._cmd_bounds\n"
         "assert 'torch' not in sys.modules\n"
         "print('ok')\n"
@@ -28,4 +28,4 @@ def test_bounds_imports_without_torch():
 def test_public_names_exist():
     for name in bounds.__all__:
         assert hasattr(bounds, name), name
-    assert len(bounds.ALL_THEOREMS) == 5
+    assert len(bounds.ALL_THEOREMS) == 7

@@ -96,3 +96,68 @@ def test_unwritable_plot_path_is_bad_input(tmp_path, capsys):
     blocker.write_text("not a folder")
     assert main(["bounds", "--config", str(EXAMPLE), "--plot", str(blocker / "routes.png")]) == 2
     assert "--plot ==" in capsys.readouterr().err
+
+
+def _loss_table(tmp_path, loss_lines, name="loss.toml"):
+    text = EXAMPLE.read_text().replace("B = 4.2\nL_loss = 1.4142135623730951", loss_lines, 1)
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def _route_numbers(capsys, path):
+    capsys.readouterr()
+    assert main(["bounds", "--config", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    return out["eps_M"], out["population_route"]["bound"]
+
+
+def test_block_at_top_enlarges_the_head_input(tmp_path, capsys):
+    # readout at the top: ||u + h(u)|| <= rho + nu_V rho_phi = rho + 0.4 * 3.0. Squared loss with
+    # F = 1.0 and ||A||_2 = 0.5: F' = 1.0 + 0.5 * 1.2 = 1.6, Y = 0.4 -> B = (F' + Y)^2 = 4, L_loss = 2 (F' + Y) = 4.
+    direct = _loss_table(tmp_path, "B = 4.0\nL_loss = 4.0", "direct.toml")
+    at_top = _loss_table(tmp_path, 'kind = "squared"\nF = 1.0\nY = 0.4\nhead_norm = 0.5\nblock_at_top = true', "top.toml")
+    explicit = _loss_table(tmp_path, 'kind = "squared"\nF = 1.0\nY = 0.4\nhead_norm = 0.5\nextra_head_norm = 1.2',
+                           "explicit.toml")
+    below = _loss_table(tmp_path, 'kind = "squared"\nF = 1.0\nY = 0.4', "below.toml")
+    want = _route_numbers(capsys, direct)
+    assert _route_numbers(capsys, at_top) == pytest.approx(want, rel=1e-12)
+    assert _route_numbers(capsys, explicit) == pytest.approx(want, rel=1e-12)
+    capsys.readouterr()
+    assert main(["bounds", "--config", str(below), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "block is taken to be below the top" in captured.err
+    assert json.loads(captured.out)["eps_M"] < want[0]          # B = (1.4)^2: smaller, as the warning says
+
+
+def test_block_at_top_cross_entropy(tmp_path, capsys):
+    # logits |f_k| <= ||A_k|| (rho + nu_V rho_phi) + |c_k| = 1.0 * (2.0 + 1.2) + 0 -> B = ln 2 + 2 * 3.2
+    import math
+
+    top = _loss_table(tmp_path, 'kind = "cross_entropy"\nn_classes = 2\nhead_row_norms = [1.0, 0.5]\n'
+                      'head_bias = [0.0, 0.0]\nrho = 2.0\nblock_at_top = true', "ce.toml")
+    direct = _loss_table(tmp_path, f"B = {math.log(2) + 6.4!r}\nL_loss = {math.sqrt(2)!r}", "ce_direct.toml")
+    assert _route_numbers(capsys, top) == pytest.approx(_route_numbers(capsys, direct), rel=1e-12)
+
+
+@pytest.mark.parametrize("lines,message", [
+    ('kind = "squared"\nF = 1.0\nY = 0.4\nblock_at_top = true', "loss.head_norm is missing"),
+    ('kind = "squared"\nF = 1.0\nY = 0.4\nblock_at_top = 1', "loss.block_at_top == 1"),
+    ('kind = "squared"\nF = 1.0\nY = 0.4\nhead_norm = 1.0\nextra_head_norm = -1', "loss.extra_head_norm == -1"),
+    ('kind = "squared"\nF = 1.0\nY = 0.4\nhead_norm = 1.0\nblock_at_top = true\nextra_head_norm = 1',
+     "loss.extra_head_norm == 1"),
+])
+def test_block_position_keys_validated(tmp_path, capsys, lines, message):
+    assert main(["bounds", "--config", str(_loss_table(tmp_path, lines))]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err
+
+
+def test_R_old_gives_the_population_risk_route(tmp_path, capsys):
+    p = tmp_path / "r.toml"
+    p.write_text(EXAMPLE.read_text().replace("delta_erm = 0.004", "delta_erm = 0.004\nR_old = 0.6", 1))
+    assert main(["bounds", "--config", str(p), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    r = out["population_risk_route"]
+    assert r["bound"] == pytest.approx(0.6 - 0.09 - 0.004 + 2 * out["eps_M"], rel=1e-12)
+    assert out["any_route"]["certified"] is False and "events" in out["any_route"]

@@ -18,7 +18,7 @@ def _json(capsys, path, *extra):
 
 def test_variants_have_the_route_shape_and_existing_keys_are_kept(capsys):
     out = _json(capsys, VARIANTS)
-    assert PAPER_KEYS | {"variants"} == set(out)
+    assert PAPER_KEYS | {"variants", "any_route", "population_risk_route"} == set(out)
     routes = out["variants"]["routes"]
     assert len(routes) == 8 and not out["variants"]["skipped"]
     for name, r in routes.items():
@@ -65,6 +65,12 @@ BAD = [
     ("rad_hat = 0.0035", "rad_hat = inf", "variants.rad_hat == inf"),
     ("delta_mc = 0.005", "delta_mc = 0.005\ndelta_T_new = 0.0", "variants.delta_T_new == 0.0"),
     ("delta_mc = 0.005", "delta_mc = 0.005\ndelta_S_jump = true", "variants.delta_S_jump == True"),
+    ("delta_mc = 0.005", 'delta_mc = 0.005\nuse = "best"', "variants.use == 'best'"),
+    ("delta_mc = 0.005", "delta_mc = 0.005\nuse = 3", "variants.use == 3"),
+    ("delta_mc = 0.005", "delta_mc = 0.005\nn_draws = 0.5", "variants.n_draws == 0.5"),
+    ("delta_mc = 0.005", "delta_mc = 0.005\nphi_sq_sum = 1e9", "variants.phi_sq_sum == 1000000000.0"),
+    ("delta_mc = 0.005", "delta_mc = 0.005\ndelta_T_jump = 0.01\ndelta_T_jump_S = 0.02",
+     "variants.delta_T_jump == 0.01"),
 ]
 
 
@@ -73,6 +79,42 @@ def test_bad_variant_input_exit_2_one_line(tmp_path, capsys, old, new, message):
     assert main(["bounds", "--config", str(_edit(tmp_path, old, new))]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and message in err and "must be" in err and "Traceback" not in err
+
+
+def test_use_of_a_skipped_variant_is_bad_input(tmp_path, capsys):
+    bad = tmp_path / "use.toml"
+    bad.write_text(PLAIN.read_text() + '\n[variants]\nuse = "direct_tight_bernstein"\n')
+    assert main(["bounds", "--config", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "variants.use == 'direct_tight_bernstein', must be a route whose inputs" in err
+
+
+def test_text_states_the_choice_and_the_assumption(tmp_path, capsys):
+    """The post-hoc pick is the Bonferroni line, not a certificate; `use` gives one; the population assumption shows."""
+    assert main(["bounds", "--config", str(VARIANTS)]) == 0
+    out = capsys.readouterr().out
+    assert "* each row alone, valid only for a route fixed before seeing the data" in out
+    assert ("any route, picked after seeing the data (Bonferroni over 10 routes, each at level/10 = 0.01): "
+            "not certified") in out
+    assert "assumption of the population variants: f_old and f~_pop are fixed before S is drawn" in out
+    chosen = _edit(tmp_path, "delta_mc = 0.005", 'delta_mc = 0.005\nuse = "population_tight_bernstein_empirical"')
+    assert main(["bounds", "--config", str(chosen)]) == 0
+    assert ("certificate of the route fixed before the data (use = population_tight_bernstein_empirical): certified"
+            in capsys.readouterr().out)
+    out = _json(capsys, chosen)["variants"]
+    assert out["use"]["name"] == "population_tight_bernstein_empirical" and out["use"]["certified"] is True
+    assert out["any_route"]["certified"] is False and out["any_route"]["method"] == "bonferroni"
+
+
+def test_old_level_key_names_still_work(tmp_path, capsys):
+    new = _edit(tmp_path, "delta_mc = 0.005", "delta_mc = 0.005\ndelta_S_jump_pop = 0.01\ndelta_T_jump_S = 0.02")
+    a = _json(capsys, new)
+    assert capsys.readouterr().err == ""
+    old = _edit(tmp_path, "delta_mc = 0.005", "delta_mc = 0.005\ndelta_S_jump = 0.01\ndelta_T_jump = 0.02")
+    b = _json(capsys, old)
+    assert "warning" not in capsys.readouterr().err
+    assert a["variants"]["routes"] == b["variants"]["routes"]
 
 
 def test_variants_must_be_a_table(tmp_path, capsys):

@@ -183,3 +183,23 @@ def test_load_cifar_errors(tmp_path):
         load_cifar(tmp_path, which=10)
     with pytest.raises(ValueError, match=r"which == 20, must be one of \[10, 100\]"):
         load_cifar(tmp_path, which=20)
+
+
+def test_streamed_sample_equals_the_one_shot_sample():
+    from numerics.data import TeacherClassification, TeacherRegression
+
+    for task in (TeacherRegression(3, 2, 4, seed=0), TeacherClassification(3, 3, 1, 4, seed=0)):
+        x, y = task.sample(150_000, 5)
+        xs, ys = zip(*task.sample_chunks(150_000, 5))
+        assert len(xs) == 3 and torch.equal(x, torch.cat(xs)) and torch.equal(y, torch.cat(ys))
+        x2, _ = task.sample(1000, 6)
+        assert not torch.equal(x[:1000], x2)
+
+
+def test_label_noise_accepts_63_bit_role_seeds():
+    from numerics.data import TeacherRegression
+    from numerics.seeding import Streams
+
+    task = TeacherRegression(3, 1, 2, seed=0, noise_std=0.1, noise_clip=2.0)
+    x, y = task.sample(10, Streams(1, 2).seed_for("S"))      # a 63-bit seed: no overflow
+    assert y.shape == (10, 1) and bool(y.abs().max() <= task.target_bound)

@@ -1,0 +1,82 @@
+"""``depthcert validity --config exp.toml --draws N --out DIR [--level 0.05] [--vary data|seed]``.
+
+Fixes everything independent of ``S`` and ``T``, draws ``N`` independent ``(S, T)`` (with
+``--vary seed`` also new setups), runs the whole pipeline on each (resumable: re-running
+computes only the missing draws) and reports, per route and per event of its chain, how
+often it failed against its stated probability (Clopper--Pearson intervals, one-sided exact
+tests at ``--level``), how often each route certified, the slack of every premise and the
+power of the test. Writes ``DIR/validity.json``, ``DIR/slack.png``, ``DIR/draws/``.
+
+Exit 0 when no true guarantee failed significantly more often than stated, 1 otherwise
+(or when the setup has no first-order signal), 2 on bad input.
+"""
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("validity", help="test every guarantee of a setup over many draws",
+                       description="Measure how often each route and event fails and certifies over N draws.")
+    p.add_argument("--config", required=True, help="experiment TOML (as for `depthcert run`, optional [validity])")
+    p.add_argument("--draws", required=True, type=int, help="number of independent draws (>= 1)")
+    p.add_argument("--out", required=True, help="output folder (resumable)")
+    p.add_argument("--level", type=float, default=0.05, help="test level (default 0.05)")
+    p.add_argument("--vary", choices=("data", "seed"), default="data",
+                   help="data: new (S, T) for a fixed setup (default); seed: held-out setups too")
+    p.add_argument("--group", type=int, default=None, help="draws trained together (default: [validity] group)")
+    p.add_argument("--json", action="store_true", help="print validity.json")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def format_summary(s: dict) -> str:
+    """Plain-text report of a ``validity.json``."""
+    pct = lambda x: f"{100 * x:.1f}%"   # noqa: E731
+    iv = lambda a: f"[{pct(a[0])}, {pct(a[1])}]"   # noqa: E731
+    lines = [f"{s['draws']} draws (vary = {s['vary']}), test level {s['test_level']:g}; events checked: "
+             + ("exact suprema over the class" if s["truth"]["exact_class"] else "at the chains' functions"), "",
+             f"{'route':<16} {'certified':>10} {'interval':>18} {'violations':>11} {'stated':>9} {'interval':>18}"]
+    for name, r in s["routes"].items():
+        flag = "  SIGNIFICANT" if r["significant"] else ""
+        lines.append(f"{name:<16} {pct(r['certification_rate']):>10} {iv(r['certification_interval']):>18} "
+                     f"{r['violations']:>11d} {r['stated_failure_probability']:>9.3g} "
+                     f"{iv(r['violation_interval']):>18}{flag}")
+    lines += ["", f"{'event':<8} {'failures':>8} {'rate':>8} {'interval':>18} {'stated':>9}  checked"]
+    for name, e in s["events"].items():
+        flag = "  SIGNIFICANT" if e["significant"] else ""
+        if not e["draws"]:
+            lines.append(f"{name:<8} {'-':>8} {'-':>8} {'-':>18} {'-':>9}  {e['checked']}")
+            continue
+        lines.append(f"{name:<8} {e['failures']:>8d} {pct(e['rate']):>8} {iv(e['interval']):>18} "
+                     f"{e['stated']:>9.3g}  {e['checked']} ({e['draws']} draws){flag}")
+    lines += ["", "power (weakened guarantees must be flagged, true ones not):"]
+    for name, v in s["power"].items():
+        lines.append(f"  {name:<28} {v['failures']:>4d}/{v['draws']} vs stated {v['stated']:.3g}: "
+                     f"{'FLAGGED' if v['flagged'] else 'not flagged'}{' (weakened)' if v['weakened'] else ''}")
+    lines += ["", "slack (median [5%, 95%]) of each premise:"]
+    for name, v in s["slack"].items():
+        lines.append(f"  {name:<52} {v['median']:.3g} [{v['q05']:.3g}, {v['q95']:.3g}]")
+    verdict = ("some guarantee failed significantly more often than stated" if s["significant"]
+               else "no guarantee failed significantly more often than stated")
+    return "\n".join(lines + ["", verdict])
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from depthcert._io import dumps
+    from depthcert.config import read_toml
+    from numerics.studies.validity import run_validity
+    from numerics.training import DivergenceError
+
+    config = read_toml(args.config)
+    try:
+        s = run_validity(config, args.draws, args.out, level=args.level, vary=args.vary, group=args.group,
+                         progress=not args.no_progress)
+    except (ArithmeticError, DivergenceError) as exc:
+        print(f"depthcert validity: stopped: {exc}", file=sys.stderr)
+        return 1
+    print(dumps(s) if args.json else format_summary(s))
+    if not args.json:
+        print(f"wrote {args.out}/validity.json, {args.out}/slack.png")
+    return 1 if s["significant"] else 0

@@ -1,0 +1,71 @@
+"""Resources a run needs, checked before any work: memory of the samples that must be held.
+
+Only three samples are held in memory: the reference model's own sample (``reference.n``),
+the signal sample of ``G`` and ``beta`` (``sizes.population``; ``beta`` re-evaluates
+``f_top`` along the segment on all of it) and the training states of ``S``
+(``sizes.M``; training draws mini-batches from all of it). ``T`` and the Monte-Carlo
+samples are streamed in chunks, so their sizes cost time, not memory. A size that cannot
+fit is an :class:`~bounds._validation.InputError` naming the key, the largest size that
+fits and the memory it would need.
+"""
+from __future__ import annotations
+
+import os
+from typing import Mapping
+
+from bounds._validation import InputError
+
+__all__ = ["available_memory", "check_memory", "memory_needs"]
+
+#: Share of the available memory a run may plan to use.
+BUDGET = 0.7
+
+
+def available_memory() -> int:
+    """Bytes of memory available now (``MemAvailable`` of ``/proc/meminfo``, else physical memory)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
+        if n < 1024 or unit == "PB":
+            return f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} PB"
+
+
+def memory_needs(cfg: Mapping, draws_at_once: int = 1) -> dict[str, tuple[int, int]]:
+    """``{key: (value, bytes per unit of it)}`` for the sizes held in memory (float64 / int64)."""
+    d, r, d_in = cfg["model"]["width"], cfg["insertion"]["width"], cfg["task"]["d_in"]
+    k = 1   # regression targets (n, 1) or class labels (n,): one column
+    return {
+        "sizes.M": (cfg["sizes"]["M"], 8 * (d + k) * draws_at_once),
+        "sizes.population": (cfg["sizes"]["population"], 8 * (d_in + k + 3 * d + 2 * r)),
+        "reference.n": (cfg["reference"]["n"], 8 * 2 * (d_in + k)),
+    }
+
+
+def check_memory(cfg: Mapping, draws_at_once: int = 1, available: int | None = None) -> None:
+    """Raise if one of the held samples cannot fit in memory (module docstring).
+
+    Raises:
+        InputError: e.g. ``sizes.M == 1000000000000, must be at most 4.2e+08 on this
+            machine: held in memory it needs 37.3 TB, 13.1 GB available``.
+    """
+    avail = available_memory() if available is None else available
+    budget = BUDGET * avail
+    needs = memory_needs(cfg, draws_at_once)
+    total = sum(v * per for v, per in needs.values())
+    for key, (value, per) in needs.items():
+        others = total - value * per
+        if value * per > budget - others:
+            fits = max(int((budget - others) // per), 0)
+            raise InputError(key, f"at most {fits:.3g} on this machine: held in memory it needs "
+                             f"{_human(value * per)}, {_human(avail)} available", value)

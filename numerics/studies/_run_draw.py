@@ -1,0 +1,260 @@
+"""The run study's per-draw stages: ``S``, block training with (C2), ``T`` and Monte Carlo, routes.
+
+Given a :class:`~numerics.studies._run_stages.Fixed` (stage 1), one draw is one ``data_seed``:
+
+2. :func:`draw_samples` -- the training samples ``S`` of ``B`` draws as states
+   ``u = f_bot(x)`` (``(B, M, d)``, the only sample held in memory: training needs random
+   access), each draw's ``G_S`` and train-set jumpboard ``f~_S``;
+3. :func:`select_blocks` -- all ``B`` blocks trained together
+   (:func:`numerics.block_training.train_readout_blocks`), then the (C2) selection over
+   ``{trained, f~_S, f~_pop}`` by ``R_S``;
+4. :func:`evaluate_draw` -- the test sample ``T`` and the Monte-Carlo population sample,
+   both streamed in chunks (memory bounded for any ``K`` and population size);
+   :func:`certify_draw` -- every quantity, and the routes through
+   :func:`bounds.routes.evaluate_routes` only.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+import torch
+
+from numerics.seeding import Streams
+from numerics.studies._run_stages import Fixed, cross_gradient_on_states, is_exact_class, jumpboard_step
+
+__all__ = ["DELTA_R_LEVEL", "Certificate", "Evaluation", "SampleGroup", "Selection", "certify_draw",
+           "draw_samples", "evaluate_draw", "select_blocks"]
+
+DELTA_R_LEVEL = 5e-4  # failure probability of the lower confidence bound on Delta_R (added to Theorem 2's)
+CANDIDATES = ("old", "new", "jump_S", "jump_pop")
+
+
+@dataclasses.dataclass(frozen=True)
+class SampleGroup:
+    """Stage 2 input: the training samples of ``B`` draws and their train-set jumpboards."""
+
+    streams: tuple[Streams, ...]
+    u: torch.Tensor            # (B, M, *state): f_bot of S
+    y: torch.Tensor            # (B, M, ...)
+    G_S: torch.Tensor          # (B, d, r)
+    eta_S: tuple[float, ...]
+    V_S: torch.Tensor          # (B, d, r): f~_S = f_{V = -eta_S G_S}
+
+
+@dataclasses.dataclass(frozen=True)
+class Selection:
+    """Stage 2 output: ``f_new`` of each draw and what (C2) compared."""
+
+    V_new: torch.Tensor        # (B, d, r)
+    returned: tuple[str, ...]  # "trained" | "jumpboard_0" (f~_S) | "jumpboard_1" (f~_pop)
+    R_S: Mapping[str, np.ndarray]   # candidate -> (B,): old, new, jump_S, jump_pop, trained
+    train: object              # numerics.block_training.BlockTrainResult
+    moments_S: tuple | None = None  # ReadoutMoments of each draw's S (exact class)
+
+
+@dataclasses.dataclass(frozen=True)
+class Evaluation:
+    """Stage 3 output for one draw: test losses, population estimates, (optional) moments."""
+
+    L_test: Mapping[str, float]
+    R: Mapping[str, float]           # R_old, R_new, R_jump_pop and their stderrs (Monte Carlo)
+    delta_R_hat: float
+    delta_R_stderr: float
+    n_population: int
+    moments_S: object = None         # ReadoutMoments of S / T (exact class; the validity study's E_S, E_T)
+    moments_T: object = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Certificate:
+    """Stage 4 output: the quantities, the setup fed to ``bounds`` and its report."""
+
+    quantities: Mapping
+    setup: object
+    report: object
+
+
+# ------------------------------------------------------------------------------ stage 2: S
+def draw_samples(fixed: Fixed, streams: Sequence[Streams]) -> SampleGroup:
+    """``S`` of each draw (role ``S`` of its data seed) as states, ``G_S`` and ``f~_S``."""
+    M, B = fixed.cfg["sizes"]["M"], len(streams)
+    u = y = None
+    for b, st in enumerate(streams):   # filled in place: memory holds the B samples once
+        start = 0
+        for x, yc in fixed.task.sample_chunks(M, st.seed_for("S")):
+            uc = states_of(fixed, x)
+            if u is None:
+                u = torch.empty(B, M, *uc.shape[1:], dtype=uc.dtype)
+                y = torch.empty(B, M, *yc.shape[1:], dtype=yc.dtype)
+            u[b, start:start + x.shape[0]], y[b, start:start + x.shape[0]] = uc, yc
+            start += x.shape[0]
+    G_S = torch.stack([cross_gradient_on_states(fixed.expanded, u[b], y[b], fixed.loss) for b in range(len(streams))])
+    steps = [jumpboard_step(G_S[b], fixed.signal.beta.beta, fixed.const.nu_V)[0] for b in range(len(streams))]
+    V_S = -torch.tensor(steps, dtype=G_S.dtype)[:, None, None] * G_S
+    return SampleGroup(tuple(streams), u, y, G_S, tuple(steps), V_S)
+
+
+@torch.no_grad()
+def states_of(fixed: Fixed, x: torch.Tensor) -> torch.Tensor:
+    return fixed.net.bottom(x, fixed.at)
+
+
+# ------------------------------------------------------------------------------ stage 3: training, (C2)
+def select_blocks(fixed: Fixed, group: SampleGroup) -> Selection:
+    """Train every draw's block together, then (C2): ``f_new`` = best of trained, ``f~_S``, ``f~_pop`` on ``S``."""
+    from numerics.block_training import sample_risks, train_readout_blocks
+
+    bt, B = fixed.cfg["block_training"], group.u.shape[0]
+    res = train_readout_blocks(fixed.expanded, group.u, group.y, loss=fixed.loss, caps=fixed.const.nu_V,
+                               seeds=[st.seed_for("block_training") for st in group.streams],
+                               optimizer=bt["optimizer"], lr=bt["lr"], steps=bt["steps"], batch_size=bt["batch_size"])
+    V_pop = fixed.signal.V_pop.expand(B, *fixed.signal.V_pop.shape)
+    cands = torch.stack([torch.zeros_like(res.V), res.V, group.V_S, V_pop], dim=1)   # old, trained, f~_S, f~_pop
+    moments = None
+    if is_exact_class(fixed):   # R_S of every V from the moments of S (one pass; THEORY §4)
+        moments = tuple(_sample_moments(fixed, group.u[b], group.y[b]) for b in range(B))
+        R = np.array([[_risk(fixed, moments[b], V) for V in cands[b]] for b in range(B)])
+    else:
+        R = sample_risks(fixed.expanded, group.u, group.y, cands, fixed.loss).numpy()
+    r_trained, r_boards = R[:, 1], R[:, 2:]
+    best = r_boards.argmin(axis=1)                                  # ties: f~_S first, as train_block_with_fallback
+    wins = r_boards[np.arange(B), best] < r_trained
+    returned = tuple(f"jumpboard_{int(k)}" if w else "trained" for k, w in zip(best, wins))
+    V_new = torch.stack([cands[b, 2 + int(best[b])] if wins[b] else res.V[b] for b in range(B)])
+    r_new = np.where(wins, r_boards[np.arange(B), best], r_trained)
+    return Selection(V_new, returned, {"old": R[:, 0], "new": r_new, "jump_S": R[:, 2], "jump_pop": R[:, 3],
+                                       "trained": r_trained}, res, moments)
+
+
+# ------------------------------------------------------------------------------ stage 4: T, Monte Carlo
+def _candidate_V(fixed: Fixed, group: SampleGroup, sel: Selection, b: int) -> torch.Tensor:
+    V0 = torch.zeros_like(sel.V_new[b])
+    return torch.stack([V0, sel.V_new[b], group.V_S[b], fixed.signal.V_pop])   # CANDIDATES order
+
+
+def _moment_acc(fixed: Fixed):
+    from numerics.estimators import MomentAccumulator
+
+    A = fixed.net.head.weight
+    return MomentAccumulator(A.shape[0], fixed.expanded.block.r)
+
+
+@torch.no_grad()
+def _add_moments(fixed: Fixed, acc, u: torch.Tensor, target: torch.Tensor, m0_extra: float = 0.0) -> None:
+    head = fixed.net.head
+    a = head(u) - target.reshape(u.shape[0], -1)
+    acc.add(a, fixed.expanded.block.features(u), m0_extra)
+
+
+def _sample_moments(fixed: Fixed, u: torch.Tensor, y: torch.Tensor, chunk: int = 1 << 16):
+    acc = _moment_acc(fixed)
+    for i in range(0, u.shape[0], chunk):
+        _add_moments(fixed, acc, u[i:i + chunk], y[i:i + chunk])
+    return acc.result()
+
+
+def _risk(fixed: Fixed, moments, V: torch.Tensor) -> float:
+    from numerics.estimators import risk_from_moments
+
+    return risk_from_moments(moments, fixed.net.head.weight, V)
+
+
+class _MeanVar:
+    """Streaming mean and standard error of several columns (float64, shifted sums)."""
+
+    def __init__(self):
+        self.n, self.shift, self.s1, self.s2 = 0, None, 0.0, 0.0
+
+    def add(self, v: torch.Tensor) -> None:   # v: (n, c)
+        v = v.double()
+        if self.shift is None:
+            self.shift = v.mean(dim=0)
+        w = v - self.shift
+        self.n += v.shape[0]
+        self.s1 = self.s1 + w.sum(dim=0)
+        self.s2 = self.s2 + (w * w).sum(dim=0)
+
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        mean_w = self.s1 / self.n
+        var = (self.s2 - self.n * mean_w**2) / (self.n - 1)
+        return (self.shift + mean_w).numpy(), (var.clamp(min=0) / self.n).sqrt().numpy()
+
+
+@torch.no_grad()
+def evaluate_draw(fixed: Fixed, group: SampleGroup, sel: Selection, b: int) -> Evaluation:
+    """``L_test`` of every candidate on ``T`` and the Monte-Carlo population risks (streamed).
+
+    In the exact class (readout at the top, squared loss) the risks on ``S`` and ``T`` are
+    read from their moments (kept in the result for the validity study's exact events).
+    """
+    from numerics.block_training import candidate_losses, candidate_outputs
+    from numerics.data import conditional_risk
+
+    sizes, st, Vs = fixed.cfg["sizes"], group.streams[b], _candidate_V(fixed, group, sel, b)[None]
+    exact = sel.moments_S is not None
+    acc_T = _moment_acc(fixed) if exact else None
+    total = torch.zeros(len(CANDIDATES), dtype=torch.float64)
+    for x, y in fixed.task.sample_chunks(sizes["K"], st.seed_for("T")):
+        u = states_of(fixed, x)
+        if exact:      # L_test of every V from the moments of T (THEORY §4)
+            _add_moments(fixed, acc_T, u, y)
+        else:
+            total += candidate_losses(fixed.expanded, u[None], y[None], Vs, fixed.loss)[0].sum(dim=1)
+    mom_T = acc_T.result() if exact else None
+    L_test = (dict(zip(CANDIDATES, [_risk(fixed, mom_T, V) for V in Vs[0]])) if exact
+              else dict(zip(CANDIDATES, (total / sizes["K"]).tolist())))
+    mv = _MeanVar()
+    for x in fixed.task.sample_x_chunks(sizes["population"], st.seed_for("population")):
+        out = candidate_outputs(fixed.expanded, states_of(fixed, x)[None], Vs[:, [0, 1, 3]])   # old, new, jump_pop
+        risks = torch.stack([conditional_risk(fixed.task, x, o) for o in out.reshape(3, x.shape[0], -1)], dim=1)
+        mv.add(torch.cat([risks, risks[:, :1] - risks[:, 2:3]], dim=1))      # + the paired difference
+    mean, se = mv.result()
+    R = {"R_old": mean[0], "R_new": mean[1], "R_jump_pop": mean[2], "R_old_stderr": se[0], "R_new_stderr": se[1],
+         "R_jump_pop_stderr": se[2]}
+    return Evaluation(L_test, {k: float(v) for k, v in R.items()}, float(mean[3]), float(se[3]), sizes["population"],
+                      sel.moments_S[b] if exact else None, mom_T)
+
+
+# ------------------------------------------------------------------------------ stage 4: quantities, routes
+def _theorem1(fixed: Fixed, R_old: float) -> dict:
+    """Theorem 1 as it applies at the step used (THEORY §3), read from ``bounds``."""
+    from bounds import jumpboard_lower_bound, jumpboard_risk_bound
+
+    sig = fixed.signal
+    G_sq, beta = float(sig.G.pow(2).sum()), sig.beta.beta
+    gain_at_step = -float(jumpboard_risk_bound(0.0, G_sq, beta, sig.eta))   # eta (1 - beta eta / 2) ||G||^2
+    return {"eta": sig.eta, "eta_capped": sig.capped, "delta_R_lower": gain_at_step,
+            "delta_R_lower_optimal_step": float(jumpboard_lower_bound(G_sq, beta)),
+            "jumpboard_risk_bound": float(jumpboard_risk_bound(R_old, G_sq, beta, sig.eta)),
+            "G_norm": math.sqrt(G_sq), "beta": beta, "beta_self_consistent": sig.beta.self_consistent}
+
+
+def certify_draw(fixed: Fixed, group: SampleGroup, sel: Selection, ev: Evaluation, b: int) -> Certificate:
+    """Every quantity of draw ``b`` and both routes (plus ``any`` and ``population_risk``)."""
+    from bounds.confidence import empirical_bernstein_lower
+    from bounds.routes import Setup, evaluate_routes
+
+    cfg, c, n = fixed.cfg, fixed.const, ev.n_population
+    # stderr = std(ddof=1)/sqrt(n): the unbiased sample variance is stderr^2 n; paired differences in [-B, B]
+    delta_R = float(empirical_bernstein_lower(ev.delta_R_hat, ev.delta_R_stderr ** 2 * n, n, 2.0 * c.B, DELTA_R_LEVEL))
+    R_S, L = {k: float(v[b]) for k, v in sel.R_S.items()}, ev.L_test
+    q = {"delta_R": delta_R, "delta_R_hat": ev.delta_R_hat, "delta_R_stderr": ev.delta_R_stderr,
+         "delta_R_failure": DELTA_R_LEVEL, **_theorem1(fixed, ev.R["R_old"]), "eta_S": group.eta_S[b],
+         "G_S_norm": float(group.G_S[b].norm()),
+         "delta_erm_pop": R_S["jump_pop"] - R_S["new"], "delta_erm_S": R_S["jump_S"] - R_S["new"],
+         "delta_test_R": L["old"] - L["jump_S"], "V_norm": float(sel.V_new[b].norm()),
+         **{k: getattr(c, k) for k in ("rho", "rho_phi", "nu_V", "L_top_certified", "B", "L_loss")},
+         "extra_head_input": c.extra_head_input, "d": fixed.expanded.block.d, "r": fixed.expanded.block.r,
+         **{k: cfg["sizes"][k] for k in ("M", "K", "delta", "delta_prime")},
+         "jumpboard_returned": sel.returned[b] != "trained", "returned": sel.returned[b]}
+    block = {"d": q["d"], "L_top": c.L_top_certified, "rho_phi": c.rho_phi, "nu_V": c.nu_V}
+    setup = Setup(L_test_old=L["old"], delta_R=delta_R, delta_erm=q["delta_erm_pop"], delta_test_R=q["delta_test_R"],
+                  M=q["M"], K=q["K"], delta=q["delta"], delta_prime=q["delta_prime"], B=c.B, L_loss=c.L_loss,
+                  family="readout", block=block, delta_erm_S=q["delta_erm_S"], delta_R_failure=DELTA_R_LEVEL,
+                  R_old=max(ev.R["R_old"], 0.0))
+    report = evaluate_routes(setup, cfg["level"])
+    q.update(eps_M=float(report.eps_M), eps_K=float(report.eps_K))
+    return Certificate(q, setup, report)

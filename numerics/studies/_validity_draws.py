@@ -1,0 +1,135 @@
+"""One validity record per draw: the run's pipeline on fresh ``(S, T)``, plus the truth it is checked against.
+
+The *truth* (:class:`Truth`) is fixed before ``S`` and ``T`` (role ``check_population``):
+
+* exact class (readout block at the top, squared loss, THEORY §4): the population
+  moments of the exact teacher (``y``-expectation in closed form, a large streamed
+  Monte-Carlo sample over ``x``), so ``R(V)`` of every ``V`` is a quadratic and the events
+  ``E_S``/``E_T`` are checked as stated -- ``sup_{||V||_F <= nu_V} |R - R_n| > eps`` -- by the
+  exact trust-region supremum. Its Monte-Carlo error is estimated by the disagreement of
+  the two half-samples (``sup |R_a - R_b| / 2`` over the class) and recorded;
+* otherwise: ``R`` of the functions the chains use (``f_old``, ``f_new``, ``f~_S``,
+  ``f~_pop``) on the same large sample; events are then checked at those functions only,
+  which is a necessary condition for the event, not the event itself.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Sequence
+
+import torch
+
+from numerics.seeding import Streams
+from numerics.studies.run import (Fixed, certify_draw, draw_samples, evaluate_draw, is_exact_class, select_blocks)
+
+__all__ = ["Truth", "measure_group", "population_truth"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Truth:
+    """The reference values of population quantities (module docstring)."""
+
+    exact: bool
+    n: int
+    moments: object = None        # ReadoutMoments of the population (exact class)
+    moment_error: float = float("nan")
+
+
+@torch.no_grad()
+def population_truth(fixed: Fixed, n: int) -> Truth:
+    """Population moments from ``n`` streamed samples (exact class), else just the sample size."""
+    from numerics.estimators import MomentAccumulator, sup_deviation
+
+    if not is_exact_class(fixed):
+        return Truth(False, n)
+    k, r = fixed.net.head.weight.shape[0], fixed.expanded.block.r
+    halves = [MomentAccumulator(k, r), MomentAccumulator(k, r)]
+    seed, noise = fixed.streams.seed_for("check_population"), fixed.task.noise_variance
+    for x in fixed.task.sample_x_chunks(n, seed):
+        u = fixed.net.bottom(x, fixed.at)
+        a = fixed.net.head(u) - fixed.task.mean(x)           # E_{y|x}: the noise adds Var(xi) to ||a||^2
+        phi, h = fixed.expanded.block.features(u), x.shape[0] // 2
+        halves[0].add(a[:h], phi[:h], noise)                 # two independent halves: their disagreement
+        halves[1].add(a[h:], phi[h:], noise)                 # estimates the Monte-Carlo error
+    a, b = (h.result() for h in halves)
+    pop = _combine(a, b)
+    err = sup_deviation(a, b, fixed.net.head.weight, fixed.const.nu_V)["sup"] / 2
+    return Truth(True, n, pop, err)
+
+
+def _combine(a, b):
+    from numerics.estimators import ReadoutMoments
+
+    n = a.n + b.n
+    mix = lambda x, y: (a.n * x + b.n * y) / n   # noqa: E731
+    return ReadoutMoments(n, mix(a.m0, b.m0), mix(a.C, b.C), mix(a.Sigma, b.Sigma))
+
+
+@torch.no_grad()
+def _check_risks(fixed: Fixed, truth: Truth, Vs: torch.Tensor) -> list[float]:
+    """``R`` of each candidate ``V`` (old, new, jump_S, jump_pop) by the truth."""
+    from numerics.block_training import candidate_outputs
+    from numerics.data import conditional_risk
+    from numerics.estimators import risk_from_moments
+
+    if truth.exact:
+        return [risk_from_moments(truth.moments, fixed.net.head.weight, V) for V in Vs]
+    total = torch.zeros(Vs.shape[0], dtype=torch.float64)
+    for x in fixed.task.sample_x_chunks(truth.n, fixed.streams.seed_for("check_population")):
+        out = candidate_outputs(fixed.expanded, fixed.net.bottom(x, fixed.at)[None], Vs[None])
+        total += torch.stack([conditional_risk(fixed.task, x, o).sum()
+                              for o in out.reshape(Vs.shape[0], x.shape[0], -1)])
+    return (total / truth.n).tolist()
+
+
+def _deviations(fixed: Fixed, truth: Truth, ev) -> dict:
+    """``sup |R - R_S|`` and ``sup |R - L_test|`` over the capped class (exact class only)."""
+    from numerics.estimators import sup_deviation
+
+    if not truth.exact or ev.moments_S is None:
+        return {}
+    A, nu = fixed.net.head.weight, fixed.const.nu_V
+    out = {}
+    for event, mom in (("E_S", ev.moments_S), ("E_T", ev.moments_T)):
+        s = sup_deviation(truth.moments, mom, A, nu)
+        out[event] = {"sup": s["sup"], "upper": s["upper"], "lower": s["lower"]}
+    return out
+
+
+def _record(fixed: Fixed, truth: Truth, group, sel, ev, cert, b: int, seconds: float) -> dict:
+    q, rep = cert.quantities, cert.report
+    Vs = torch.stack([torch.zeros_like(sel.V_new[b]), sel.V_new[b], group.V_S[b], fixed.signal.V_pop])
+    R_old, R_new, R_jS, R_jp = _check_risks(fixed, truth, Vs)
+    R_S, L = {k: float(v[b]) for k, v in sel.R_S.items()}, ev.L_test
+    values = {"L_test_old": L["old"], "L_test_new": L["new"], "L_test_jump_S": L["jump_S"],
+              "L_test_jump_pop": L["jump_pop"], "R_S_old": R_S["old"], "R_S_new": R_S["new"],
+              "R_S_jump_S": R_S["jump_S"], "R_S_jump_pop": R_S["jump_pop"],
+              "R_old": R_old, "R_new": R_new, "R_jump_S": R_jS, "R_jump_pop": R_jp, "delta_R_true": R_old - R_jp,
+              "R_old_estimate": ev.R["R_old"], "R_new_estimate": ev.R["R_new"], "n_population": ev.n_population,
+              **{k: q[k] for k in ("delta_R", "delta_R_hat", "delta_R_stderr", "delta_R_failure", "delta_erm_pop",
+                                   "delta_erm_S", "delta_test_R", "eps_M", "eps_K", "B", "M", "K", "delta",
+                                   "delta_prime", "eta", "eta_S", "V_norm", "nu_V")}}
+    routes = {name: {k: r[k] for k in ("bound", "failure_probability", "certified", "improvement")}
+              for name, r in (("population", rep.population.to_dict()), ("direct", rep.direct.to_dict()),
+                              ("population_risk", rep.population_risk.to_dict()))}
+    a = rep.any_route.to_dict()
+    routes["any"] = {k: a[k] for k in ("certified", "failure_probability", "routes_included", "events")}
+    st = group.streams[b]
+    return {"seed": st.seed, "data_seed": st.data_seed, "values": values, "deviations": _deviations(fixed, truth, ev),
+            "routes": routes, "returned": sel.returned[b], "level": rep.level, "seconds": seconds}
+
+
+def measure_group(fixed: Fixed, truth: Truth, streams: Sequence[Streams]) -> list[dict]:
+    """The records of the draws ``streams`` (their blocks trained together)."""
+    t0 = time.perf_counter()
+    group = draw_samples(fixed, streams)
+    sel = select_blocks(fixed, group)
+    shared = (time.perf_counter() - t0) / len(streams)
+    out = []
+    for b in range(len(streams)):
+        t1 = time.perf_counter()
+        ev = evaluate_draw(fixed, group, sel, b)
+        cert = certify_draw(fixed, group, sel, ev, b)
+        out.append(_record(fixed, truth, group, sel, ev, cert, b, shared + time.perf_counter() - t1))
+    return out

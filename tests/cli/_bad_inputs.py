@@ -1,0 +1,174 @@
+"""Generated bad input for every command (used by ``tests/cli/test_bad_input.py``).
+
+:data:`BAD_INPUTS` maps a command to a function ``tmp_path -> hypothesis strategy of argv``
+whose every example is bad input (a value outside its range, an unknown key, malformed
+TOML, an unwritable ``--out``, a bad count); the test feeds each to ``depthcert`` and
+requires exit 2 with one line on stderr and no traceback. **Hook**: a new command adds
+its generator with :func:`register` (e.g. ``saturation``, ``grow``, ``sweep``, ``plot``,
+``reproduce``), reusing :func:`bad_study_config` with its own schema.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Callable, Mapping
+
+from hypothesis import strategies as st
+
+from bounds._validation import OPTIONAL, PARAMETERS, Interval
+from numerics.studies.run import CONFIG_SCHEMA
+
+#: command -> (tmp_path -> strategy of argv lists, each bad input)
+BAD_INPUTS: dict[str, Callable[[Path], st.SearchStrategy]] = {}
+
+#: A valid, light run config that generators spoil in one place.
+LIGHT = {"sizes": {"M": 500, "K": 500, "population": 500}, "reference": {"n": 200, "steps": 2},
+         "block_training": {"steps": 2, "batch_size": 64}}
+
+#: Folders no command can write: missing parents under /proc, and a path below a regular file.
+UNWRITABLE = ("/proc/x", "/proc/depthcert/out", "/dev/null/out")
+
+
+def register(name: str):
+    def deco(fn):
+        BAD_INPUTS[name] = fn
+        return fn
+    return deco
+
+
+def invalid_values(rule) -> st.SearchStrategy:
+    """Values a rule (an :class:`Interval` or a tuple of choices) must reject (TOML-representable)."""
+    if isinstance(rule, tuple):
+        wrong = [v for v in ("__nope__", 12345, 0.5, [1, 2], "true") if v not in rule]
+        if isinstance(rule[0], bool):
+            wrong += [1, 0]
+        return st.sampled_from(wrong)
+    bad: list = [math.nan, math.inf, -math.inf, "text", True, [1.0]]
+    if rule.low is not None:
+        bad.append(rule.low - 1)
+        if not rule.closed_low:
+            bad.append(rule.low)
+    if rule.high is not None:
+        bad.append(rule.high + 1)
+        if not rule.closed_high:
+            bad.append(rule.high)
+    if rule.integer:
+        bad.append((rule.low or 0) + 0.5)
+    return st.sampled_from(bad)
+
+
+def bad_study_config(schema: Mapping, base: Mapping) -> st.SearchStrategy:
+    """A study config (dict) that is ``base`` spoiled in one place: a bad value, an unknown key or section."""
+    keyed = [(sec, key, rule) for sec, rules in schema.items() for key, rule in rules.items()]
+
+    def spoil(choice):
+        (sec, key, rule), value, how = choice
+        cfg = {s: dict(v) if isinstance(v, Mapping) else v for s, v in base.items()}
+        if how == "unknown_key":
+            cfg.setdefault("sizes", {})["not_a_key"] = 1
+        elif how == "unknown_section":
+            cfg["not_a_section"] = {"x": 1}
+        elif sec == "":
+            cfg[key] = value
+        else:
+            cfg.setdefault(sec, {})[key] = value
+        return cfg
+
+    one = st.sampled_from(keyed).flatmap(lambda k: st.tuples(st.just(k), invalid_values(k[2]),
+                                                             st.sampled_from(["value"] * 8 + ["unknown_key",
+                                                                                              "unknown_section"])))
+    return one.map(spoil)
+
+
+def _write(tmp: Path, name: str, text: str) -> str:
+    p = tmp / name
+    p.write_text(text)
+    return str(p)
+
+
+def _to_toml(cfg: Mapping) -> str:
+    lines = [f"{k} = {_toml_value(v)}" for k, v in cfg.items() if not isinstance(v, Mapping)]
+    for k, v in cfg.items():
+        if isinstance(v, Mapping):
+            lines += [f"[{k}]"] + [f"{kk} = {_toml_value(vv)}" for kk, vv in v.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _config_file(tmp: Path, cfg) -> str:
+    return _write(tmp, "cfg.toml", _to_toml(cfg))
+
+
+_BROKEN_TOML = st.sampled_from(["seed = = 1\n", "[sizes\nM = 1\n", "seed = 'unterminated\n", "\x00\x01"])
+
+
+@register("run")
+def _run(tmp: Path):
+    bad_cfg = bad_study_config(CONFIG_SCHEMA, LIGHT).map(lambda c: ["--config", _config_file(tmp, c),
+                                                                     "--out", str(tmp / "o")])
+    bad_out = st.sampled_from(UNWRITABLE).map(lambda o: ["--config", _config_file(tmp, LIGHT), "--out", o])
+    broken = _BROKEN_TOML.map(lambda t: ["--config", _write(tmp, "b.toml", t), "--out", str(tmp / "o")])
+    return st.one_of(bad_cfg, bad_out, broken).map(lambda a: ["run"] + a)
+
+
+@register("demo")
+def _demo(tmp: Path):
+    return st.one_of(st.sampled_from(UNWRITABLE).map(lambda o: ["demo", "--out", o]),
+                     st.integers(-5, 0).map(lambda n: ["demo", "--out", str(tmp / "d"), "--estimate", str(n)]))
+
+
+@register("validity")
+def _validity(tmp: Path):
+    from numerics.studies.validity import VALIDITY_SCHEMA
+
+    out = str(tmp / "v")
+    bad_cfg = bad_study_config(VALIDITY_SCHEMA, LIGHT).map(
+        lambda c: ["--config", _config_file(tmp, c), "--draws", "2", "--out", out])
+    bad_args = st.one_of(
+        st.integers(-3, 0).map(lambda n: ["--draws", str(n), "--out", out]),
+        st.sampled_from(["0", "1", "-0.1", "1.5", "nan"]).map(lambda lv: ["--draws", "2", "--level", lv, "--out", out]),
+        st.sampled_from(UNWRITABLE).map(lambda o: ["--draws", "2", "--out", o]),
+        st.integers(-2, 0).map(lambda g: ["--draws", "2", "--group", str(g), "--out", out]))
+    return st.one_of(bad_cfg, bad_args.map(lambda a: ["--config", _config_file(tmp, LIGHT)] + a)).map(
+        lambda a: ["validity"] + a)
+
+
+_SETUP = (Path(__file__).resolve().parents[2] / "examples" / "setup.toml").read_text()
+
+
+@register("bounds")
+def _bounds(tmp: Path):
+    keys = sorted(PARAMETERS) + sorted(OPTIONAL)
+
+    def spoil(choice):
+        key, value = choice
+        rule = PARAMETERS.get(key, OPTIONAL.get(key))
+        lines = [ln for ln in _SETUP.splitlines() if not ln.startswith(f"{key} ")]
+        text = "\n".join([f"{key} = {_toml_value(value)}"] + lines) + "\n"
+        assert rule is not None
+        return ["bounds", "--config", _write(tmp, "setup.toml", text)]
+
+    vals = st.sampled_from(keys).flatmap(lambda k: st.tuples(st.just(k), invalid_values(
+        PARAMETERS.get(k, OPTIONAL.get(k, Interval())))))
+    return st.one_of(vals.map(spoil), _BROKEN_TOML.map(lambda t: ["bounds", "--config", _write(tmp, "b.toml", t)]))
+
+
+@register("prove")
+def _prove(tmp: Path):
+    formulas = st.sampled_from(["X >= ", "X >= L +", "__import__('os')", "X <= exp(", "1 +* 2", "X >== L", ""])
+    chains = formulas.map(lambda f: f'name = "bad"\nassume = ["B > 0"]\npremises = ["X = B"]\nconclusion = "{f}"\n')
+    bad = st.one_of(chains, _BROKEN_TOML, st.just('name = "x"\npremises = "not a list"\nconclusion = "X >= 0"\n'))
+    return bad.map(lambda t: ["prove", "--chain", _write(tmp, "chain.toml", t)])
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return f'"{v}"'
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, float) and math.isnan(v):
+        return "nan"
+    if isinstance(v, float) and math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return repr(v)

@@ -138,7 +138,12 @@ def reproduce(suite: str, out_dir: str | Path, *, backend: str = "local", worker
     Raises:
         InputError: an unknown suite, or bad sweep options.
     """
+    from bounds._io import check_writable_dir
+    from numerics.studies.sweeps import resolve_parallelism
+
     t0, s, out = time.perf_counter(), _suite(suite), Path(out_dir)
+    resolve_parallelism(backend, workers, threads)   # bad options fail before anything runs
+    check_writable_dir(out)
     if overrides:
         s = dataclasses.replace(s, sweeps={k: {**v, "base": merge_config(v["base"], overrides)}
                                            for k, v in s.sweeps.items()},

@@ -324,10 +324,15 @@ def plot_kind(folder: str | Path, kind: str, *, out: str | Path | None = None, *
         raise InputError("--n-boot", "an integer >= 20", n_boot)
     if isinstance(cell, bool) or not isinstance(cell, int) or not 0 <= cell < len(records):
         raise InputError("--cell", f"an integer in [0, {len(records) - 1}]", cell)
-    target = Path(out) if out is not None else Path(folder) / "plots"
+    from bounds._io import check_writable_dir
+
+    target = check_writable_dir(Path(out) if out is not None else Path(folder) / "plots")
     try:
         return plots.KINDS[kind](records, target / kind, **options)
+    except InputError:
+        raise
     except ValueError as exc:
-        if isinstance(exc, InputError):
-            raise
         raise InputError(f"--kind {kind}", "stored results it can fit", str(exc)) from None
+    except (KeyError, TypeError, IndexError) as exc:   # stored results without what this kind draws
+        raise InputError(f"--kind {kind}", "stored run results holding the quantities it draws",
+                         f"{type(exc).__name__}: {exc}") from None

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from bounds._io import atomic_write_text, dumps, pyplot, save_figure
+from bounds._io import atomic_write_text, check_writable_dir, dumps, pyplot, save_figure
 from numerics._config import get_dotted, merge_config, set_dotted
 from numerics._store import ItemStore
 from numerics.studies._sweeps_exec import BACKENDS, available_cores, execute, resolve_parallelism
@@ -32,7 +32,7 @@ from numerics.studies._sweeps_worker import DEFAULT_RUNNER
 
 __all__ = ["BACKENDS", "DEFAULT_RUNNER", "PLOT_KINDS", "Cell", "SweepOutcome", "SweepSpec", "available_cores",
            "get_dotted", "grid_points", "load_cells", "load_points", "load_spec", "load_sweep", "make_spec",
-           "plot_sweep", "point_key", "results_table", "run_sweep", "set_dotted", "sweep"]
+           "plot_sweep", "point_key", "resolve_parallelism", "results_table", "run_sweep", "set_dotted", "sweep"]
 
 CELLS = "cells"
 RESULT = "result.json"
@@ -112,6 +112,7 @@ def sweep(spec: SweepSpec, out_dir: str | Path, *, backend: str = "local", worke
         from numerics.studies._sweeps_ray import import_ray
 
         import_ray()   # fail before anything runs
+    check_writable_dir(out_dir)   # an unwritable --out is bad input, before anything runs
     t0, out, store = time.perf_counter(), Path(out_dir), _store(out_dir)
     atomic_write_text(out / "sweep.json", dumps(spec.to_dict(), indent=2) + "\n")
     todo = [c for c in spec.cells if not _is_current(store.get(c.key), c)]

@@ -16,7 +16,7 @@ from numerics._store import ItemStore
 from numerics.studies import scaling
 from numerics.studies.sweeps import load_cells
 
-__all__ = ["covariance_near_diagonal", "exponent_agreement", "growth_vs_scratch", "joint_scaling_rebound",
+__all__ = ["bound_validity", "covariance_near_diagonal", "exponent_agreement", "growth_vs_scratch", "joint_scaling_rebound",
            "local_insertion_shrinking", "signal_decay"]
 
 CONFIDENCE = 0.95
@@ -160,3 +160,31 @@ def growth_vs_scratch(ctx) -> dict:
                 f"[{gain.mean() - half:.3%}, {gain.mean() + half:.3%}] over {gain.size} seeds; train loss lower "
                 f"for the grown model in {int((train > 0).sum())}/{gain.size}")
     return _evidence(measured, gain.mean(), (gain.mean() - half, gain.mean() + half), per_seed=gain.tolist())
+
+
+def bound_validity(ctx) -> dict:
+    """The validity study (:func:`numerics.studies.validity.run_validity`, public) on the suite's setup.
+
+    The statistic counts the true guarantees (routes and events) whose observed failure
+    rate is significantly above the stated probability; it is reported only when the
+    study shows power (some deliberately weakened guarantee is flagged), else NaN.
+    """
+    from numerics.studies.validity import run_validity
+
+    v = ctx.suite.validity
+    out = Path(ctx.out_dir) / "validity"
+    s = run_validity(v["config"], v["draws"], out, progress=False)
+    sig = [f"route {k}" for k, r in s["routes"].items() if r["significant"]]
+    sig += [f"event {k}" for k, e in s["events"].items() if e["significant"]]
+    weak = {k: p for k, p in s["power"].items() if p["weakened"]}
+    flagged = [k for k, p in weak.items() if p["flagged"]]
+    n = float(len(sig)) if flagged else float("nan")
+    routes = "; ".join(f"{k}: {r['violations']}/{s['draws']} violated (stated {r['stated_failure_probability']:.3g}, "
+                       f"rate interval [{r['violation_interval'][0]:.3g}, {r['violation_interval'][1]:.3g}])"
+                       for k, r in s["routes"].items())
+    cert = s["certification"]["any"]
+    measured = (f"{s['draws']} draws of one setup: {routes}; significant: {', '.join(sig) or 'none'}; power: "
+                f"{len(flagged)}/{len(weak)} weakened guarantees flagged; 'some route certifies' in "
+                f"{cert['certified']}/{s['draws']} (interval [{cert['certification_interval'][0]:.3g}, "
+                f"{cert['certification_interval'][1]:.3g}])")
+    return _evidence(measured, n, (n, n), [str(out / "slack.png")], significant=sig, flagged=flagged)

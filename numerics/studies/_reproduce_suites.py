@@ -4,7 +4,8 @@ The teacher task (THEORY §1) has a known depth (4) and width (8); the reference
 are trained by Adam on their own sample. ``depth``: 6 depths below and above the
 teacher's x seeds (Appendix M, signal decay, covariance, local insertion gains);
 ``rebound``: a depth x width grid (Paper A's joint scaling; the joint path is the
-diagonal); ``growth``: Paper B's growth vs scratch over seeds.
+diagonal); ``growth``: Paper B's growth vs scratch over seeds; ``validity``: the validity
+study's draws of one setup (bound validity).
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ SUITES = {
                         "grid": {"model.depth": [1, 2, 4, 8], "model.width": [2, 4, 8, 16], "seed": [0, 1, 2]}},
         },
         "growth": {"config": TEACHER_BASE, "seeds": [0, 1, 2, 3, 4], "base_steps": 300, "grow_steps": 300},
+        "validity": {"config": {**TEACHER_BASE, "model": {**TEACHER_BASE["model"], "depth": 2}}, "draws": 100},
         "n_boot": 1000,
         "expected": "under 10 minutes on 2 CPU cores (measured: see the report's wall time)",
     },
@@ -41,10 +43,11 @@ SUITES = {
                                                      "model.width": [2, 4, 8, 16, 32, 64], "seed": [0, 1, 2, 3, 4]}},
         },
         "growth": {"config": _FULL_BASE, "seeds": list(range(20)), "base_steps": 1500, "grow_steps": 1500},
+        "validity": {"config": {**_FULL_BASE, "model": {**_FULL_BASE["model"], "depth": 2}}, "draws": 400},
         "n_boot": 2000,
-        "expected": ("about 4-7 CPU-core-hours (230 cells + 20 growth seeds; one thread per cell, measured on the "
-                     "2-core development machine under load: ~40 s per cell at depth 1, ~3 min at depth 32, ~4.5 min "
-                     "at width 64): ~2-4 h with --workers 2 on 2 cores, ~10-15 min on a 32-CPU Ray cluster "
-                     "(--backend ray)"),
+        "expected": ("about 5-8 CPU-core-hours (230 cells, 20 growth seeds, 400 validity draws; one thread per "
+                     "cell, measured on the 2-core development machine under load: ~40 s per cell at depth 1, ~3 min "
+                     "at depth 32, ~4.5 min at width 64): ~3-4 h with --workers 2 on 2 cores, ~15 min on a 32-CPU "
+                     "Ray cluster for the sweeps (--backend ray; the growth and validity studies run on the driver)"),
     },
 }

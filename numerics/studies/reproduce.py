@@ -39,6 +39,7 @@ class Suite:
     growth: Mapping[str, Any]
     n_boot: int
     expected: str
+    validity: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     def n_cells(self) -> int:
         return sum(len(make_spec(s["base"], s["grid"]).cells) for s in self.sweeps.values())
@@ -147,7 +148,8 @@ def reproduce(suite: str, out_dir: str | Path, *, backend: str = "local", worker
     if overrides:
         s = dataclasses.replace(s, sweeps={k: {**v, "base": merge_config(v["base"], overrides)}
                                            for k, v in s.sweeps.items()},
-                                growth={**s.growth, "config": merge_config(s.growth["config"], overrides)})
+                                growth={**s.growth, "config": merge_config(s.growth["config"], overrides)},
+                                validity={**s.validity, "config": merge_config(s.validity.get("config", {}), overrides)})
     options = {"backend": backend, "workers": workers, "threads": threads, "address": address, "progress": progress}
     ran = _run_sweeps(s, out, options)
     ctx = ReproduceContext(s, out, {k: out / "sweeps" / k for k in s.sweeps}, options)

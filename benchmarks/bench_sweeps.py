@@ -4,7 +4,8 @@ Run ``python benchmarks/bench_sweeps.py`` (``--cells N`` to change the sweep siz
 sweep of small ``run`` cells (the teacher task, a few seconds per cell) is run with one worker
 (``threads = cores``, the serial baseline; and, for reference, on one thread) and with
 ``--workers 2`` (``threads = cores // 2`` each: the driver plus one spawned process),
-alternately, each in a fresh folder so that nothing is reused. Target (issue 11): on 2 cores, ``--workers 2`` at least 1.6x
+alternately, each in a fresh folder so that nothing is reused. Target (issue 11): on 2 cores,
+``--workers 2`` at least 1.6x
 faster than one worker, and never slower -- also for a sweep shorter than a worker's
 start-up (``--cells 2``). On a shared machine the ratio is noisy: report the load.
 """

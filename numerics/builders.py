@@ -11,7 +11,8 @@ from typing import Any, Mapping
 
 from bounds._validation import Interval
 
-__all__ = ["DATA_TASK_DIMS", "MODEL_SCHEMA", "REFERENCE_SCHEMA", "TASK_SCHEMA", "build_model", "make_task", "train_reference"]
+__all__ = ["DATA_TASK_DIMS", "MODEL_SCHEMA", "REFERENCE_SCHEMA", "TASK_SCHEMA", "build_model", "make_task",
+           "train_reference"]
 
 _nonneg = Interval(0)
 _pos = Interval(0, closed_low=False)

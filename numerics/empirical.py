@@ -71,7 +71,8 @@ class EmpiricalClassification:
     def _indices(self, n: int, gen: torch.Generator) -> torch.Tensor:
         return torch.randint(self.x.shape[0], (n,), generator=gen)
 
-    def sample_chunks(self, n: int, seed: int, chunk: int = SAMPLE_CHUNK) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    def sample_chunks(self, n: int, seed: int,
+                      chunk: int = SAMPLE_CHUNK) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         """``(x, y)`` rows drawn with replacement, in chunks (the stream of ``seed``)."""
         if n < 1:
             raise ValueError(f"n == {n}, must be an integer >= 1.")

@@ -16,7 +16,8 @@ from numerics._store import ItemStore
 from numerics.studies import scaling
 from numerics.studies.sweeps import load_cells
 
-__all__ = ["bound_validity", "covariance_near_diagonal", "exponent_agreement", "growth_vs_scratch", "joint_scaling_rebound",
+__all__ = ["bound_validity", "covariance_near_diagonal", "exponent_agreement", "growth_vs_scratch",
+           "joint_scaling_rebound",
            "local_insertion_shrinking", "signal_decay"]
 
 CONFIDENCE = 0.95
@@ -80,8 +81,8 @@ def signal_decay(ctx) -> dict:
 
 def exponent_agreement(ctx) -> dict:
     res = _appendix_m(ctx)
-    measured = (f"a_observed = {res.excess_observed.text()}, predicted 2 alpha_hat - 1 = {res.excess_predicted.text()}, "
-                f"difference {res.difference.text()}; R_inf = {res.risk_fit.fit.E:.4g}")
+    measured = (f"a_observed = {res.excess_observed.text()}, "
+                f"predicted 2 alpha_hat - 1 = {res.excess_predicted.text()}, difference {res.difference.text()}; R_inf = {res.risk_fit.fit.E:.4g}")
     return _evidence(measured, res.difference.estimate, res.difference.interval, _figure(ctx, "depth", "appendix-m"),
                      table=scaling.exponent_table(res))
 

@@ -139,8 +139,8 @@ def _train_full(fixed, u: torch.Tensor, y: torch.Tensor, seed: int):
     block = copy.deepcopy(fixed.expanded.block)
     caps = fixed.const.caps
     n0 = feature_norm(block)
-    limits = {"U": caps.nu_U * float(block.U.detach().norm()) / n0, "b": caps.nu_U * float(block.b.detach().norm()) / n0,
-              "V": caps.nu_V}
+    limits = {"U": caps.nu_U * float(block.U.detach().norm()) / n0,
+              "b": caps.nu_U * float(block.b.detach().norm()) / n0, "V": caps.nu_V}
     bt = fixed.cfg["block_training"]
     model = _OnStates(fixed.expanded, block)
     res = train(model, {"U": block.U, "b": block.b, "V": block.V}, u, y, optimizer=bt["optimizer"], lr=bt["lr"],

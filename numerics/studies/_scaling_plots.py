@@ -121,7 +121,8 @@ def plot_rebound(records, stem: Path, *, depth_key="model.depth", width_key="mod
     fig, ax = plt.subplots(figsize=(6, 4.2))
     for w, pts in res["curves"].items():
         m, s = np.array(pts).T
-        ax.errorbar(res["depths"], m, yerr=np.nan_to_num(s), marker="o", ms=3, capsize=2, label=f"depth only, width {w:g}")
+        ax.errorbar(res["depths"], m, yerr=np.nan_to_num(s), marker="o", ms=3, capsize=2,
+                    label=f"depth only, width {w:g}")
     j = res["joint"]
     ax.errorbar(j["depths"], j["means"], yerr=np.nan_to_num(j["sems"]), color="k", lw=2, marker="s",
                 label="joint depth and width")
@@ -223,7 +224,8 @@ def _bound_curve(ax, record):
             found.append(r.route)
     values = np.concatenate([rep.population.bound, rep.direct.bound, [record["L_test_old"], record["L_test_new"]]])
     ax.set(xscale="log", yscale="log" if np.all(values > 0) else "linear", xlabel="M (others fixed)",
-           ylabel="test loss", title="Bound vs observed as M grows" + ("" if found else " (no route certifies: no min_M)"))
+           ylabel="test loss",
+           title="Bound vs observed as M grows" + ("" if found else " (no route certifies: no min_M)"))
     ax.legend(fontsize=7)
     return {"M": Ms.tolist(), "population": rep.population.bound.tolist(), "direct": rep.direct.bound.tolist()}
 

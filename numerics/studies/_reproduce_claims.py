@@ -40,8 +40,10 @@ class Rule:
         if self.kind == "agreement":
             from numerics.studies.scaling import Estimate, agreement_verdict
 
+            a = evidence.get("details", {}).get("alpha_interval")
+            alpha = Estimate("alpha_hat", float("nan"), tuple(a), evidence["confidence"]) if a else None
             return agreement_verdict(Estimate("difference", evidence["estimate"], tuple(evidence["interval"]),
-                                              evidence["confidence"]))
+                                              evidence["confidence"]), alpha)
         if self.kind == "rebound":
             return _rebound_verdict(evidence["details"]["tests"])
         lo, hi = evidence["interval"]

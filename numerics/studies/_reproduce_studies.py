@@ -84,7 +84,7 @@ def exponent_agreement(ctx) -> dict:
     measured = (f"a_observed = {res.excess_observed.text()}, "
                 f"predicted 2 alpha_hat - 1 = {res.excess_predicted.text()}, difference {res.difference.text()}; R_inf = {res.risk_fit.fit.E:.4g}")
     return _evidence(measured, res.difference.estimate, res.difference.interval, _figure(ctx, "depth", "appendix-m"),
-                     table=scaling.exponent_table(res))
+                     table=scaling.exponent_table(res), alpha_interval=list(res.alpha.interval))
 
 
 def local_insertion_shrinking(ctx) -> dict:

@@ -38,8 +38,9 @@ __all__ = ["AGREEMENT_RULE", "AppendixMResult", "Estimate", "OptimalDepthResult"
 #: The exponent-agreement decision, fixed before any sweep was run (never tuned to agree).
 AGREEMENT_MAX_WIDTH = 0.5
 AGREEMENT_RULE = (f"reproduced: the {{conf:.0%}} bootstrap interval of a_observed - (2 alpha_hat - 1) contains 0 and "
-                  f"is at most {AGREEMENT_MAX_WIDTH} wide; not reproduced: it excludes 0; inconclusive: otherwise "
-                  "(or a fit failed)")
+                  f"is at most {AGREEMENT_MAX_WIDTH} wide; not reproduced: it excludes 0; inconclusive: otherwise, "
+                  "or a fit failed, or Assumption G itself fails (the alpha_hat interval lies below 1/2: Appendix M "
+                  "then predicts no exponent)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,10 +132,10 @@ def predicted_excess_exponent(alpha) -> np.ndarray:
     return np.asarray(numeric(excess_exponent())(alpha=np.asarray(alpha, dtype=np.float64)), dtype=np.float64)
 
 
-def agreement_verdict(difference: Estimate) -> str:
-    """:data:`AGREEMENT_RULE` applied to the interval of ``a_observed - a_predicted``."""
+def agreement_verdict(difference: Estimate, alpha: Estimate | None = None) -> str:
+    """:data:`AGREEMENT_RULE` applied to the interval of ``a_observed - a_predicted`` (and ``alpha_hat``'s)."""
     lo, hi = difference.interval
-    if not (np.isfinite(lo) and np.isfinite(hi)):
+    if not (np.isfinite(lo) and np.isfinite(hi)) or (alpha is not None and alpha.interval[1] < 0.5):
         return "inconclusive"
     if lo > 0 or hi < 0:
         return "not reproduced"
@@ -184,7 +185,7 @@ def appendix_m(records: Sequence[Mapping], *, depth_key: str = "model.depth", ri
     R_bf = BootstrapFit(R_fit, confidence, est[1].interval, percentile_interval(R_b[:, 1], confidence),
                         percentile_interval(R_b[:, 0], confidence), R_b)
     return AppendixMResult(D, s, s_err, measure, R, R_err, s_bf, R_bf, *est, samples,
-                           agreement_verdict(est[3]), AGREEMENT_RULE.format(conf=confidence))
+                           agreement_verdict(est[3], est[0]), AGREEMENT_RULE.format(conf=confidence))
 
 
 def exponent_table(res: AppendixMResult) -> str:

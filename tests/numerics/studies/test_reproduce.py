@@ -40,10 +40,14 @@ def test_registry_holds_every_claim_of_theory_8_9():
     (Rule("below", 0.5, 1.0), (1.1, 1.3), "not reproduced"),
     (Rule("agreement"), (-0.1, 0.2), "reproduced"),
     (Rule("agreement"), (0.1, 0.2), "not reproduced"),
+    (Rule("agreement"), (0.1, 0.2, (0.1, 0.3)), "inconclusive"),          # Assumption G fails: no prediction
     (Rule("above", 0.0), (float("nan"), 1.0), "inconclusive"),
 ])
 def test_rules_decide_from_the_interval(rule, interval, verdict):
-    ev = {"estimate": sum(interval) / 2, "interval": list(interval), "confidence": 0.95}
+    alpha = interval[2] if len(interval) == 3 else None
+    interval = interval[:2]
+    ev = {"estimate": sum(interval) / 2, "interval": list(interval), "confidence": 0.95,
+          "details": {"alpha_interval": list(alpha)} if alpha else {}}
     assert rule.decide(ev) == verdict
 
 

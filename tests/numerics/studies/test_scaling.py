@@ -48,6 +48,10 @@ def test_agreement_rule_cases():
     assert verdict(0.05, 0.2) == "not reproduced" and verdict(-0.4, -0.01) == "not reproduced"
     assert verdict(-0.3, AGREEMENT_MAX_WIDTH) == "inconclusive"          # contains 0 but too wide
     assert verdict(float("nan"), 0.1) == "inconclusive"
+    no_G = Estimate("alpha_hat", 0.2, (0.1, 0.4), 0.95)                  # Assumption G (alpha > 1/2) fails
+    assert agreement_verdict(Estimate("d", 1.0, (0.5, 1.5), 0.95), no_G) == "inconclusive"
+    G = Estimate("alpha_hat", 0.9, (0.7, 1.1), 0.95)
+    assert agreement_verdict(Estimate("d", 1.0, (0.5, 1.5), 0.95), G) == "not reproduced"
 
 
 def test_appendix_m_needs_three_depths():

@@ -5,6 +5,7 @@
 * :mod:`numerics.estimators` -- ``m``, ``G``, ``beta``, Lipschitz constants,
   Rademacher complexities, saturation scores (THEORY §1-§4, §8).
 * :mod:`numerics.data` -- teacher tasks with exact conditionals, digits, CIFAR, splits.
+* :mod:`numerics.empirical` -- a labelled dataset (digits) as its empirical distribution.
 * :mod:`numerics.training` -- zero-state SGD / momentum / Adam, caps, the (C2) fallback.
 * :mod:`numerics.seeding` -- one independent random stream per role.
 * :mod:`numerics.builders` -- the ``[task]``/``[model]``/``[reference]`` config sections.
@@ -62,6 +63,7 @@ from numerics.estimators import (
     u_statistic_sq_norm,
 )
 from numerics.diagnostics import probe_diagnostics
+from numerics.empirical import EmpiricalClassification
 from numerics.insertion import ExpandedModel, insert_block, post_norm_function_preserving, post_norm_report
 from numerics.models import PostNormResCNN, PostNormResMLP
 from numerics.training import DivergenceError, TrainResult, empirical_risk, train, train_block_with_fallback
@@ -70,6 +72,7 @@ __all__ = [
     "BetaEstimate",
     "DEFAULT_DEMO_CONFIG",
     "DivergenceError",
+    "EmpiricalClassification",
     "ExpandedModel",
     "PostNormResCNN",
     "PostNormResMLP",

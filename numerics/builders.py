@@ -11,7 +11,8 @@ from typing import Any, Mapping
 
 from bounds._validation import Interval
 
-__all__ = ["MODEL_SCHEMA", "REFERENCE_SCHEMA", "TASK_SCHEMA", "build_model", "make_task", "train_reference"]
+__all__ = ["DATA_TASK_DIMS", "MODEL_SCHEMA", "REFERENCE_SCHEMA", "TASK_SCHEMA", "build_model", "make_task",
+           "train_reference"]
 
 _nonneg = Interval(0)
 _pos = Interval(0, closed_low=False)
@@ -22,18 +23,26 @@ def _int(lo: int) -> Interval:
 
 
 TASK_SCHEMA: Mapping[str, Any] = {
-    "kind": ("regression", "classification"), "d_in": _int(1), "depth": _int(0), "width": _int(1),
+    "kind": ("regression", "classification", "digits"), "d_in": _int(1), "depth": _int(0), "width": _int(1),
     "noise_std": _nonneg, "noise_clip": _pos, "mean_bound": _pos, "head_bias": (True, False),
     "n_classes": _int(2), "logit_scale": _pos}
 MODEL_SCHEMA: Mapping[str, Any] = {"width": _int(1), "depth": _int(0), "norm": ("rms", "layer"), "eps_n": _nonneg}
+#: Dimensions fixed by a dataset task (``task.kind`` -> ``{key: value}``): digits are 8x8, 10 classes.
+DATA_TASK_DIMS: Mapping[str, Mapping[str, int]] = {"digits": {"d_in": 64, "n_classes": 10}}
 REFERENCE_SCHEMA: Mapping[str, Any] = {
     "n": _int(1), "optimizer": ("sgd", "momentum", "adam"), "lr": _pos, "steps": _int(0), "batch_size": _int(1)}
 
 
 def make_task(t: Mapping, seed: int):
-    """The teacher task of a ``[task]`` section (THEORY §1), its network drawn from ``seed``."""
+    """The task of a ``[task]`` section (THEORY §1): a teacher whose network is drawn from
+    ``seed``, or ``digits`` (scikit-learn's digits as an empirical distribution,
+    :class:`numerics.empirical.EmpiricalClassification`; ``seed`` unused)."""
     from numerics.data import TeacherClassification, TeacherRegression
 
+    if t["kind"] == "digits":
+        from numerics.empirical import EmpiricalClassification
+
+        return EmpiricalClassification.digits()
     if t["kind"] == "regression":
         return TeacherRegression(t["d_in"], t["depth"], t["width"], seed=seed,
                                  noise_std=t["noise_std"], noise_clip=t["noise_clip"],

@@ -243,11 +243,14 @@ def conditional_risk(task, x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
     * classification: ``-sum_k p_k(x) log softmax(f(x))_k``;
     * regression: ``||f(x) - mu(x)||^2 + Var(xi)`` (the noise has mean 0).
     """
-    if isinstance(task, TeacherClassification):
+    from numerics.empirical import EmpiricalClassification
+
+    if isinstance(task, (TeacherClassification, EmpiricalClassification)):
         return -(task.label_probs(x) * torch.log_softmax(out, dim=1)).sum(dim=1)
     if isinstance(task, TeacherRegression):
         return ((out - task.mean(x)) ** 2).sum(dim=1) + task.noise_variance
-    raise TypeError(f"task must be a TeacherClassification or TeacherRegression, got {type(task).__name__}")
+    raise TypeError(f"task must be a TeacherClassification, TeacherRegression or EmpiricalClassification, "
+                    f"got {type(task).__name__}")
 
 
 def _mc_mean(values: np.ndarray) -> tuple[float, float]:

@@ -56,6 +56,7 @@ class Selection:
     R_S: Mapping[str, np.ndarray]   # candidate -> (B,): old, new, jump_S, jump_pop, trained
     train: object              # numerics.block_training.BlockTrainResult
     moments_S: tuple | None = None  # ReadoutMoments of each draw's S (exact class)
+    blocks_new: tuple | None = None  # full family: the trained block of each draw where it won (C2), else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,8 +111,16 @@ def states_of(fixed: Fixed, x: torch.Tensor) -> torch.Tensor:
 
 # ------------------------------------------------------------------------------ stage 3: training, (C2)
 def select_blocks(fixed: Fixed, group: SampleGroup) -> Selection:
-    """Train every draw's block together, then (C2): ``f_new`` = best of trained, ``f~_S``, ``f~_pop`` on ``S``."""
+    """Train every draw's block together, then (C2): ``f_new`` = best of trained, ``f~_S``, ``f~_pop`` on ``S``.
+
+    The ``full`` family trains ``U, b, V`` (:func:`numerics.studies._run_family.select_full`).
+    """
     from numerics.block_training import sample_risks, train_readout_blocks
+
+    if fixed.expanded.block.family == "full":
+        from numerics.studies._run_family import select_full
+
+        return select_full(fixed, group)
 
     bt, B = fixed.cfg["block_training"], group.u.shape[0]
     res = train_readout_blocks(fixed.expanded, group.u, group.y, loss=fixed.loss, caps=fixed.const.nu_V,
@@ -205,8 +214,13 @@ def evaluate_draw(fixed: Fixed, group: SampleGroup, sel: Selection, b: int) -> E
     mean, se = mv.result()
     R = {"R_old": mean[0], "R_new": mean[1], "R_jump_pop": mean[2], "R_old_stderr": se[0], "R_new_stderr": se[1],
          "R_jump_pop_stderr": se[2]}
-    return Evaluation(L_test, {k: float(v) for k, v in R.items()}, float(mean[3]), float(se[3]), sizes["population"],
-                      sel.moments_S[b] if exact else None, mom_T, variances, measure_S(fixed, group, b))
+    ev = Evaluation(L_test, {k: float(v) for k, v in R.items()}, float(mean[3]), float(se[3]), sizes["population"],
+                    sel.moments_S[b] if exact else None, mom_T, variances, measure_S(fixed, group, b))
+    if sel.blocks_new is not None:      # a trained full block has its own features
+        from numerics.studies._run_family import reevaluate_new
+
+        ev = reevaluate_new(fixed, group, sel, b, ev)
+    return ev
 
 
 # ------------------------------------------------------------------------------ stage 4: quantities, routes
@@ -221,6 +235,22 @@ def _theorem1(fixed: Fixed, R_old: float) -> dict:
             "delta_R_lower_optimal_step": float(jumpboard_lower_bound(G_sq, beta)),
             "jumpboard_risk_bound": float(jumpboard_risk_bound(R_old, G_sq, beta, sig.eta)),
             "G_norm": math.sqrt(G_sq), "beta": beta, "beta_self_consistent": sig.beta.self_consistent}
+
+
+def _block_of(fixed: Fixed, group: SampleGroup, sel: Selection, b: int) -> tuple[str, dict, dict]:
+    """The Setup's family and block: the cap (grid: the smallest holding ``f_new`` and both
+    jumpboards, chosen after training and paid by the union bound) and the quantities."""
+    from numerics.studies._run_family import chosen_cap, feature_norm, setup_block
+
+    c, caps = fixed.const, fixed.const.caps
+    norms = (float(sel.V_new[b].norm()), float(group.V_S[b].norm()), float(fixed.signal.V_pop.norm()))
+    nu_V = chosen_cap(caps, *norms) if caps.n_grid > 1 else c.nu_V
+    family, block = setup_block(caps, fixed.expanded.block.d, c.L_top_certified, nu_V)
+    q = {"family": family, "nu_V": nu_V, "nu_V_max": c.nu_V, "n_grid": caps.n_grid, "cap_ratio": caps.cap_ratio}
+    if family == "full":   # f_new's ||[U b]||_F: its own trained features, or the jumpboards' initial ones
+        trained = sel.blocks_new[b] if sel.blocks_new is not None else None
+        q.update(nu_U=caps.nu_U, UB_norm=feature_norm(trained if trained is not None else fixed.expanded.block))
+    return family, block, q
 
 
 def certify_draw(fixed: Fixed, group: SampleGroup, sel: Selection, ev: Evaluation, b: int) -> Certificate:
@@ -242,22 +272,26 @@ def certify_draw(fixed: Fixed, group: SampleGroup, sel: Selection, ev: Evaluatio
          "extra_head_input": c.extra_head_input, "d": fixed.expanded.block.d, "r": fixed.expanded.block.r,
          **{k: cfg["sizes"][k] for k in ("M", "K", "delta", "delta_prime")},
          "jumpboard_returned": sel.returned[b] != "trained", "returned": sel.returned[b]}
-    block = {"d": q["d"], "L_top": c.L_top_certified, "rho_phi": c.rho_phi, "nu_V": c.nu_V}
+    family, block, q_caps = _block_of(fixed, group, sel, b)
+    q.update(q_caps)
     setup = Setup(L_test_old=L["old"], delta_R=delta_R, delta_erm=q["delta_erm_pop"], delta_test_R=q["delta_test_R"],
                   M=q["M"], K=q["K"], delta=q["delta"], delta_prime=q["delta_prime"], B=c.B, L_loss=c.L_loss,
-                  family="readout", block=block, delta_erm_S=q["delta_erm_S"], delta_R_failure=DELTA_R_LEVEL,
-                  R_old=max(ev.R["R_old"], 0.0))
+                  family=family, block=block, delta_erm_S=q["delta_erm_S"], delta_R_failure=DELTA_R_LEVEL,
+                  R_old=max(ev.R["R_old"], 0.0), n_grid=q_caps["n_grid"])
     report = evaluate_routes(setup, cfg["level"])
     q.update(eps_M=float(report.eps_M), eps_K=float(report.eps_K))
-    variants = evaluate_variants_of_draw(cfg, setup, ev.variances_T, ev.S_stats)
-    q.update(_variant_quantities(variants, ev))
+    variances = ev.variances_T
+    if family != "readout":     # the measured variances are the readout candidates' losses: not this block's
+        variances = {k: v for k, v in variances.items() if k == "var_T_old"}
+    variants = evaluate_variants_of_draw(cfg, setup, variances, ev.S_stats)
+    q.update(_variant_quantities(variances, ev))
     return Certificate(q, setup, report, variants)
 
 
-def _variant_quantities(variants, ev: Evaluation) -> dict:
+def _variant_quantities(variances: Mapping[str, float], ev: Evaluation) -> dict:
     """The measured inputs of the variants (``[variants]`` of ``bounds_config.toml``) as quantities."""
     rad = ev.S_stats.rademacher
-    out = {"var_S_jump_pop": ev.S_stats.var_S_jump_pop, **ev.variances_T}
+    out = {"var_S_jump_pop": ev.S_stats.var_S_jump_pop, **variances}
     if rad is not None:
         out.update(rad_hat=rad.value, rad_hat_mc_error=rad.mc_error, delta_mc=rad.delta_mc, n_draws=rad.n_draws,
                    phi_sq_sum=rad.phi_sq_sum, rad_S_jensen=rad.exact_bracket()[1])

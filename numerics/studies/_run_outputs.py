@@ -24,9 +24,15 @@ def bounds_config(result: Mapping) -> dict:
            "delta_test_R": q["delta_test_R"], "M": q["M"], "K": q["K"], "delta": q["delta"],
            "delta_prime": q["delta_prime"], "delta_erm_S": q["delta_erm_S"],
            "delta_R_failure": q["delta_R_failure"], "R_old": result["R_old"], "level": result["level"]}
-    out = {**top, "loss": {"B": q["B"], "L_loss": q["L_loss"]},
-           "block": {"family": "readout", "d": q["d"], "L_top": q["L_top_certified"], "rho_phi": q["rho_phi"],
-                     "nu_V": q["nu_V"]}}
+    if q.get("n_grid", 1) > 1:   # caps chosen after training: the union bound over the grid
+        top["n_grid"] = q["n_grid"]
+    if q.get("family", "readout") == "full":
+        block = {"family": "full", "d": q["d"], "L_top": q["L_top_certified"], "rho": q["rho"], "nu_U": q["nu_U"],
+                 "nu_V": q["nu_V"]}
+    else:
+        block = {"family": "readout", "d": q["d"], "L_top": q["L_top_certified"], "rho_phi": q["rho_phi"],
+                 "nu_V": q["nu_V"]}
+    out = {**top, "loss": {"B": q["B"], "L_loss": q["L_loss"]}, "block": block}
     table = _variants_table(result)
     if table:
         out["variants"] = table

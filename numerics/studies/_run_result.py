@@ -73,7 +73,10 @@ def _notes(report, q: Mapping) -> list[str]:
         "failure probability (event E_R).",
         "roles fixed before S and T (teacher, reference, insertion features, f~_pop's signal sample) come from "
         "`seed`; S, T, the Monte-Carlo sample, block training and the probe from `data_seed` (numerics.seeding).",
-        "nu_V fixed before S is drawn (nu_V = insertion.output_cap / (L_top rho_phi)), so no cap grid (n_grid = 1).",
+        (f"caps chosen after training from a grid of {q['n_grid']} caps (ratio {q['cap_ratio']:g}, largest "
+         f"{q['nu_V_max']:.4g}): the smallest holding f_new and both jumpboards, nu_V = {q['nu_V']:.4g}; delta and "
+         "delta' are split over the grid (union bound)." if q.get("n_grid", 1) > 1 else
+         "nu_V fixed before S is drawn (nu_V = insertion.output_cap / (L_top rho_phi)), so no cap grid (n_grid = 1)."),
         "f_new is the (C2) selection over {trained block, f~_S, f~_pop}: Delta_ERM >= 0 for both routes.",
         "routes.any is the claim 'some route certifies': the union of the failure events of the routes whose own "
         "failure probability is <= level (decided before S and T), shared events (E_S) counted once; "

@@ -31,6 +31,7 @@ class Constants:
     B: float
     L_loss: float
     extra_head_input: float     # nu_V rho_phi when the block is at the top, else 0
+    caps: object = None         # numerics.studies._run_family.BlockCaps: family, nu_U, cap grid
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,17 +104,17 @@ def jumpboard_step(G: torch.Tensor, beta: float, nu_V: float) -> tuple[float, bo
 
 def _constants(cfg: Mapping, task, net, at: int, expanded) -> Constants:
     from bounds.loss import block_output_bound
-    from numerics.estimators import lipschitz_top_certified, loss_constants, rho_phi
+    from numerics.estimators import lipschitz_top_certified, loss_constants
+    from numerics.studies._run_family import block_caps
 
     rho = net.rho(at)
-    r_phi = rho_phi(expanded.block, rho)
     L_top = lipschitz_top_certified(net, at)   # ||A||_2 at the top, else the eps_n route
-    nu_V = cfg["insertion"]["output_cap"] / (L_top * r_phi)
-    # the head sees u + h(u) when the block is at the top: ||.|| <= rho + nu_V rho_phi (THEORY §1)
-    extra = block_output_bound("readout", {"nu_V": nu_V, "rho_phi": r_phi}) if at == net.depth else 0.0
+    caps = block_caps(cfg, expanded.block, rho, L_top)   # family, nu_V (largest cap), nu_U
+    # the head sees u + h(u) when the block is at the top: ||.|| <= rho + sup ||h|| (THEORY §1)
+    extra = block_output_bound(caps.family, caps.output_params()) if at == net.depth else 0.0
     B, L_loss = loss_constants(net, task.loss, target_bound=getattr(task, "target_bound", None),
                                extra_head_input=extra)
-    return Constants(rho, r_phi, nu_V, L_top, B, L_loss, extra)
+    return Constants(rho, caps.rho_phi, caps.nu_V, L_top, B, L_loss, extra, caps)
 
 
 def _signal(cfg: Mapping, task, net, at: int, expanded, nu_V: float, seed: int) -> Signal:

@@ -45,6 +45,7 @@ from bounds._variant_inputs import ROUTE_NAMES
 from numerics._config import check_schema, merge_config
 from numerics.builders import MODEL_SCHEMA, REFERENCE_SCHEMA, TASK_SCHEMA
 from numerics.studies._run_checks import check_memory
+from numerics.studies._run_family import FAMILIES, INSERTION_OPTIONS, complete_config
 from numerics.studies._run_draw import (DELTA_R_LEVEL, Certificate, Evaluation, SampleGroup, Selection, certify_draw,
                                         draw_samples, evaluate_draw, select_blocks)
 from numerics.studies._run_outputs import bounds_config, format_table, to_json, to_toml, write_outputs  # noqa: F401
@@ -69,8 +70,8 @@ CONFIG_SCHEMA: Mapping[str, Mapping[str, Any]] = {
     "task": TASK_SCHEMA,
     "model": MODEL_SCHEMA,
     "reference": REFERENCE_SCHEMA,
-    "insertion": {"at": _int(-1), "family": ("readout",), "width": _int(1), "seed": _int(0),
-                  "output_cap": _pos},
+    "insertion": {"at": _int(-1), "family": FAMILIES, "width": _int(1), "seed": _int(0),
+                  "output_cap": _pos, **INSERTION_OPTIONS},
     "block_training": {"optimizer": ("sgd", "momentum", "adam"), "lr": _pos, "steps": _int(0),
                        "batch_size": _int(1)},
     "sizes": {"M": _int(2), "K": _int(2), "population": _int(2), "delta": _unit, "delta_prime": _unit},
@@ -109,7 +110,7 @@ def validate_config(config: Mapping) -> dict:
             key, the allowed values and the value).
     """
     check_schema(config, CONFIG_SCHEMA)
-    cfg = merge_config(DEFAULT_DEMO_CONFIG, config)
+    cfg = complete_config(config, merge_config(DEFAULT_DEMO_CONFIG, config))   # dimensions fixed by data tasks
     at = cfg["insertion"]["at"]
     if at > cfg["model"]["depth"]:
         raise InputError("insertion.at", f"an integer in [-1, {cfg['model']['depth']}] (-1: top)", at)
@@ -170,6 +171,7 @@ def setup_report(config: Mapping) -> dict:
     choice made before seeing data.
     """
     from bounds.routes import Setup, costs
+    from numerics.studies._run_family import setup_block
 
     cfg = validate_config(config)
     check_memory(cfg)
@@ -178,10 +180,11 @@ def setup_report(config: Mapping) -> dict:
     c, sig, sz = fixed.const, fixed.signal, cfg["sizes"]
     G_sq = float(sig.G.pow(2).sum())
     gain = sig.eta * (1 - sig.beta.beta * sig.eta / 2) * G_sq
+    family, block = setup_block(c.caps, fixed.expanded.block.d, c.L_top_certified, c.nu_V)
     eps_M, eps_K = (float(e) for e in costs(Setup(
         L_test_old=0.0, delta_R=gain, delta_erm=0.0, delta_test_R=0.0, M=sz["M"], K=sz["K"], delta=sz["delta"],
-        delta_prime=sz["delta_prime"], B=c.B, L_loss=c.L_loss, block={"d": fixed.expanded.block.d, "L_top":
-        c.L_top_certified, "rho_phi": c.rho_phi, "nu_V": c.nu_V})))
+        delta_prime=sz["delta_prime"], B=c.B, L_loss=c.L_loss, family=family, block=block,
+        n_grid=c.caps.n_grid)))
     return {"seed": cfg["seed"], "B": c.B, "L_loss": c.L_loss, "nu_V": c.nu_V, "eps_M": eps_M, "eps_K": eps_K,
             "G_norm": G_sq ** 0.5, "beta": sig.beta.beta, "eta": sig.eta, "eta_capped": sig.capped,
             "guaranteed_gain": gain, "population_margin": gain / 2 - 2 * eps_M,

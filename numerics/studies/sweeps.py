@@ -1,49 +1,174 @@
-"""The sweeps study: resumable grids of run configs (depth / width / data), and their plot.
+"""The sweeps study: grids of run configs from a sweep file, on one machine or a Ray cluster.
 
-* :func:`run_sweep` -- a grid over dotted config keys (``"sizes.M"``, ``"model.depth"``,
-  ...); each finished point is written atomically to ``out_dir/points/<key>.json`` and a
-  re-run skips the points already there; a tqdm progress bar shows what is left.
-* :func:`plot_sweep` -- a line plot from the saved points.
+* :func:`load_sweep` / :func:`make_spec` -- a base run config, a ``[grid]`` (every
+  combination of dotted keys) and a ``[zip]`` (lists varied together); every cell's config
+  is validated by the run study's ``validate_config`` before anything runs.
+* :func:`sweep` -- run the missing cells (``backend="local"``: in process or on a
+  process pool with ``workers x threads <= cores``; ``backend="ray"``: Ray tasks), each
+  written atomically to ``DIR/cells/<key>/result.json`` as soon as it is done, then the
+  tidy table ``DIR/results.csv`` (one row per cell). A re-run computes only missing (or
+  stale) cells; a tqdm bar shows progress.
+* :func:`load_cells`, :func:`results_table` -- the stored cells, for figures and studies
+  (figures come from stored results, never from re-running).
+* :func:`run_sweep` -- the older Python-only form (``DIR/points/<key>.json``), kept.
 """
 from __future__ import annotations
 
-import hashlib
-import itertools
+import dataclasses
 import json
+import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from bounds._io import atomic_write_text, dumps, pyplot, save_figure
+from bounds._io import atomic_write_text, check_writable_dir, dumps, pyplot, save_figure
 from numerics._config import get_dotted, merge_config, set_dotted
+from numerics._store import ItemStore
+from numerics.studies._sweeps_exec import BACKENDS, available_cores, execute, resolve_parallelism
+from numerics.studies._sweeps_spec import PLOT_KINDS, Cell, SweepSpec, grid_points, point_key
+from numerics.studies._sweeps_spec import load_sweep as _load_sweep
+from numerics.studies._sweeps_spec import make_spec as _make_spec
+from numerics.studies._sweeps_table import results_frame, write_results_csv
+from numerics.studies._sweeps_worker import DEFAULT_RUNNER
 
-__all__ = ["get_dotted", "grid_points", "load_points", "plot_sweep", "point_key", "run_sweep", "set_dotted"]
+__all__ = ["BACKENDS", "DEFAULT_RUNNER", "PLOT_KINDS", "Cell", "SweepOutcome", "SweepSpec", "available_cores",
+           "get_dotted", "grid_points", "load_cells", "load_points", "load_spec", "load_sweep", "make_spec",
+           "plot_sweep", "point_key", "resolve_parallelism", "results_table", "run_sweep", "set_dotted", "sweep"]
+
+CELLS = "cells"
+RESULT = "result.json"
 
 
+def _validate(config: Mapping) -> dict:
+    from numerics.studies.run import validate_config
+
+    return validate_config(config)
 
 
-def grid_points(grid: Mapping[str, Sequence]) -> list[dict]:
-    """Cartesian product of a ``{dotted key: values}`` grid, as a list of ``{key: value}``.
+def load_sweep(path: str | Path, *, validate: Callable[[Mapping], Mapping] | None = None) -> SweepSpec:
+    """Parse a sweep file and validate every cell (see :mod:`numerics.studies._sweeps_spec`).
 
     Raises:
-        ValueError: an empty list of values (names the key).
-
-    Example:
-        >>> grid_points({"sizes.M": [10, 20], "model.depth": [1]})
-        [{'sizes.M': 10, 'model.depth': 1}, {'sizes.M': 20, 'model.depth': 1}]
+        InputError: one line naming the table, key, allowed range and value.
     """
-    for key, values in grid.items():
-        if len(values) == 0:
-            raise ValueError(f"grid[{key!r}] == [], must hold at least one value.")
-    keys = list(grid)
-    return [dict(zip(keys, combo)) for combo in itertools.product(*(grid[k] for k in keys))]
+    return _load_sweep(path, validate=validate or _validate)
 
 
-def point_key(params: Mapping) -> str:
-    """A file-safe name of one grid point, stable across runs (sorted, hashed)."""
-    text = json.dumps(dict(sorted(params.items())), sort_keys=True, default=str)
-    readable = "_".join(f"{k.split('.')[-1]}={v}" for k, v in sorted(params.items()))
-    safe = "".join(c if c.isalnum() or c in "=_-." else "-" for c in readable)[:80]
-    return f"{safe}__{hashlib.sha1(text.encode()).hexdigest()[:10]}"
+def make_spec(base: Mapping, grid: Mapping | None = None, zipped: Mapping | None = None, plots: Sequence[str] = (),
+              *, validate: Callable[[Mapping], Mapping] | None = None) -> SweepSpec:
+    """A validated sweep from Python data (``base`` config, ``grid``, ``zipped``)."""
+    return _make_spec(base, grid, zipped, plots, validate=validate or _validate)
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepOutcome:
+    """What one call of :func:`sweep` did."""
+
+    out_dir: str
+    cells: int
+    computed: int
+    reused: int
+    failed: int
+    workers: int
+    threads: int
+    backend: str
+    wall_s: float
+    table: str
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _store(out_dir) -> ItemStore:
+    return ItemStore(Path(out_dir) / CELLS, filename=RESULT)
+
+
+def _is_current(stored: Mapping | None, cell: Cell) -> bool:
+    return stored is not None and stored.get("config") == cell.config
+
+
+def sweep(spec: SweepSpec, out_dir: str | Path, *, backend: str = "local", workers: int | None = None,
+          threads: int | None = None, address: str | None = None, progress: bool = True,
+          runner: str = DEFAULT_RUNNER) -> SweepOutcome:
+    """Run the cells of ``spec`` that ``out_dir`` does not hold yet; write ``results.csv``.
+
+    Args:
+        spec: a validated sweep (:func:`load_sweep`, :func:`make_spec`).
+        out_dir: ``DIR``; cells go to ``DIR/cells/<key>/result.json``.
+        backend: ``"local"`` or ``"ray"``.
+        workers: local: processes (default 1, at most the cores); ray: tasks in flight.
+        threads: torch/BLAS threads per cell (default ``cores // workers``; ray: 1).
+        address: a Ray cluster address (default: start a local instance).
+        progress: show a tqdm bar.
+        runner: ``"module:function"`` run on each cell's config.
+
+    Returns:
+        A :class:`SweepOutcome`.
+
+    Raises:
+        InputError: bad backend/workers/threads, or Ray missing for ``backend="ray"``.
+    """
+    workers, threads = resolve_parallelism(backend, workers, threads)
+    if backend == "ray":
+        from numerics.studies._sweeps_ray import import_ray
+
+        import_ray()   # fail before anything runs
+    check_writable_dir(out_dir)   # an unwritable --out is bad input, before anything runs
+    t0, out, store = time.perf_counter(), Path(out_dir), _store(out_dir)
+    atomic_write_text(out / "sweep.json", dumps(spec.to_dict(), indent=2) + "\n")
+    todo = [c for c in spec.cells if not _is_current(store.get(c.key), c)]
+    bar = _progress(len(spec.cells), len(spec.cells) - len(todo), progress)
+    failed = []
+
+    def on_done(cell: Cell, record: dict) -> None:
+        record["sweep"] = {**record.get("sweep", {}), "key": cell.key, "params": dict(cell.params),
+                           "backend": backend}
+        store.put(cell.key, record)
+        failed.extend([cell.key] if record["sweep"].get("status") == "failed" else [])
+        bar.update(1)
+
+    try:
+        execute(todo, on_done, backend=backend, workers=workers, threads=threads, runner=runner, address=address)
+    finally:
+        bar.close()
+    table = write_results_csv(_records(spec, store), list(spec.grid) + list(spec.zip), out / "results.csv")
+    n_failed = sum(1 for _, r in _records(spec, store) if r.get("sweep", {}).get("status") == "failed")
+    return SweepOutcome(str(out), len(spec.cells), len(todo), len(spec.cells) - len(todo), n_failed,
+                        workers, threads, backend, time.perf_counter() - t0, str(table))
+
+
+def _records(spec: SweepSpec, store: ItemStore) -> list[tuple[str, dict]]:
+    return [(c.key, r) for c in spec.cells if (r := store.get(c.key)) is not None]
+
+
+def load_spec(out_dir: str | Path) -> dict:
+    """The ``sweep.json`` a sweep wrote in ``out_dir`` (base, grid, zip, plots, cells)."""
+    return json.loads((Path(out_dir) / "sweep.json").read_text(encoding="utf-8"))
+
+
+def load_cells(out_dir: str | Path, *, ok_only: bool = True) -> list[dict]:
+    """The stored cell records of a sweep folder, in the sweep's cell order.
+
+    Args:
+        ok_only: drop cells recorded as failed.
+    """
+    store = _store(out_dir)
+    path = Path(out_dir) / "sweep.json"
+    keys = [c["key"] for c in load_spec(out_dir)["cells"]] if path.is_file() else store.keys()
+    recs = [r for k in keys if (r := store.get(k)) is not None]
+    return [r for r in recs if not ok_only or r.get("sweep", {}).get("status", "ok") == "ok"]
+
+
+def results_table(out_dir: str | Path):
+    """The tidy ``pandas.DataFrame`` of a sweep folder (what ``results.csv`` holds)."""
+    spec = load_spec(out_dir)
+    records = [(r["sweep"]["key"], r) for r in load_cells(out_dir, ok_only=False)]
+    return results_frame(records, list(spec["grid"]) + list(spec["zip"]))
+
+
+def _progress(total: int, initial: int, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, disable=not enabled, desc="sweep", unit="cell")
 
 
 def run_sweep(base_config: Mapping, grid: Mapping[str, Sequence], out_dir: str | Path, *,
@@ -68,7 +193,7 @@ def run_sweep(base_config: Mapping, grid: Mapping[str, Sequence], out_dir: str |
         from numerics.studies.run import run_experiment as runner
     folder = Path(out_dir) / "points"
     records, points = [], grid_points(grid)
-    bar = _progress(len(points), progress)
+    bar = _progress(len(points), 0, progress)
     for params in points:
         path = folder / f"{point_key(params)}.json"
         config = merge_config(base_config, {})
@@ -84,12 +209,6 @@ def run_sweep(base_config: Mapping, grid: Mapping[str, Sequence], out_dir: str |
         bar.update(1)
     bar.close()
     return records
-
-
-def _progress(total: int, enabled: bool):
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, disable=not enabled, desc="sweep", unit="point")
 
 
 def load_points(out_dir: str | Path) -> list[dict]:

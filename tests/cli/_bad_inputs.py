@@ -172,3 +172,54 @@ def _toml_value(v) -> str:
     if isinstance(v, float) and math.isinf(v):
         return "inf" if v > 0 else "-inf"
     return repr(v)
+
+
+def _grid_value_line(choice) -> str:
+    (sec, key, _), value = choice
+    return f'"{key if sec == "" else sec + "." + key}" = [{_toml_value(value)}]'
+
+
+@register("sweep")
+def _sweep(tmp: Path):
+    """Bad sweep files (a bad base, a bad value in the grid, structure) and bad options."""
+    keyed = [(sec, key, rule) for sec, rules in CONFIG_SCHEMA.items() for key, rule in rules.items()]
+    good_base = _write(tmp, "exp.toml", _to_toml(LIGHT))
+    sweep = lambda text: ["--config", _write(tmp, "s.toml", text), "--out", str(tmp / "o")]  # noqa: E731
+    bad_base = bad_study_config(CONFIG_SCHEMA, LIGHT).filter(lambda c: "seed" not in c).map(   # the grid sets seed
+        lambda c: sweep(f'base = "{_config_file(tmp, c)}"\n[grid]\nseed = [0]\n'))
+    bad_cell = st.sampled_from(keyed).flatmap(lambda k: st.tuples(st.just(k), invalid_values(k[2]))).map(
+        lambda ch: sweep(f'base = "{good_base}"\n[grid]\n{_grid_value_line(ch)}\n'))
+    structure = st.sampled_from([
+        f'base = "{good_base}"\n[grid]\n', f'base = "{good_base}"\n', '[grid]\nseed = [0]\n',
+        f'base = "{good_base}"\n[zip]\nseed = [0, 1]\n"model.depth" = [1]\n',
+        f'base = "{good_base}"\n[grid]\nseed = []\n', f'base = "{good_base}"\nextra = 1\n[grid]\nseed = [0]\n',
+        f'base = "{good_base}"\nplots = ["pie"]\n[grid]\nseed = [0]\n', 'base = "missing.toml"\n[grid]\nseed = [0]\n',
+        "seed = = 1\n"]).map(sweep)
+    valid = f'base = "{good_base}"\n[grid]\nseed = [0]\n'
+    options = st.sampled_from([["--workers", "0"], ["--workers", "999"], ["--threads", "999"], ["--backend", "dask"],
+                               ["--out", UNWRITABLE[0]]]).map(lambda o: sweep(valid) + o)
+    return st.one_of(bad_base, bad_cell, structure, options).map(lambda a: ["sweep"] + a)
+
+
+@register("plot")
+def _plot(tmp: Path):
+    """Folders without the results a kind draws, and bad options."""
+    run_dir = tmp / "run"
+    run_dir.mkdir(exist_ok=True)
+    (run_dir / "result.json").write_text('{"config": {"model": {"depth": 1}}}\n')
+    kinds = ["bound-vs-M", "region", "appendix-m", "dstar", "rebound", "data", "covariance"]
+    folders = st.sampled_from([str(run_dir), str(tmp / "nothing_here")])
+    no_results = st.tuples(folders, st.sampled_from(kinds)).map(lambda fk: [fk[0], "--kind", fk[1]])
+    options = st.sampled_from([["--n-boot", "0"], ["--n-boot", "5"], ["--cell", "3"], ["--cell", "-1"],
+                               ["--out", UNWRITABLE[0]]]).map(lambda o: [str(run_dir), "--kind", "covariance"] + o)
+    return st.one_of(no_results, options).map(lambda a: ["plot"] + a)
+
+
+@register("reproduce")
+def _reproduce(tmp: Path):
+    """Bad options fail before any study runs."""
+    out = str(tmp / "r")
+    return st.sampled_from([["--workers", "0", "--out", out], ["--workers", "999", "--out", out],
+                            ["--backend", "dask", "--out", out], ["--threads", "999", "--out", out],
+                            ["--out", UNWRITABLE[0]], ["--out", UNWRITABLE[2]]]).map(
+        lambda a: ["reproduce", "--suite", "quick"] + a)

@@ -70,7 +70,7 @@ def test_run_prints_table(tmp_path, capsys):
 
 @pytest.mark.parametrize("body,fragment", [
     ("[sizes]\nM = 1\n", "sizes.M == 1, must be an integer"),
-    ("[insertion]\nfamily = \"full\"\n", "insertion.family == 'full'"),
+    ("[insertion]\nfamily = \"linear\"\n", "insertion.family == 'linear'"),   # readout and full are accepted
     ("[sizes]\nM = \"many\"\n", "sizes.M == 'many'"),
     ("not toml at all = = \n", "--config =="),
     ("[variants]\ndelta_mc = 0.5\n", "variants.delta_mc == 0.5, must be in (0, sizes.delta) = (0, 0.02)"),

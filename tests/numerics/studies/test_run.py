@@ -167,7 +167,7 @@ def test_deterministic_given_seed():
 
 @pytest.mark.parametrize("override,match", [
     ({"sizes": {"M": 1}}, r"sizes.M == 1, must be an integer in \[2, inf\)"),
-    ({"insertion": {"family": "full"}}, r"insertion.family == 'full', must be one of \['readout'\]"),
+    ({"insertion": {"family": "linear"}}, r"insertion.family == 'linear', must be one of \['readout', 'full'\]"),
     ({"level": 0.0}, r"level == 0.0, must be"),
     ({"insertion": {"at": 5}}, r"insertion.at == 5, must be an integer in \[-1, 1\]"),
     ({"model": {"widht": 3}}, r"model.widht == 3, must be one of"),

@@ -122,7 +122,26 @@ def validate_config(config: Mapping) -> dict:
     if not cfg["variants"]["delta_mc"] < cfg["sizes"]["delta"]:
         raise InputError("variants.delta_mc", f"in (0, sizes.delta) = (0, {cfg['sizes']['delta']:g}) (carved out of "
                          "delta)", cfg["variants"]["delta_mc"])
+    _full_family_route(config, cfg)
     return cfg
+
+
+#: The routes a ``full`` block can be certified by in ``run``: the measured variances are the
+#: readout candidates' and the empirical Rademacher term is the readout's (THEORY §4), so the
+#: Bernstein and empirical variants have no inputs there.
+FULL_FAMILY_ROUTES = ("population_route", "direct_route", "population_tight_hoeffding", "direct_tight_hoeffding")
+
+
+def _full_family_route(config: Mapping, cfg: dict) -> None:
+    """``variants.use`` for ``insertion.family = 'full'``: the default becomes the population
+    Hoeffding variant (fixed before the data, like the readout's default); a route the full
+    family cannot evaluate, named by the user, is an input error."""
+    if cfg["insertion"]["family"] != "full" or cfg["variants"].get("use") in FULL_FAMILY_ROUTES:
+        return
+    if "use" in (config.get("variants") or {}):
+        raise InputError("variants.use", f"one of {list(FULL_FAMILY_ROUTES)} when insertion.family = 'full'",
+                         cfg["variants"]["use"])
+    cfg["variants"]["use"] = "population_tight_hoeffding"
 
 
 def run_experiment(config: Mapping, out_dir: str | Path | None = None) -> dict:

@@ -132,7 +132,7 @@ def _compute(cfg: dict, vary: str, opts: dict, store: ItemStore, draws: int, pro
             if vary == "data":
                 raise
             records = [{"seed": s.seed, "data_seed": s.data_seed, "not_run": str(exc)} for s in streams]
-            fixed = None
+            fixed = truth = None      # never record the previous setup's truth for this one
         for i, rec in zip(idx, records):
             rec.update(index=i, truth={"exact": truth.exact if truth else None, "n": opts["population"],
                                        "moment_error": truth.moment_error if truth else None})

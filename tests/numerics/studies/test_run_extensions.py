@@ -24,6 +24,7 @@ def _setup_from(result):
     level, loss, block = cfg.pop("level"), cfg.pop("loss"), dict(cfg.pop("block"))
     family = block.pop("family")
     cfg.pop("R_old", None)
+    cfg.pop("variants", None)     # THEORY §6 inputs: not fields of the paper's Setup
     return Setup(**cfg, **loss, family=family, block=block), level
 
 
@@ -52,6 +53,15 @@ def test_full_family_bounds_are_the_full_setups(full_result):
                        "block": {"d": setup.block["d"], "L_top": setup.block["L_top"],
                                  "rho_phi": full_result["quantities"]["rho_phi"], "nu_V": setup.block["nu_V"]}})
     assert float(evaluate_routes(readout, level).eps_M) != pytest.approx(float(rep.eps_M))   # not the readout's
+
+
+def test_full_family_route_fixed_before_data(full_result):
+    """The full family defaults to a variant it can evaluate; naming one it cannot is an input error."""
+    assert full_result["config"]["variants"]["use"] == "population_tight_hoeffding"
+    assert "population_tight_hoeffding" in full_result["routes"]
+    with pytest.raises(InputError, match="variants.use"):
+        validate_config(merge_config(TINY, {"insertion": {"family": "full"},
+                                            "variants": {"use": "population_tight_bernstein"}}))
 
 
 def test_full_trained_block_is_evaluated_with_its_own_features():

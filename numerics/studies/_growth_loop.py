@@ -191,8 +191,9 @@ def grow(config: Mapping, out_dir: str | Path, *, progress: bool = True) -> dict
 def grow_model(config: Mapping, out_dir: str | Path, *, progress: bool = True):
     """:func:`grow`, also returning ``(trajectory, grown network, workload, streams)``."""
     cfg = validate_grow_config(config)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    from bounds._io import check_writable_dir
+
+    out = check_writable_dir(out_dir)
     streams = Streams(cfg["seed"], cfg["data_seed"])
     t0 = time.perf_counter()
     with torch.random.fork_rng(devices=[]):

@@ -51,6 +51,9 @@ STUDY_DEFAULTS: dict = {"model": {"depth": 0}}
 
 def _config(config: Mapping | None, quick: bool) -> dict:
     """The user's config over :data:`QUICK` (when ``quick``) over :data:`STUDY_DEFAULTS`."""
+    from numerics._config import check_schema
+
+    check_schema(config or {}, GROW_SCHEMA)        # unknown keys and values out of range: InputError
     base = merge_config(STUDY_DEFAULTS, QUICK) if quick else STUDY_DEFAULTS
     return merge_config(base, config or {})
 

@@ -223,3 +223,57 @@ def _reproduce(tmp: Path):
                             ["--backend", "dask", "--out", out], ["--threads", "999", "--out", out],
                             ["--out", UNWRITABLE[0]], ["--out", UNWRITABLE[2]]]).map(
         lambda a: ["reproduce", "--suite", "quick"] + a)
+
+
+def _value_rules_only(schema: Mapping) -> dict:
+    """The keys whose rules ``invalid_values`` knows (intervals and choices; not lists or free text)."""
+    return {sec: {k: r for k, r in rules.items() if isinstance(r, (Interval, tuple))} for sec, rules in schema.items()}
+
+
+#: A valid, light saturation/grow config (the teacher workload) that generators spoil in one place.
+LIGHT_SAT = {"task": {"n_test": 100, "n_population": 100}, "reference": {"n": 200, "steps": 2, "anneal_steps": 0},
+             "saturation": {"probe_n": 64, "beta_n": 16, "batch_size": 64}}
+
+
+@register("saturation")
+def _saturation(tmp: Path):
+    from numerics.studies.saturation import CONFIG_SCHEMA as SAT_SCHEMA
+
+    out = str(tmp / "s")
+    bad_cfg = bad_study_config(_value_rules_only(SAT_SCHEMA), LIGHT_SAT).map(
+        lambda c: ["--config", _config_file(tmp, c), "--out", out])
+    lists = st.sampled_from(['sites = ["no.such.module"]', 'families = ["nope"]', "sites = []", 'sites = "x"']).map(
+        lambda line: ["--config", _write(tmp, "l.toml", _to_toml({k: v for k, v in LIGHT_SAT.items()
+                                                                    if k != "saturation"})
+                                         + "[saturation]\nprobe_n = 64\n" + line + "\n"), "--out", out])
+    options = st.sampled_from(UNWRITABLE).map(lambda o: ["--config", _config_file(tmp, LIGHT_SAT), "--out", o])
+    broken = _BROKEN_TOML.map(lambda t: ["--config", _write(tmp, "b.toml", t)])
+    return st.one_of(bad_cfg, lists, options, broken).map(lambda a: ["saturation"] + a)
+
+
+@register("grow")
+def _grow(tmp: Path):
+    from numerics.studies.growth import GROW_SCHEMA
+
+    base = {**LIGHT_SAT, "growth": {"max_depth": 2, "steps_per_growth": 2}}
+    bad_cfg = bad_study_config(_value_rules_only(GROW_SCHEMA), base).map(
+        lambda c: ["--config", _config_file(tmp, c), "--out", str(tmp / "g")])
+    options = st.sampled_from(UNWRITABLE).map(lambda o: ["--config", _config_file(tmp, base), "--out", o])
+    broken = _BROKEN_TOML.map(lambda t: ["--config", _write(tmp, "b.toml", t), "--out", str(tmp / "g")])
+    return st.one_of(bad_cfg, options, broken).map(lambda a: ["grow"] + a)
+
+
+@register("study")
+def _study(tmp: Path):
+    from numerics.studies.growth import STUDIES
+
+    from numerics.studies.growth import GROW_SCHEMA
+
+    name = sorted(STUDIES)[0]      # an unknown name is argparse's usage error (SystemExit 2, tested elsewhere)
+    base = {**LIGHT_SAT, "growth": {"max_depth": 2, "steps_per_growth": 2}}
+    bad_cfg = bad_study_config(_value_rules_only(GROW_SCHEMA), base).map(
+        lambda c: [name, "--config", _config_file(tmp, c), "--out", str(tmp / "st"), "--quick"])
+    outs = st.sampled_from(UNWRITABLE).map(lambda o: [name, "--out", o, "--quick"])
+    broken = _BROKEN_TOML.map(lambda t: [name, "--config", _write(tmp, "b.toml", t), "--out", str(tmp / "st"),
+                                         "--quick"])
+    return st.one_of(bad_cfg, outs, broken).map(lambda a: ["study"] + a)

@@ -45,15 +45,38 @@ def memory_needs(cfg: Mapping, draws_at_once: int = 1) -> dict[str, tuple[int, i
     """``{key: (value, bytes per unit of it)}`` for the sizes held in memory (float64 / int64)."""
     d, r, d_in = cfg["model"]["width"], cfg["insertion"]["width"], cfg["task"]["d_in"]
     k = 1   # regression targets (n, 1) or class labels (n,): one column
-    return {
+    bt = cfg.get("block_training", {})
+    out = {
         "sizes.M": (cfg["sizes"]["M"], 8 * (d + k) * draws_at_once),
         "sizes.population": (cfg["sizes"]["population"], 8 * (d_in + k + 3 * d + 2 * r)),
         "reference.n": (cfg["reference"]["n"], 8 * 2 * (d_in + k)),
     }
+    if bt and bt.get("batch_size", 0) < cfg["sizes"]["M"]:   # the mini-batch indices of every step, drawn at once
+        out["block_training.steps"] = (bt["steps"], 8 * bt["batch_size"] * draws_at_once)
+    return out
+
+
+#: Rows of one streamed chunk (the largest batch a stage evaluates at once).
+CHUNK_ROWS = 1 << 16
+
+
+def width_needs(cfg: Mapping, draws_at_once: int = 1) -> dict[str, int]:
+    """``{key: bytes}`` of what grows with a width: parameters (with gradients and Adam's two
+    moments: 4 copies) and one streamed chunk of activations (a few copies per layer)."""
+    m, t, ins = cfg["model"], cfg["task"], cfg["insertion"]
+    d, r = m["width"], ins["width"]
+    return {
+        "model.width": 8 * (4 * (m["depth"] + 1) * (d * d + 2 * d) + 4 * CHUNK_ROWS * d),
+        "task.width": 8 * ((t["depth"] + 1) * (t["width"] ** 2 + 2 * t["width"]) + 4 * CHUNK_ROWS * t["width"]),
+        "insertion.width": 8 * (4 * d * r * draws_at_once + 2 * CHUNK_ROWS * r),
+    }
 
 
 def check_memory(cfg: Mapping, draws_at_once: int = 1, available: int | None = None) -> None:
-    """Raise if one of the held samples cannot fit in memory (module docstring).
+    """Raise if what a run must hold cannot fit in memory (module docstring).
+
+    The key named is the one with the largest need (a size or a width), so a user sees which
+    setting to lower.
 
     Raises:
         InputError: e.g. ``sizes.M == 1000000000000, must be at most 4.2e+08 on this
@@ -62,10 +85,19 @@ def check_memory(cfg: Mapping, draws_at_once: int = 1, available: int | None = N
     avail = available_memory() if available is None else available
     budget = BUDGET * avail
     needs = memory_needs(cfg, draws_at_once)
-    total = sum(v * per for v, per in needs.values())
-    for key, (value, per) in needs.items():
-        others = total - value * per
-        if value * per > budget - others:
-            fits = max(int((budget - others) // per), 0)
-            raise InputError(key, f"at most {fits:.3g} on this machine: held in memory it needs "
-                             f"{_human(value * per)}, {_human(avail)} available", value)
+    widths = width_needs(cfg, draws_at_once)
+    bytes_of = {**{k: v * per for k, (v, per) in needs.items()}, **widths}
+    total = sum(bytes_of.values())
+    if total <= budget:
+        return
+    key = max(bytes_of, key=bytes_of.get)
+    others = total - bytes_of[key]
+    if key in needs:
+        value, per = needs[key]
+        fits = max(int((budget - others) // per), 0)
+        why = "" if fits else " (not one row fits: a row's size grows with model.width and insertion.width)"
+        raise InputError(key, f"at most {fits:.3g} on this machine{why}: held in memory it needs "
+                         f"{_human(value * per)}, {_human(avail)} available", value)
+    section, name = key.split(".")
+    raise InputError(key, f"a width whose parameters and activations fit: it needs {_human(bytes_of[key])}, "
+                     f"{_human(avail)} available", cfg[section][name])

@@ -107,7 +107,23 @@ def _run(tmp: Path):
                                                                      "--out", str(tmp / "o")])
     bad_out = st.sampled_from(UNWRITABLE).map(lambda o: ["--config", _config_file(tmp, LIGHT), "--out", o])
     broken = _BROKEN_TOML.map(lambda t: ["--config", _write(tmp, "b.toml", t), "--out", str(tmp / "o")])
-    return st.one_of(bad_cfg, bad_out, broken).map(lambda a: ["run"] + a)
+    huge = huge_but_in_range().map(lambda c: ["--config", _config_file(tmp, c), "--out", str(tmp / "o")])
+    return st.one_of(bad_cfg, bad_out, broken, huge).map(lambda a: ["run"] + a)
+
+
+#: Keys whose in-range values can still ask for more memory than any machine has.
+HUGE_KEYS = (("sizes", "M"), ("sizes", "population"), ("reference", "n"), ("model", "width"), ("task", "width"),
+             ("insertion", "width"), ("block_training", "steps"))
+
+
+def huge_but_in_range() -> st.SearchStrategy:
+    """A light config with one size or width in range but far too large for memory (exit 2, naming it)."""
+    def spoil(choice):
+        (sec, key), exp = choice
+        cfg = {s: dict(v) for s, v in LIGHT.items()}
+        cfg.setdefault(sec, {})[key] = 10 ** exp
+        return cfg
+    return st.tuples(st.sampled_from(HUGE_KEYS), st.integers(11, 15)).map(spoil)
 
 
 @register("demo")
@@ -128,7 +144,8 @@ def _validity(tmp: Path):
         st.sampled_from(["0", "1", "-0.1", "1.5", "nan"]).map(lambda lv: ["--draws", "2", "--level", lv, "--out", out]),
         st.sampled_from(UNWRITABLE).map(lambda o: ["--draws", "2", "--out", o]),
         st.integers(-2, 0).map(lambda g: ["--draws", "2", "--group", str(g), "--out", out]))
-    return st.one_of(bad_cfg, bad_args.map(lambda a: ["--config", _config_file(tmp, LIGHT)] + a)).map(
+    huge = huge_but_in_range().map(lambda c: ["--config", _config_file(tmp, c), "--draws", "2", "--out", out])
+    return st.one_of(bad_cfg, huge, bad_args.map(lambda a: ["--config", _config_file(tmp, LIGHT)] + a)).map(
         lambda a: ["validity"] + a)
 
 

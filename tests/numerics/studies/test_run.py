@@ -101,7 +101,8 @@ def test_streams_recorded_are_derived_per_role(tiny_result):
     res, _ = tiny_result
     check_streams(res["streams"], Streams(res["config"]["seed"], res["config"]["data_seed"]))
     assert "teacher" in res["fixed_before_data"]["roles"] and "S" in res["drawn_with_data"]["roles"]
-    assert "data_seed" in res["drawn_with_data"]["config_keys"] and "seed" in res["fixed_before_data"]["config_keys"]
+    assert res["drawn_with_data"]["config_keys"][0].startswith("data_seed") and "seed" in res["fixed_before_data"]["config_keys"]
+    assert "sizes" in res["fixed_before_data"]["config_keys"]   # a size is a config value, not a draw
 
 
 def test_two_data_seeds_share_everything_fixed_before_S_and_T():
@@ -147,6 +148,13 @@ def test_sizes_that_cannot_fit_are_named_before_any_work(tmp_path):
     with pytest.raises(InputError, match=r"sizes.M == 1000000000000, must be at most .* on this machine: "
                                          r"held in memory it needs .* TB"):
         run_experiment({"sizes": {"M": 10**12}})
+    # the key named is the one that needs the memory, not the first size checked
+    with pytest.raises(InputError, match=r"^sizes.population == 10000000000000, .* held in memory it needs"):
+        run_experiment({"sizes": {"M": 1000, "population": 10**13}})
+    with pytest.raises(InputError, match=r"^model.width == 1000000, must be a width .* it needs .* TB"):
+        run_experiment({"model": {"width": 10**6}})
+    with pytest.raises(InputError, match=r"^block_training.steps == 1000000000, must be at most"):
+        run_experiment({"block_training": {"steps": 10**9}})
     with pytest.raises(InputError, match=r"--out == '/proc/x.*must be a folder that can be created and written"):
         run_experiment(TINY, "/proc/x")
     assert time.perf_counter() - t0 < 5

@@ -190,7 +190,8 @@ def summarize(records: Sequence[Mapping], level: float, *, vary: str = "data", c
     ok = [r for r in present if "values" in r]
     not_run = [r for r in present if "values" not in r]
     if not ok:
-        raise ValueError("no draw could be evaluated, nothing to summarise.")
+        reasons = "; ".join(sorted({r["not_run"] for r in not_run})) or "no draw stored"
+        raise ArithmeticError(f"no draw could be evaluated, nothing to summarise ({reasons})")
     specs = _present(ok, ROUTE_SPECS if specs is None else specs)
     routes, events = _routes(ok, level, specs), _events(ok, level, specs)
     slack, slack_used = _slack(ok, specs)
@@ -204,6 +205,11 @@ def summarize(records: Sequence[Mapping], level: float, *, vary: str = "data", c
         "certification": {name: certification_entry([r["routes"][name]["certified"] for r in ok], level)
                           for name in [s.name for s in specs] + ["any", "any_with_variants"]
                           if all(name in r["routes"] for r in ok)},
+        # --vary seed: a setup that could not run (e.g. (C1) fails) certifies nothing; counted here
+        "certification_counting_not_run": ({name: certification_entry(
+            [r["routes"][name]["certified"] for r in ok] + [False] * len(not_run), level)
+            for name in [s.name for s in specs] + ["any", "any_with_variants"]
+            if all(name in r["routes"] for r in ok)} if not_run else None),
         "comparison": _comparison(ok, level, specs, config),
         "routes": routes, "events": events, "slack": slack, "slack_used": slack_used,
         "power": _power(ok, level, variants),

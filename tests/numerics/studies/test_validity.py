@@ -187,3 +187,21 @@ def test_demo_setup_200_draws(tmp_path):
         if "H_S_new" in name:
             assert v["class_sup_over_tail"]["max"] < 1 and not v["flagged"], name
     assert s["comparison"]["use"] == "population_tight_bernstein"
+
+
+def test_setups_that_could_not_run_count_as_not_certified(tiny_study, tmp_path):
+    """--vary seed: a setup where (C1) fails is not dropped from the headline rate (that would
+    bias it up); with no runnable setup at all the summary says why (no traceback)."""
+    from numerics.studies._validity_summary import summarize
+
+    s, out = tiny_study
+    records = [json.loads(p.read_text()) for p in sorted((out / "draws").glob("*.json"))]
+    failed = [{"seed": 1, "data_seed": 2, "not_run": "(C1) fails: G == 0"}] * 4
+    mixed = summarize(records + failed, 0.05)
+    assert mixed["draws"] == 8 and mixed["draws_not_run"] == 4
+    for name, entry in mixed["certification_counting_not_run"].items():
+        assert entry["certified"] == mixed["certification"][name]["certified"]     # same successes...
+        assert entry["certification_rate"] == pytest.approx(mixed["certification"][name]["certified"] / 12)
+    assert summarize(records, 0.05)["certification_counting_not_run"] is None
+    with pytest.raises(ArithmeticError, match=r"no draw could be evaluated.*\(C1\) fails"):
+        summarize(failed, 0.05)

@@ -138,6 +138,7 @@ def _theorem1_lines(t1: Mapping | None) -> list[str]:
     if not t1:
         return []
     return ["", f"Theorem 1: {t1['statement']} = {_fmt(t1['guaranteed_gain_at_step'])} "
+                "[estimated: G, beta on the signal sample] "
                 f"(measured gain {_fmt(t1['measured_gain'])} ± {_fmt(t1['measured_gain_stderr'])}"
                 + ("" if t1["optimal_step_applies"] else
                    f"; ||G||^2/(2 beta) = {_fmt(t1['gain_at_optimal_step'])} does not apply: step capped") + ")"]

@@ -65,6 +65,9 @@ def _theorem1(q: Mapping) -> dict:
                           if capped else "Delta_R >= ||G||^2 / (2 beta) at eta = 1/beta"),
             "gain_at_optimal_step": q["delta_R_lower_optimal_step"],
             "optimal_step_applies": not capped, "jumpboard_risk_bound": q["jumpboard_risk_bound"],
+            "guaranteed_gain_is": ("an estimate: Theorem 1 evaluated at G and beta measured on the signal sample "
+                                   "(sizes.population points, exact y-expectation, fixed before S and T); it carries "
+                                   "that sample's Monte-Carlo error and no confidence level"),
             "measured_gain": q["delta_R_hat"], "measured_gain_stderr": q["delta_R_stderr"]}
 
 

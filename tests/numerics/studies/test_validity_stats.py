@@ -40,3 +40,18 @@ def test_the_test_has_its_level_and_power():
     lo, hi = clopper_pearson(int(np.sum(null)), len(null), 0.01)
     assert lo <= level                      # size (discrete test: conservative)
     assert np.mean(alt) > 0.8               # power
+
+
+def test_weakened_uniform_flags_only_beyond_the_truth_error():
+    """A weakened sup-guarantee whose threshold sits inside the check sample's error cannot be
+    flagged by that error; the true one is still counted at its threshold (conservative)."""
+    from numerics.studies._validity_power import _uniform
+
+    rec = {"values": {"eps_M": 0.01, "delta": 0.02}, "truth": {"moment_error": 2e-4},
+           "deviations": {"E_S": {"sup": 3e-4}}}
+    weak, true = _uniform("E_S", "eps_M", "delta", 0.01), _uniform("E_S", "eps_M", "delta", 1.0)
+    assert weak(rec) == (False, 0.02)                                   # 3e-4 <= 1e-4 + 2e-4
+    rec["deviations"]["E_S"]["sup"] = 3.5e-4
+    assert weak(rec) == (True, 0.02)                                    # beyond threshold + error
+    rec["deviations"]["E_S"]["sup"] = 0.0100001
+    assert true(rec) == (True, 0.02)                                    # no margin for a true guarantee

@@ -43,6 +43,7 @@ ROLES: Mapping[str, str] = {
 }
 
 _MASK63 = (1 << 63) - 1
+_MASK32 = (1 << 32) - 1
 
 
 def _key(name: str) -> int:
@@ -170,11 +171,13 @@ def check_streams(used: Mapping[str, int], streams: Streams | None = None) -> No
     """
     by_seed: dict[int, list[str]] = {}
     for name, value in used.items():
-        by_seed.setdefault(int(value), []).append(name)
+        by_seed.setdefault(int(value) & _MASK32, []).append(name)   # torch's CPU generator reads 32 bits
     shared = sorted((sorted(names), value) for value, names in by_seed.items() if len(names) > 1)
     if shared:
         names, value = shared[0]
-        raise ValueError(f"streams {names} share the seed {value}: two roles must never share a stream.")
+        raise ValueError(f"streams {names} share the seed {value}" + ("" if all(int(used[n]) == value for n in names)
+                         else " in their low 32 bits (all torch's CPU generator reads)")
+                         + ": two roles must never share a stream.")
     if streams is None:
         return
     for name, value in sorted(used.items()):

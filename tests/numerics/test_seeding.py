@@ -44,7 +44,19 @@ def test_derived_streams_pass_and_never_collide(seed, data_seed):
     used = st_.used()
     check_streams(used, st_)
     assert len(set(used.values())) == len(used)
+    assert len({v & 0xFFFFFFFF for v in used.values()}) == len(used)   # torch seeds its CPU generator from 32 bits
     assert set(used) >= set(ROLES)
+
+
+def test_seeds_equal_in_their_low_32_bits_share_a_torch_stream():
+    """Why check_streams compares the low 32 bits: torch's CPU generator reads only those."""
+    import torch
+
+    a, b = 12345, 12345 + (7 << 32)
+    draw = lambda seed: torch.rand(4, generator=torch.Generator().manual_seed(seed))  # noqa: E731
+    assert torch.equal(draw(a), draw(b))
+    with pytest.raises(ValueError, match="low 32 bits"):
+        check_streams({"S": a, "T": b})
 
 
 def test_seed_and_data_seed_split():

@@ -100,6 +100,6 @@ def check_schema(config: Mapping, schema: Mapping[str, Mapping[str, Any]]) -> No
         elif section in top:
             check_value(section, top[section], value)
         elif isinstance(value, Mapping):
-            raise InputError(section, f"one of the sections {sorted(k for k in schema if k)}", "?")
+            raise InputError(section, f"one of the sections {sorted(k for k in schema if k)} (this command does not read [{section}])", f"[{section}]")
         else:
             raise InputError(section, f"a section or one of {sorted(top)}", value)

@@ -116,4 +116,6 @@ def test_acceptance_growth_stops_within_one_block_of_where_risk_stops_improving(
         star, stop = stop_improving_depth(R), traj["stop_rule"]["depth"]
         rows.append((seed, stop, star, R))
         hits += abs(stop - star) <= 1
+    for seed, stop, star, R in rows:     # the README's numbers (pytest -s shows them)
+        print(f"seed {seed}: stop rule at depth {stop}, risk stops improving at {star}, R = {[f'{r:.4g}' for r in R]}")
     assert hits >= 4, rows

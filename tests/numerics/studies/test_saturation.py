@@ -144,5 +144,6 @@ def test_acceptance_deep_enough_saturated_too_shallow_not_at_cli_defaults():
         for depth in (0, 3):
             res = run({"seed": seed, "data_seed": seed, "model": {"depth": depth}})
             verdicts[seed, depth] = res["model"]["saturated"]
+            print(f"seed {seed}, depth {depth}: saturated = {res['model']['saturated']}")   # README (pytest -s)
     assert all(verdicts[s, 3] for s in range(5)), verdicts
     assert not any(verdicts[s, 0] for s in range(5)), verdicts

@@ -111,7 +111,7 @@ CLAIMS: tuple[Claim, ...] = (
           "width) and the depth-only curve at the narrowest width, paired by seed", Rule("rebound")),
     Claim("ag_max_plateau", "Paper B (THEORY §8)",
           "AG_max drops to a plateau (< 5e-3 on CIFAR-10 ResNets) around 16 residual blocks.",
-          "numerics.studies.saturation:reproduce_ag_max_plateau",
+          _S + "ag_max_plateau",
           "ratio of the late to the early slope of log AG_max against log D (interval)", Rule("below", 0.5, 1.0)),
     Claim("growth_vs_scratch", "Paper B (THEORY §8)",
           "Function-preserving growth reaches comparable or lower train loss and lower test loss than training "

@@ -17,7 +17,7 @@ from numerics.studies import scaling
 from numerics.studies.sweeps import load_cells
 
 __all__ = ["bound_validity", "covariance_near_diagonal", "exponent_agreement", "growth_vs_scratch",
-           "joint_scaling_rebound",
+           "joint_scaling_rebound", "ag_max_plateau", "plateau_ratio",
            "local_insertion_shrinking", "signal_decay"]
 
 CONFIDENCE = 0.95
@@ -161,6 +161,50 @@ def growth_vs_scratch(ctx) -> dict:
                 f"[{gain.mean() - half:.3%}, {gain.mean() + half:.3%}] over {gain.size} seeds; train loss lower "
                 f"for the grown model in {int((train > 0).sum())}/{gain.size}")
     return _evidence(measured, gain.mean(), (gain.mean() - half, gain.mean() + half), per_seed=gain.tolist())
+
+
+def _slope(depths: np.ndarray, log_ag: np.ndarray) -> float:
+    return float(np.polyfit(np.log(depths), log_ag, 1)[0])
+
+
+def plateau_ratio(depths, log_ag: np.ndarray) -> float:
+    """Late over early slope of ``log AG_max`` against ``log D`` (first and last three depths,
+    mean over the rows = seeds); ``inf`` when AG_max does not drop early (no drop, no plateau)."""
+    d, m = np.asarray(depths, dtype=float), np.asarray(log_ag, dtype=float).mean(axis=0)
+    early, late = _slope(d[:3], m[:3]), _slope(d[-3:], m[-3:])
+    return late / early if early < 0 else float("inf")
+
+
+def ag_max_plateau(ctx) -> dict:
+    """Paper B's AG_max plateau, from the growth study's public ``ag_max_vs_depth`` over seeds.
+
+    Statistic (fixed with the claim): the late over the early slope of ``log AG_max``
+    against ``log D`` (:func:`plateau_ratio`), with a percentile bootstrap over seeds.
+    """
+    from numerics.studies.growth import ag_max_vs_depth
+
+    a = ctx.suite.ag_max
+    if not a:
+        raise ValueError("this suite has no AG_max study")
+    store = ItemStore(Path(ctx.out_dir) / "ag_max")
+    rows = []
+    for s in a["seeds"]:
+        rec = store.get(f"seed={s}")
+        if rec is None or rec.get("settings") != a:
+            cfg = {**(a["config"] or {}), "seed": s, "data_seed": s}
+            rec = {"settings": a, "result": ag_max_vs_depth(cfg, depths=a["depths"], quick=a["quick"])}
+            store.put(f"seed={s}", rec)
+        rows.append(rec["result"])
+    depths = np.asarray(rows[0]["depths"], dtype=float)
+    log_ag = np.log(np.array([r["AG_max"] for r in rows]))
+    ratio = plateau_ratio(depths, log_ag)
+    lo, hi = _bootstrap_stat(log_ag, lambda b: plateau_ratio(depths, b), ctx.suite.n_boot)
+    mean = np.exp(log_ag.mean(axis=0))
+    plateau = [r["plateau_depth"] for r in rows]
+    measured = (f"late/early slope of log AG_max vs log D = {ratio:.3g} [{lo:.3g}, {hi:.3g}] over {len(rows)} seeds; "
+                "geometric-mean AG_max per depth: " + ", ".join(f"D={int(d)}: {v:.3g}" for d, v in zip(depths, mean))
+                + f"; first depth below {rows[0]['plateau_threshold']:g}: {plateau}")
+    return _evidence(measured, ratio, (lo, hi), depths=depths.tolist(), AG_max=np.exp(log_ag).tolist())
 
 
 def bound_validity(ctx) -> dict:

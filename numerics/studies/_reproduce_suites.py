@@ -32,6 +32,9 @@ SUITES = {
         },
         "growth": {"config": TEACHER_BASE, "seeds": [0, 1, 2, 3, 4], "base_steps": 300, "grow_steps": 300},
         "validity": {"config": {**TEACHER_BASE, "model": {**TEACHER_BASE["model"], "depth": 2}}, "draws": 100},
+        # AG_max vs depth: the growth studies' teacher of known depth (light sizes), networks
+        # trained independently at each depth, over seeds
+        "ag_max": {"config": None, "quick": True, "depths": [1, 2, 3, 4, 6, 8], "seeds": [0, 1, 2]},
         "n_boot": 1000,
         "expected": "under 10 minutes on 2 CPU cores (measured: see the report's wall time)",
     },
@@ -44,6 +47,7 @@ SUITES = {
         },
         "growth": {"config": _FULL_BASE, "seeds": list(range(20)), "base_steps": 1500, "grow_steps": 1500},
         "validity": {"config": {**_FULL_BASE, "model": {**_FULL_BASE["model"], "depth": 2}}, "draws": 400},
+        "ag_max": {"config": None, "quick": False, "depths": [1, 2, 4, 8, 12, 16, 24, 32], "seeds": list(range(5))},
         "n_boot": 2000,
         "expected": ("about 5-8 CPU-core-hours (230 cells, 20 growth seeds, 400 validity draws; one thread per "
                      "cell, measured on the 2-core development machine under load: ~40 s per cell at depth 1, ~3 min "

@@ -40,6 +40,7 @@ class Suite:
     n_boot: int
     expected: str
     validity: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    ag_max: Mapping[str, Any] = dataclasses.field(default_factory=dict)   # AG_max vs depth (Paper B)
 
     def n_cells(self) -> int:
         return sum(len(make_spec(s["base"], s["grid"]).cells) for s in self.sweeps.values())

@@ -2,6 +2,7 @@
 import dataclasses
 import math
 
+import numpy as np
 import pytest
 
 from numerics.studies import reproduce as rp
@@ -13,7 +14,9 @@ TINY = rp.Suite("quick", sweeps={
     "depth": {"base": TINY_BASE, "grid": {"model.depth": [1, 2, 3]}},
     "rebound": {"base": TINY_BASE, "grid": {"model.depth": [1, 2], "model.width": [2, 4]}}},
     growth={"config": TINY_BASE, "seeds": [0, 1], "base_steps": 10, "grow_steps": 10}, n_boot=50,
-    expected="seconds (test sizes)", validity={"config": TINY_BASE, "draws": 3})
+    expected="seconds (test sizes)", validity={"config": TINY_BASE, "draws": 3},
+    ag_max={"config": {"reference": {"steps": 20, "anneal_steps": 0}}, "quick": True, "depths": [1, 2, 3],
+            "seeds": [0, 1]})
 
 
 def fake_study(ctx):
@@ -87,7 +90,8 @@ def test_tiny_suite_end_to_end_report(tmp_path, monkeypatch):
         assert c.verdict in ("reproduced", "not reproduced", "inconclusive", "not run")
         assert f"| {c.claim.id} (" in text
     verdicts = {c.claim.id: c.verdict for c in rep.claims}
-    assert verdicts["ag_max_plateau"] == "not run"                       # its study does not exist yet
+    assert verdicts["ag_max_plateau"] != "not run"                       # the growth study measures it
+    assert (tmp_path / "ag_max" ).is_dir()
     assert (tmp_path / "validity" / "validity.json").is_file()           # bound validity: the validity study ran
     assert verdicts["bound_validity"] in ("reproduced", "not reproduced", "inconclusive")
     assert (tmp_path / "figures" / "appendix-m.png").is_file() and "](figures/appendix-m.png)" in text
@@ -95,6 +99,17 @@ def test_tiny_suite_end_to_end_report(tmp_path, monkeypatch):
     again = rp.reproduce("quick", tmp_path, progress=False)                    # resumes: nothing recomputed
     assert all(s["computed"] == 0 for s in again.sweeps.values())
     assert [c.verdict for c in again.claims] == [c.verdict for c in rep.claims]
+
+
+def test_plateau_ratio_against_hand_computed_slopes():
+    """Early slope -1 (AG_max = 1/D on D = 1, 2, 4), late slope 0 (flat on 8, 16, 32): ratio 0;
+    a straight power law has ratio 1; no early drop is no plateau (inf)."""
+    from numerics.studies._reproduce_studies import plateau_ratio
+
+    d = np.array([1, 2, 4, 8, 16, 32.0])
+    assert plateau_ratio(d, np.log(np.array([[1, .5, .25, .2, .2, .2]]))) == pytest.approx(0, abs=1e-12)
+    assert plateau_ratio(d, np.log(1 / d)[None]) == pytest.approx(1.0)
+    assert plateau_ratio(d, np.log(d)[None]) == float("inf")        # rising: no drop, no plateau
 
 
 def test_unknown_suite_is_input_error(tmp_path):

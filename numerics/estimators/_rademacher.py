@@ -118,6 +118,12 @@ class ReadoutRademacher:
     phi4_sum: float
     gram_fro_sq: float
 
+    def at_cap(self, nu_V: float) -> "ReadoutRademacher":
+        """The same sample at another cap: the value, its McDiarmid error and the bracket are
+        linear in ``nu_V`` (the sign draws and feature moments do not depend on it)."""
+        r = float(nu_V) / self.nu_V
+        return dataclasses.replace(self, nu_V=float(nu_V), value=self.value * r, mc_error=self.mc_error * r)
+
     def exact_bracket(self) -> tuple[float, float]:
         """``(lower, upper)`` with ``lower <= (nu_V/n) E_s ||s^T phi||_F <= upper`` surely.
 

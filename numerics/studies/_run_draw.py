@@ -82,6 +82,7 @@ class Certificate:
     setup: object
     report: object
     variants: object = None          # bounds.variant_routes.VariantsReport (THEORY §6, Choice)
+    S_stats: object = None           # the variants' S statistics at the certified cap (_run_variants.SStatistics)
 
 
 # ------------------------------------------------------------------------------ stage 2: S
@@ -283,15 +284,18 @@ def certify_draw(fixed: Fixed, group: SampleGroup, sel: Selection, ev: Evaluatio
     variances = ev.variances_T
     if family != "readout":     # the measured variances are the readout candidates' losses: not this block's
         variances = {k: v for k, v in variances.items() if k == "var_T_old"}
-    variants = evaluate_variants_of_draw(cfg, setup, variances, ev.S_stats)
-    q.update(_variant_quantities(variances, ev))
-    return Certificate(q, setup, report, variants)
+    s_stats = ev.S_stats
+    if s_stats.rademacher is not None and s_stats.rademacher.nu_V != q["nu_V"]:   # a grid cap chosen after training
+        s_stats = dataclasses.replace(s_stats, rademacher=s_stats.rademacher.at_cap(q["nu_V"]))
+    variants = evaluate_variants_of_draw(cfg, setup, variances, s_stats)
+    q.update(_variant_quantities(variances, s_stats))
+    return Certificate(q, setup, report, variants, s_stats)
 
 
-def _variant_quantities(variances: Mapping[str, float], ev: Evaluation) -> dict:
+def _variant_quantities(variances: Mapping[str, float], s_stats) -> dict:
     """The measured inputs of the variants (``[variants]`` of ``bounds_config.toml``) as quantities."""
-    rad = ev.S_stats.rademacher
-    out = {"var_S_jump_pop": ev.S_stats.var_S_jump_pop, **variances}
+    rad = s_stats.rademacher
+    out = {"var_S_jump_pop": s_stats.var_S_jump_pop, **variances}
     if rad is not None:
         out.update(rad_hat=rad.value, rad_hat_mc_error=rad.mc_error, delta_mc=rad.delta_mc, n_draws=rad.n_draws,
                    phi_sq_sum=rad.phi_sq_sum, rad_S_jensen=rad.exact_bracket()[1])

@@ -28,12 +28,12 @@ import torch
 
 from bounds._validation import Interval, InputError
 
-__all__ = ["FAMILIES", "INSERTION_OPTIONS", "BlockCaps", "block_caps", "chosen_cap", "complete_config",
+__all__ = ["FAMILIES", "INSERTION_OPTIONS", "BlockCaps", "block_caps", "chosen_cap", "complete_config", "on_states",
            "feature_norm", "reevaluate_new", "select_full", "setup_block"]
 
 FAMILIES = ("readout", "full")
 #: Optional ``[insertion]`` keys (defaults: feature_cap 1.5, cap_grid 1, cap_ratio 2).
-INSERTION_OPTIONS = {"feature_cap": Interval(1), "cap_grid": Interval(1, integer=True),
+INSERTION_OPTIONS = {"feature_cap": Interval(1), "cap_grid": Interval(1, 1000, integer=True),
                      "cap_ratio": Interval(1, closed_low=False)}
 DEFAULTS = {"feature_cap": 1.5, "cap_grid": 1, "cap_ratio": 2.0}
 
@@ -120,6 +120,11 @@ def setup_block(caps: BlockCaps, d: int, L_top: float, nu_V: float) -> tuple[str
 
 
 # ----------------------------------------------------------------------------- full: training, selection
+def on_states(expanded, block) -> torch.nn.Module:
+    """``u -> f_top(u + h(u))`` for ``block`` on ``expanded``'s frozen base (a trained full block)."""
+    return _OnStates(expanded, block)
+
+
 class _OnStates(torch.nn.Module):
     """``u -> f_top(u + h(u))`` for a block of its own on the frozen base."""
 

@@ -83,13 +83,26 @@ def _check_risks(fixed: Fixed, truth: Truth, Vs: torch.Tensor) -> list[float]:
     return (total / truth.n).tolist()
 
 
-def _deviations(fixed: Fixed, truth: Truth, ev) -> dict:
-    """``sup |R - R_S|`` and ``sup |R - L_test|`` over the capped class (exact class only)."""
+@torch.no_grad()
+def _check_risk_of_block(fixed: Fixed, truth: Truth, block) -> float:
+    """``R`` of ``u -> f_top(u + h(u))`` with a block of its own, on the check sample."""
+    from numerics.data import conditional_risk
+    from numerics.studies._run_family import on_states
+
+    model, total = on_states(fixed.expanded, block), 0.0
+    for x in fixed.task.sample_x_chunks(truth.n, fixed.streams.seed_for("check_population")):
+        total += float(conditional_risk(fixed.task, x, model(fixed.net.bottom(x, fixed.at))).sum())
+    return total / truth.n
+
+
+def _deviations(fixed: Fixed, truth: Truth, ev, nu: float) -> dict:
+    """``sup |R - R_S|`` and ``sup |R - L_test|`` over the class capped at ``nu`` -- the cap the
+    draw certified (a grid cap is chosen after training) -- (exact class only)."""
     from numerics.estimators import sup_deviation
 
     if not truth.exact or ev.moments_S is None:
         return {}
-    A, nu = fixed.net.head.weight, fixed.const.nu_V
+    A = fixed.net.head.weight
     out = {}
     for event, mom in (("E_S", ev.moments_S), ("E_T", ev.moments_T)):
         s = sup_deviation(truth.moments, mom, A, nu)
@@ -101,6 +114,8 @@ def _record(fixed: Fixed, truth: Truth, group, sel, ev, cert, b: int, seconds: f
     q, rep = cert.quantities, cert.report
     Vs = torch.stack([torch.zeros_like(sel.V_new[b]), sel.V_new[b], group.V_S[b], fixed.signal.V_pop])
     R_old, R_new, R_jS, R_jp = _check_risks(fixed, truth, Vs)
+    if sel.blocks_new is not None and sel.blocks_new[b] is not None:   # a trained full block: its own U, b
+        R_new = _check_risk_of_block(fixed, truth, sel.blocks_new[b])
     R_S, L = {k: float(v[b]) for k, v in sel.R_S.items()}, ev.L_test
     values = {"L_test_old": L["old"], "L_test_new": L["new"], "L_test_jump_S": L["jump_S"],
               "L_test_jump_pop": L["jump_pop"], "R_S_old": R_S["old"], "R_S_new": R_S["new"],
@@ -117,7 +132,7 @@ def _record(fixed: Fixed, truth: Truth, group, sel, ev, cert, b: int, seconds: f
     routes["any"] = {k: a[k] for k in ("certified", "failure_probability", "routes_included", "events")}
     routes.update(_variant_routes(cert, ev))
     st = group.streams[b]
-    return {"seed": st.seed, "data_seed": st.data_seed, "values": values, "deviations": _deviations(fixed, truth, ev),
+    return {"seed": st.seed, "data_seed": st.data_seed, "values": values, "deviations": _deviations(fixed, truth, ev, q["nu_V"]),
             "routes": routes, "returned": sel.returned[b], "level": rep.level, "seconds": seconds}
 
 
@@ -144,7 +159,7 @@ def _variant_routes(cert, ev) -> dict:
 
     if cert.variants is None:
         return {}
-    out, rad = {}, ev.S_stats.rademacher
+    out, rad = {}, (cert.S_stats or ev.S_stats).rademacher
     for name, r in cert.variants.variants.items():
         T, v = VARIANTS[name], r.values
         values = {k: float(v[k]) for k in _chain_symbols(T) if k in v}

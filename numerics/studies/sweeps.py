@@ -39,9 +39,11 @@ RESULT = "result.json"
 
 
 def _validate(config: Mapping) -> dict:
-    from numerics.studies.run import validate_config
+    from numerics.studies.run import check_memory, validate_config
 
-    return validate_config(config)
+    cfg = validate_config(config)
+    check_memory(cfg)        # a cell that cannot fit is bad input before any cell runs
+    return cfg
 
 
 def load_sweep(path: str | Path, *, validate: Callable[[Mapping], Mapping] | None = None) -> SweepSpec:

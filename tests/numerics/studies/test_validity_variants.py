@@ -9,6 +9,7 @@
   true variants pass; the mutant rebuilt by the study equals ``proofs_check``'s object.
 """
 import copy
+import json
 
 import numpy as np
 import pytest
@@ -116,3 +117,72 @@ def test_power_slow_the_mutant_chain_and_event_flagged_over_many_draws():
     for name in MUTATED:
         assert s["power"][f"{name}: fixed tail f_new on S (H_S_new)"]["flagged"], name
     assert not s["significant"], {k: v for k, v in {**s["routes"], **s["events"]}.items() if v["significant"]}
+
+
+# ---------------------------------------------------------------- integration: grid caps and full blocks
+_TINY_INT = {"sizes": {"M": 2000, "K": 2000, "population": 2000}, "reference": {"n": 500, "steps": 15},
+             "block_training": {"steps": 40, "batch_size": 512}, "validity": {"population": 20000}}
+
+
+def test_grid_cap_checks_events_at_the_certified_cap(tmp_path):
+    """With caps chosen after training (cap_grid > 1) the Rademacher stream, E_MC and the exact
+    suprema are taken at the cap the draw certified, not at the largest one (regression: the
+    E_MC events failed in every draw, a 4x cap ratio)."""
+    from numerics._config import merge_config
+    from numerics.studies.validity import run_validity
+
+    cfg = merge_config(_TINY_INT, {"insertion": {"cap_grid": 6, "cap_ratio": 2.0, "output_cap": 8.0}})
+    s = run_validity(cfg, 2, tmp_path, progress=False)
+    recs = [json.loads(p.read_text()) for p in sorted((tmp_path / "draws").glob("*.json"))]
+    caps = [r["values"]["nu_V"] for r in recs]
+    for r in recs:
+        for name, route in r["routes"].items():
+            v = route.get("values", {})
+            if "rad_S_upper" in v:    # the sure bracket is at the certified cap: the estimate lies inside it
+                assert v["rad_S_lower"] <= v["rad_S_estimate"] * (1 + 1e-9), (name, v, caps)
+                assert v["rad_S_estimate"] <= v["rad_S_upper"] * (1 + 1e-9), (name, v, caps)
+    assert not any(e["failures"] for k, e in s["events"].items() if k.endswith("E_MC")), s["events"]
+    assert not s["significant"]
+
+
+def test_full_block_truth_is_the_trained_blocks_risk():
+    """The validity truth of R(f_new) for a trained full block uses its own U, b (regression:
+    the initial features were used)."""
+    import torch
+
+    from numerics.data import conditional_risk
+    from numerics.studies._run_family import on_states
+    from numerics.studies._validity_draws import _check_risk_of_block, population_truth
+    from numerics.studies.run import draw_samples, prepare_fixed, select_blocks, streams_of, validate_config
+
+    base = {k: v for k, v in _TINY_INT.items() if k != "validity"}
+    cfg = validate_config({**base, "block_training": {"steps": 150, "batch_size": 512}, "insertion": {"family": "full"}})
+    with torch.random.fork_rng(devices=[]):
+        fixed = prepare_fixed(cfg)
+        group = draw_samples(fixed, [streams_of(cfg)])
+        sel = select_blocks(fixed, group)
+    block = sel.blocks_new[0]
+    if block is None:
+        pytest.skip("the trained block did not win (C2) on this draw")
+    truth = population_truth(fixed, 20000)
+    model = on_states(fixed.expanded, block)
+    with torch.no_grad():     # independent: the whole check sample at once
+        xs = torch.cat(list(fixed.task.sample_x_chunks(20000, fixed.streams.seed_for("check_population"))))
+        want = float(conditional_risk(fixed.task, xs, model(fixed.net.bottom(xs, fixed.at))).mean())
+        init = float(conditional_risk(fixed.task, xs, on_states(fixed.expanded, fixed.expanded.block)(
+            fixed.net.bottom(xs, fixed.at))).mean())
+    got = _check_risk_of_block(fixed, truth, block)
+    assert got == pytest.approx(want, rel=1e-10) and abs(got - init) > 1e-6
+
+
+def test_rademacher_stream_at_another_cap_equals_a_stream_run_there():
+    import torch
+
+    from numerics.estimators import rademacher_readout_stream
+
+    phi = torch.randn(300, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    a = rademacher_readout_stream([phi[:150], phi[150:]], 3, 2.0, 4, seed=7)
+    b = rademacher_readout_stream([phi[:150], phi[150:]], 3, 0.5, 4, seed=7)
+    c = a.at_cap(0.5)
+    assert c.value == pytest.approx(b.value, rel=1e-12) and c.mc_error == pytest.approx(b.mc_error, rel=1e-12)
+    assert c.exact_bracket() == pytest.approx(b.exact_bracket(), rel=1e-12)

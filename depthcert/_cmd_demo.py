@@ -23,7 +23,7 @@ def add_parser(sub) -> None:
                    help="also estimate the certification rate from N fresh draws (~10 s each)")
 
 
-def setup_rates(config: dict, estimate: int | None, out: str) -> dict:
+def setup_rates(config: dict, estimate: int | None, out: str, progress: bool = False) -> dict:
     """The certification rates of ``config``'s setup: a quick study, or the stored one (if it matches)."""
     from numerics._store import load_json
 
@@ -31,7 +31,7 @@ def setup_rates(config: dict, estimate: int | None, out: str) -> dict:
     if estimate is not None:
         from numerics.studies.validity import run_validity
 
-        s = run_validity(config, estimate, Path(out) / "validity", progress=False)
+        s = run_validity(config, estimate, Path(out) / "validity", progress=progress)   # a bar on stderr
         return {"source": f"quick estimate from {estimate} draws run now ({out}/validity/validity.json)",
                 "draws": s["draws"], "certification": s["certification"], "test_level": s["test_level"], "use": use}
     if not STORED.is_file():
@@ -81,4 +81,5 @@ def run(args: argparse.Namespace) -> int:
     if args.estimate is not None and (args.estimate < 1):
         raise InputError("--estimate", "an integer >= 1", args.estimate)
     return execute(DEFAULT_DEMO_CONFIG, args.out, args.json,
-                   after=lambda: setup_rates(DEFAULT_DEMO_CONFIG, args.estimate, args.out), show=format_rates)
+                   after=lambda: setup_rates(DEFAULT_DEMO_CONFIG, args.estimate, args.out, progress=not args.json),
+                   show=format_rates)

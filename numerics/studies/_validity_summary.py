@@ -180,6 +180,21 @@ def _timing(records) -> dict:
     return {"draw_seconds_total": float(np.sum(secs)), "draw_seconds_median": float(np.median(secs))}
 
 
+def holm_family(p_values: Mapping[str, float | None], level: float) -> dict:
+    """Holm's step-down test over all routes and events at family-wise level ``level``.
+
+    The exit code keeps the per-test rule (any one significant: exit 1, which can only flag
+    more); this is the family-wise reading for a user who wants one error rate for the study.
+    """
+    ps = sorted((p, k) for k, p in p_values.items() if p is not None)
+    rejected = []
+    for i, (p, k) in enumerate(ps):
+        if p > level / (len(ps) - i):
+            break
+        rejected.append(k)
+    return {"method": "Holm", "level": level, "tests": len(ps), "rejected": rejected, "significant": bool(rejected)}
+
+
 def summarize(records: Sequence[Mapping], level: float, *, vary: str = "data", config: Mapping | None = None,
               specs=None, variants=None) -> dict:
     """The study's summary from its records (``None`` entries: missing draws, ignored).
@@ -199,12 +214,14 @@ def summarize(records: Sequence[Mapping], level: float, *, vary: str = "data", c
     routes, events = _routes(ok, level, specs), _events(ok, level, specs)
     slack, slack_used = _slack(ok, specs)
     significant = any(r["significant"] for r in routes.values()) or any(e["significant"] for e in events.values())
+    holm = holm_family({**{f"route {k}": r.get("p_value") for k, r in routes.items()},
+                        **{f"event {k}": e.get("p_value") for k, e in events.items()}}, level)
     truth = [r.get("truth") or {} for r in ok]
     errs = [t.get("moment_error") for t in truth if t.get("moment_error") is not None]
     return {
         "draws": len(ok), "draws_requested": len(records), "draws_not_run": len(not_run),
         "not_run_reasons": sorted({r["not_run"] for r in not_run}),
-        "vary": vary, "test_level": level, "significant": significant,
+        "vary": vary, "test_level": level, "significant": significant, "family_wise": holm,
         "certification": {name: certification_entry([r["routes"][name]["certified"] for r in ok], level)
                           for name in [s.name for s in specs] + ["any", "any_with_variants"]
                           if all(name in r["routes"] for r in ok)},

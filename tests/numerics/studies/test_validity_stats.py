@@ -55,3 +55,13 @@ def test_weakened_uniform_flags_only_beyond_the_truth_error():
     assert weak(rec) == (True, 0.02)                                    # beyond threshold + error
     rec["deviations"]["E_S"]["sup"] = 0.0100001
     assert true(rec) == (True, 0.02)                                    # no margin for a true guarantee
+
+
+def test_holm_step_down_against_hand_computed_thresholds():
+    from numerics.studies._validity_summary import holm_family
+
+    # m = 4 at level 0.05: thresholds 0.0125, 0.0167, 0.025, 0.05 in p order
+    out = holm_family({"a": 0.01, "b": 0.015, "c": 0.03, "d": 0.2, "e": None}, 0.05)
+    assert out["tests"] == 4 and out["rejected"] == ["a", "b"] and out["significant"]
+    assert holm_family({"a": 0.013, "b": 0.001}, 0.05)["rejected"] == ["b", "a"]      # 0.001 <= .025, .013 <= .05
+    assert not holm_family({"a": 0.02, "b": 0.03, "c": 0.04}, 0.05)["significant"]     # 0.02 > 0.0167: stop

@@ -26,7 +26,8 @@ from numerics._config import merge_config  # noqa: E402
 from numerics.studies.reproduce import SUITES  # noqa: E402
 from numerics.studies.sweeps import available_cores, make_spec, sweep  # noqa: E402
 
-#: Small cells: the quick suite's teacher depth sweep at half the reference steps (~2-4 s per cell here).
+#: Small cells: the quick suite's teacher depth sweep at half the reference steps (~1 s per cell on an idle
+#: core; 2-4 s on a loaded machine).
 SMALL_CELL = merge_config(SUITES["quick"].sweeps["depth"]["base"], {"reference": {"steps": 300}})
 
 
@@ -63,7 +64,7 @@ def bench(cells: int, repeats: int) -> dict:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--cells", type=int, default=12)
+    p.add_argument("--cells", type=int, default=48)   # ~1 s cells: a spawned worker pays ~5-10 s of start-up
     p.add_argument("--repeats", type=int, default=2)
     args = p.parse_args(argv)
     print(f"cores: {available_cores()}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, "

@@ -127,16 +127,17 @@ def _pool(todo, on_done, workers: int, threads: int, runner: str) -> None:
     work, estimated from its fastest cell so far, exceeds :data:`SPAWN_MIN_WORK_S`; it
     keeps computing while the workers start and hands cells to the pool only once a
     process has reported ready (at most two per ready process: one running, one queued).
-    So a short sweep runs entirely in the driver, as fast as a serial one, and a long one
-    never waits for start-up.
+    So a short sweep runs entirely in the driver -- on all ``workers x threads`` threads, as
+    fast as a serial one -- and a long one never waits for start-up.
     """
     import torch
 
     queue, times, old = list(todo), [], torch.get_num_threads()
-    torch.set_num_threads(threads)
+    torch.set_num_threads(workers * threads)      # alone on the cores until a pool is spawned
     try:
         while queue:
             if len(times) >= 2 and len(queue) * min(times) >= SPAWN_MIN_WORK_S:
+                torch.set_num_threads(threads)        # from now on workers x threads <= cores
                 return _share(queue, on_done, workers, threads, runner)
             cell, t0 = queue.pop(0), time.perf_counter()
             on_done(cell, run_cell(cell.config, runner))

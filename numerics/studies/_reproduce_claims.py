@@ -112,7 +112,7 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("ag_max_plateau", "Paper B (THEORY §8)",
           "AG_max drops to a plateau (< 5e-3 on CIFAR-10 ResNets) around 16 residual blocks.",
           _S + "ag_max_plateau",
-          "ratio of the late to the early slope of log AG_max against log D (interval)", Rule("below", 0.5, 1.0)),
+          "abs(late slope) / abs(early slope) of log AG_max against log D (interval)", Rule("below", 0.5, 1.0)),
     Claim("growth_vs_scratch", "Paper B (THEORY §8)",
           "Function-preserving growth reaches comparable or lower train loss and lower test loss than training "
           "the same architecture from scratch (~11.8% lower on average in the paper).", _S + "growth_vs_scratch",

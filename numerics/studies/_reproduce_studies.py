@@ -17,7 +17,7 @@ from numerics.studies import scaling
 from numerics.studies.sweeps import load_cells
 
 __all__ = ["bound_validity", "covariance_near_diagonal", "exponent_agreement", "growth_vs_scratch",
-           "joint_scaling_rebound", "ag_max_plateau", "plateau_ratio",
+           "joint_scaling_rebound", "ag_max_plateau", "plateau_ratio", "NO_EARLY_DROP",
            "local_insertion_shrinking", "signal_decay"]
 
 CONFIDENCE = 0.95
@@ -167,12 +167,19 @@ def _slope(depths: np.ndarray, log_ag: np.ndarray) -> float:
     return float(np.polyfit(np.log(depths), log_ag, 1)[0])
 
 
+#: ``plateau_ratio`` when AG_max does not drop early (no drop, no plateau): finite, so that
+#: bootstrap percentiles stay defined.
+NO_EARLY_DROP = 1e6
+
+
 def plateau_ratio(depths, log_ag: np.ndarray) -> float:
-    """Late over early slope of ``log AG_max`` against ``log D`` (first and last three depths,
-    mean over the rows = seeds); ``inf`` when AG_max does not drop early (no drop, no plateau)."""
+    """``|late slope| / |early slope|`` of ``log AG_max`` against ``log D`` (first and last three
+    depths, mean over the rows = seeds): small when AG_max drops and then flattens; a late rise
+    counts like a late drop (neither is a plateau); :data:`NO_EARLY_DROP` when AG_max does not
+    drop early."""
     d, m = np.asarray(depths, dtype=float), np.asarray(log_ag, dtype=float).mean(axis=0)
     early, late = _slope(d[:3], m[:3]), _slope(d[-3:], m[-3:])
-    return late / early if early < 0 else float("inf")
+    return min(abs(late) / -early, NO_EARLY_DROP) if early < 0 else NO_EARLY_DROP
 
 
 def ag_max_plateau(ctx) -> dict:
@@ -201,7 +208,8 @@ def ag_max_plateau(ctx) -> dict:
     lo, hi = _bootstrap_stat(log_ag, lambda b: plateau_ratio(depths, b), ctx.suite.n_boot)
     mean = np.exp(log_ag.mean(axis=0))
     plateau = [r["plateau_depth"] for r in rows]
-    measured = (f"late/early slope of log AG_max vs log D = {ratio:.3g} [{lo:.3g}, {hi:.3g}] over {len(rows)} seeds; "
+    measured = (f"|late/early slope| of log AG_max vs log D = {ratio:.3g} [{lo:.3g}, {hi:.3g}] over {len(rows)} seeds"
+                + (" (AG_max does not drop over the first depths)" if ratio >= NO_EARLY_DROP else "") + "; "
                 "geometric-mean AG_max per depth: " + ", ".join(f"D={int(d)}: {v:.3g}" for d, v in zip(depths, mean))
                 + f"; first depth below {rows[0]['plateau_threshold']:g}: {plateau}")
     return _evidence(measured, ratio, (lo, hi), depths=depths.tolist(), AG_max=np.exp(log_ag).tolist())

@@ -104,12 +104,14 @@ def test_tiny_suite_end_to_end_report(tmp_path, monkeypatch):
 def test_plateau_ratio_against_hand_computed_slopes():
     """Early slope -1 (AG_max = 1/D on D = 1, 2, 4), late slope 0 (flat on 8, 16, 32): ratio 0;
     a straight power law has ratio 1; no early drop is no plateau (inf)."""
-    from numerics.studies._reproduce_studies import plateau_ratio
+    from numerics.studies._reproduce_studies import NO_EARLY_DROP, plateau_ratio
 
     d = np.array([1, 2, 4, 8, 16, 32.0])
     assert plateau_ratio(d, np.log(np.array([[1, .5, .25, .2, .2, .2]]))) == pytest.approx(0, abs=1e-12)
     assert plateau_ratio(d, np.log(1 / d)[None]) == pytest.approx(1.0)
-    assert plateau_ratio(d, np.log(d)[None]) == float("inf")        # rising: no drop, no plateau
+    assert plateau_ratio(d, np.log(d)[None]) == NO_EARLY_DROP        # rising: no drop, no plateau
+    rebound = np.log(np.array([[1, .5, .25, .5, 1, 2]]))               # drop, then rise at the same rate
+    assert plateau_ratio(d, rebound) == pytest.approx(1.0)              # not a plateau either
 
 
 def test_unknown_suite_is_input_error(tmp_path):

@@ -127,7 +127,8 @@ def test_digits_dimensions_are_fixed_by_the_data():
 
 @pytest.mark.parametrize("override, match", [
     ({"insertion": {"family": "linear"}}, r"insertion.family == 'linear', must be one of \['readout', 'full'\]"),
-    ({"insertion": {"cap_grid": 0}}, r"insertion.cap_grid == 0, must be an integer in \[1, inf\)"),
+    ({"insertion": {"cap_grid": 0}}, r"insertion.cap_grid == 0, must be an integer in \[1, 1000\]"),
+    ({"insertion": {"cap_grid": 10**12}}, r"insertion.cap_grid == 1000000000000, must be an integer in \[1, 1000\]"),
     ({"insertion": {"cap_ratio": 1.0}}, r"insertion.cap_ratio == 1.0, must be a finite number in \(1, inf\)"),
     ({"insertion": {"feature_cap": 0.5}}, r"insertion.feature_cap == 0.5, must be a finite number in \[1, inf\)"),
 ])

@@ -26,13 +26,8 @@ def run(args: argparse.Namespace) -> int:
     from depthcert.config import read_toml
     from numerics.studies.saturation import format_table, run as run_saturation
 
-    from bounds._io import check_writable_dir
-
     with bad_input("saturation"):
-        config = read_toml(args.config)
-        if args.out is not None:
-            check_writable_dir(args.out)        # before any work
-        result = run_saturation(config, args.out, progress=not args.json)
+        result = run_saturation(read_toml(args.config), args.out, progress=not args.json)
     result["versions"] = versions()
     print(dumps(result) if args.json else format_table(result))
     return 0

@@ -39,12 +39,10 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from depthcert._io import dumps
     from depthcert.config import read_toml
-    from bounds._io import check_writable_dir
     from numerics.studies.growth import run_study
 
     with bad_input("study"):
         config = read_toml(args.config) if args.config else None
-        check_writable_dir(args.out)            # before any work
         result = run_study(args.name, config, args.out, quick=args.quick)
     print(dumps(result, indent=None if args.json else 2))
     return 0

@@ -175,9 +175,10 @@ def check_streams(used: Mapping[str, int], streams: Streams | None = None) -> No
     shared = sorted((sorted(names), value) for value, names in by_seed.items() if len(names) > 1)
     if shared:
         names, value = shared[0]
-        raise ValueError(f"streams {names} share the seed {value}" + ("" if all(int(used[n]) == value for n in names)
-                         else " in their low 32 bits (all torch's CPU generator reads)")
-                         + ": two roles must never share a stream.")
+        seeds = sorted({int(used[n]) for n in names})
+        what = (f"share the seed {seeds[0]}" if len(seeds) == 1 else
+                f"have seeds {seeds} equal in their low 32 bits (all torch's CPU generator reads)")
+        raise ValueError(f"streams {names} {what}: two roles must never share a stream.")
     if streams is None:
         return
     for name, value in sorted(used.items()):

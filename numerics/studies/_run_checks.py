@@ -51,13 +51,13 @@ def memory_needs(cfg: Mapping, draws_at_once: int = 1) -> dict[str, tuple[int, i
         "sizes.population": (cfg["sizes"]["population"], 8 * (d_in + k + 3 * d + 2 * r)),
         "reference.n": (cfg["reference"]["n"], 8 * 2 * (d_in + k)),
     }
-    if bt and bt.get("batch_size", 0) < cfg["sizes"]["M"]:   # the mini-batch indices of every step, drawn at once
-        out["block_training.steps"] = (bt["steps"], 8 * bt["batch_size"] * draws_at_once)
+    if bt:   # one loss per step and draw, plus the mini-batch indices of every step when sampled at once
+        per_step = 8 * ((bt["batch_size"] if bt["batch_size"] < cfg["sizes"]["M"] else 0) + 1) * draws_at_once
+        out["block_training.steps"] = (bt["steps"], per_step)
     return out
 
 
-#: Rows of one streamed chunk (the largest batch a stage evaluates at once).
-CHUNK_ROWS = 1 << 16
+from numerics.data import SAMPLE_CHUNK as CHUNK_ROWS   # rows of one streamed chunk (noqa: E402)
 
 
 def width_needs(cfg: Mapping, draws_at_once: int = 1) -> dict[str, int]:

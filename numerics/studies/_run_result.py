@@ -8,14 +8,12 @@ from numerics.studies._run_stages import Fixed
 
 __all__ = ["DRAWN_WITH_DATA_KEYS", "FIXED_BEFORE_DATA_KEYS", "assemble", "route_dicts", "variants_section"]
 
-#: Config keys fixed before ``S`` and ``T`` are drawn: every key of the config -- a config is
-#: written before any data exists; ``data_seed``'s *value* too (what it draws is below).
-FIXED_BEFORE_DATA_KEYS = ("seed", "data_seed (value)", "task", "model", "reference", "insertion", "block_training",
-                          "sizes", "level", "variants (levels, delta_mc, n_draws, use)")
-#: Config keys whose *random draws* come with or after ``S`` and ``T`` (the roles of ``data_seed``);
-#: the sizes and settings themselves are fixed before (above). The key name is the contract's.
-DRAWN_WITH_DATA_KEYS = ("data_seed (draws S: sizes.M, T: sizes.K, the Monte-Carlo sample: sizes.population, "
-                        "block training's batches: block_training, the probe sample, the sign Monte Carlo)",)
+#: Config keys fixed before ``S`` and ``T`` are drawn (the roles of ``seed``, and every size
+#: and setting: a config is written before any data exists).
+FIXED_BEFORE_DATA_KEYS = ("seed", "task", "model", "reference", "insertion", "block_training", "sizes", "level",
+                          "variants")
+#: Config keys whose random draws come with or after ``S`` and ``T`` (the roles of ``data_seed``).
+DRAWN_WITH_DATA_KEYS = ("data_seed",)
 #: Quantities computed before ``S`` and ``T`` are drawn (identical across data seeds).
 FIXED_QUANTITIES = ("B", "L_loss", "L_top_certified", "nu_V", "rho", "rho_phi", "extra_head_input", "G_norm",
                     "beta", "eta", "eta_capped", "delta_R_lower", "delta_R_lower_optimal_step")
@@ -131,7 +129,9 @@ def assemble(fixed: Fixed, group: SampleGroup, sel: Selection, ev: Evaluation, c
         "fixed_before_data": {"config_keys": list(FIXED_BEFORE_DATA_KEYS), "roles": st.fixed_before_data(),
                               "quantities": list(FIXED_QUANTITIES)},
         "drawn_with_data": {"config_keys": list(DRAWN_WITH_DATA_KEYS), "roles": st.drawn_with_data(),
-                            "note": "every config key is fixed before S and T; data_seed's roles are drawn with them"},
+                            "note": "every config key's value is fixed before S and T (data_seed's too); the roles of "
+                                    "data_seed are drawn with them: S (sizes.M), T (sizes.K), the Monte-Carlo sample "
+                                    "(sizes.population), block training's batches, the probe, the sign Monte Carlo"},
         "timings": dict(timings),
         "notes": _notes(cert.report, q),
         "config": fixed.cfg,

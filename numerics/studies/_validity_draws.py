@@ -67,32 +67,26 @@ def _combine(a, b):
 
 
 @torch.no_grad()
-def _check_risks(fixed: Fixed, truth: Truth, Vs: torch.Tensor) -> list[float]:
-    """``R`` of each candidate ``V`` (old, new, jump_S, jump_pop) by the truth."""
+def _check_risks(fixed: Fixed, truth: Truth, Vs: torch.Tensor, block_new=None) -> list[float]:
+    """``R`` of each candidate ``V`` (old, new, jump_S, jump_pop) by the truth; with ``block_new``
+    (a trained full block, its own ``U, b``) ``R_new`` is that block's, in the same pass."""
     from numerics.block_training import candidate_outputs
     from numerics.data import conditional_risk
     from numerics.estimators import risk_from_moments
-
-    if truth.exact:
-        return [risk_from_moments(truth.moments, fixed.net.head.weight, V) for V in Vs]
-    total = torch.zeros(Vs.shape[0], dtype=torch.float64)
-    for x in fixed.task.sample_x_chunks(truth.n, fixed.streams.seed_for("check_population")):
-        out = candidate_outputs(fixed.expanded, fixed.net.bottom(x, fixed.at)[None], Vs[None])
-        total += torch.stack([conditional_risk(fixed.task, x, o).sum()
-                              for o in out.reshape(Vs.shape[0], x.shape[0], -1)])
-    return (total / truth.n).tolist()
-
-
-@torch.no_grad()
-def _check_risk_of_block(fixed: Fixed, truth: Truth, block) -> float:
-    """``R`` of ``u -> f_top(u + h(u))`` with a block of its own, on the check sample."""
-    from numerics.data import conditional_risk
     from numerics.studies._run_family import on_states
 
-    model, total = on_states(fixed.expanded, block), 0.0
+    if truth.exact:     # the exact class is the readout at the top: no block of its own
+        return [risk_from_moments(truth.moments, fixed.net.head.weight, V) for V in Vs]
+    total = torch.zeros(Vs.shape[0], dtype=torch.float64)
+    own = None if block_new is None else on_states(fixed.expanded, block_new)
     for x in fixed.task.sample_x_chunks(truth.n, fixed.streams.seed_for("check_population")):
-        total += float(conditional_risk(fixed.task, x, model(fixed.net.bottom(x, fixed.at))).sum())
-    return total / truth.n
+        u = fixed.net.bottom(x, fixed.at)
+        out = candidate_outputs(fixed.expanded, u[None], Vs[None]).reshape(Vs.shape[0], x.shape[0], -1)
+        risks = [conditional_risk(fixed.task, x, o).sum() for o in out]
+        if own is not None:
+            risks[1] = conditional_risk(fixed.task, x, own(u)).sum()
+        total += torch.stack(risks)
+    return (total / truth.n).tolist()
 
 
 def _deviations(fixed: Fixed, truth: Truth, ev, nu: float) -> dict:
@@ -113,9 +107,8 @@ def _deviations(fixed: Fixed, truth: Truth, ev, nu: float) -> dict:
 def _record(fixed: Fixed, truth: Truth, group, sel, ev, cert, b: int, seconds: float) -> dict:
     q, rep = cert.quantities, cert.report
     Vs = torch.stack([torch.zeros_like(sel.V_new[b]), sel.V_new[b], group.V_S[b], fixed.signal.V_pop])
-    R_old, R_new, R_jS, R_jp = _check_risks(fixed, truth, Vs)
-    if sel.blocks_new is not None and sel.blocks_new[b] is not None:   # a trained full block: its own U, b
-        R_new = _check_risk_of_block(fixed, truth, sel.blocks_new[b])
+    own = sel.blocks_new[b] if sel.blocks_new is not None else None     # a trained full block: its own U, b
+    R_old, R_new, R_jS, R_jp = _check_risks(fixed, truth, Vs, own)
     R_S, L = {k: float(v[b]) for k, v in sel.R_S.items()}, ev.L_test
     values = {"L_test_old": L["old"], "L_test_new": L["new"], "L_test_jump_S": L["jump_S"],
               "L_test_jump_pop": L["jump_pop"], "R_S_old": R_S["old"], "R_S_new": R_S["new"],

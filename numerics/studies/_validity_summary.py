@@ -114,9 +114,7 @@ def _power(records, level, variants) -> dict:
         e = rate_entry(fails[var.name]["failed"], fails[var.name]["stated"], level)
         out[var.name] = {**e, "event": var.event, "weakened": var.weakened, "description": var.description,
                          "flagged": e["significant"],
-                         "counted": ("beyond the truth's Monte-Carlo error (a flag is never an artefact of the "
-                                     "check sample)" if var.weakened and var.name.startswith("eps_")
-                                     else "at its threshold")}
+                         "counted": var.counted}
         if var.event == "H_S_new":
             out[var.name].update(_class_room(records, var.name.split(":")[0]))
     return out

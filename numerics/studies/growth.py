@@ -132,8 +132,12 @@ def run_study(name: str, config: Mapping | None = None, out_dir: str | Path | No
     from bounds._io import atomic_write_json
     from bounds._validation import InputError
 
+    from bounds._io import check_writable_dir
+
     if name not in STUDIES:
         raise InputError("study", f"one of {sorted(STUDIES)}", name)
+    if out_dir is not None:
+        check_writable_dir(out_dir)     # before any work
     result = STUDIES[name](config, quick=quick)
     if out_dir is not None:
         out = Path(out_dir)

@@ -129,7 +129,14 @@ def validate_config(config: Mapping) -> dict:
 #: The routes a ``full`` block can be certified by in ``run``: the measured variances are the
 #: readout candidates' and the empirical Rademacher term is the readout's (THEORY §4), so the
 #: Bernstein and empirical variants have no inputs there.
-FULL_FAMILY_ROUTES = ("population_route", "direct_route", "population_tight_hoeffding", "direct_tight_hoeffding")
+def _full_family_routes() -> tuple[str, ...]:
+    from bounds.variants import VARIANT_SPECS
+
+    return ("population_route", "direct_route") + tuple(
+        name for name, (_, tail, uniform) in VARIANT_SPECS.items() if tail == "hoeffding" and uniform == "closed")
+
+
+FULL_FAMILY_ROUTES = _full_family_routes()
 
 
 def _full_family_route(config: Mapping, cfg: dict) -> None:

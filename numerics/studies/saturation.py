@@ -249,6 +249,10 @@ def run(config: Mapping, out_dir: str | Path | None = None, *, progress: bool = 
         InputError: bad config, unknown site, batch-norm, a shape-changing site.
     """
     cfg = validate_config(config)
+    if out_dir is not None:
+        from bounds._io import check_writable_dir
+
+        check_writable_dir(out_dir)     # before any work
     t0 = time.perf_counter()
     streams = Streams(cfg["seed"], cfg["data_seed"])
     with torch.random.fork_rng(devices=[]):

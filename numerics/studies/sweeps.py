@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from bounds._io import atomic_write_text, check_writable_dir, dumps, pyplot, save_figure
+from bounds._validation import InputError
 from numerics._config import get_dotted, merge_config, set_dotted
 from numerics._store import ItemStore
 from numerics.studies._sweeps_exec import BACKENDS, available_cores, execute, resolve_parallelism
@@ -39,11 +40,9 @@ RESULT = "result.json"
 
 
 def _validate(config: Mapping) -> dict:
-    from numerics.studies.run import check_memory, validate_config
+    from numerics.studies.run import validate_config
 
-    cfg = validate_config(config)
-    check_memory(cfg)        # a cell that cannot fit is bad input before any cell runs
-    return cfg
+    return validate_config(config)
 
 
 def load_sweep(path: str | Path, *, validate: Callable[[Mapping], Mapping] | None = None) -> SweepSpec:
@@ -88,6 +87,21 @@ def _is_current(stored: Mapping | None, cell: Cell) -> bool:
     return stored is not None and stored.get("config") == cell.config
 
 
+def _check_local_memory(spec: SweepSpec, workers: int) -> None:
+    """A cell that cannot fit in its share of this machine's memory is bad input before any cell runs."""
+    from numerics.studies._run_checks import available_memory
+    from numerics.studies.run import check_memory
+
+    share = available_memory() // max(1, workers)
+    for cell in spec.cells:
+        try:
+            check_memory(cell.config, available=share)
+        except InputError as exc:
+            params = ", ".join(f"{k}={v}" for k, v in cell.params.items())
+            raise InputError(exc.key, f"{exc.allowed} (in the cell {params}, {workers} worker(s))",
+                             exc.value) from None
+
+
 def sweep(spec: SweepSpec, out_dir: str | Path, *, backend: str = "local", workers: int | None = None,
           threads: int | None = None, address: str | None = None, progress: bool = True,
           runner: str = DEFAULT_RUNNER) -> SweepOutcome:
@@ -115,6 +129,8 @@ def sweep(spec: SweepSpec, out_dir: str | Path, *, backend: str = "local", worke
 
         import_ray()   # fail before anything runs
     check_writable_dir(out_dir)   # an unwritable --out is bad input, before anything runs
+    if backend == "local":        # every cell must fit beside the others on this machine (Ray: the worker's)
+        _check_local_memory(spec, workers)
     t0, out, store = time.perf_counter(), Path(out_dir), _store(out_dir)
     atomic_write_text(out / "sweep.json", dumps(spec.to_dict(), indent=2) + "\n")
     todo = [c for c in spec.cells if not _is_current(store.get(c.key), c)]

@@ -215,5 +215,5 @@ def ship_summary(demo: str | Path, held_out: str | Path, path: str | Path, *, wa
                           f"{h['draws_requested']} --out DIR",
                "wall_time": held_out_wall_time, "draws": h["draws"], "draws_not_run": h["draws_not_run"],
                "test_level": h["test_level"], "certification": h["certification"], "comparison": h.get("comparison"),
-               "significant": h["significant"]}}
+               "significant": h["significant"], "family_wise": h.get("family_wise")}}
     return atomic_write_text(path, dumps(out, indent=2) + "\n")

@@ -55,8 +55,10 @@ def test_seeds_equal_in_their_low_32_bits_share_a_torch_stream():
     a, b = 12345, 12345 + (7 << 32)
     draw = lambda seed: torch.rand(4, generator=torch.Generator().manual_seed(seed))  # noqa: E731
     assert torch.equal(draw(a), draw(b))
-    with pytest.raises(ValueError, match="low 32 bits"):
+    with pytest.raises(ValueError, match=r"seeds \[12345, 30064783417\] equal in their low 32 bits"):
         check_streams({"S": a, "T": b})
+    with pytest.raises(ValueError, match=r"share the seed 1099511627776:"):       # equal seeds: named as they are
+        check_streams({"S": 2**40, "T": 2**40})
 
 
 def test_seed_and_data_seed_split():

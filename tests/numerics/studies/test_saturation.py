@@ -144,6 +144,9 @@ def test_acceptance_deep_enough_saturated_too_shallow_not_at_cli_defaults():
         for depth in (0, 3):
             res = run({"seed": seed, "data_seed": seed, "model": {"depth": depth}})
             verdicts[seed, depth] = res["model"]["saturated"]
-            print(f"seed {seed}, depth {depth}: saturated = {res['model']['saturated']}")   # README (pytest -s)
+            m = res["model"]    # README (pytest -s)
+            print(f"seed {seed}, depth {depth}: saturated = {m['saturated']}, mean log-wealth "
+                  f"{m['log_wealth_mean']:.3g} (threshold {m['threshold']:.3g}), Hoeffding says saturated = "
+                  f"{m['saturated_hoeffding']}")
     assert all(verdicts[s, 3] for s in range(5)), verdicts
     assert not any(verdicts[s, 0] for s in range(5)), verdicts

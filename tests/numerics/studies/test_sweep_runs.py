@@ -175,3 +175,16 @@ def test_sweep_over_task_kind_and_insertion_site(tmp_path):
     cls = table[table["task.kind"] == "classification"]
     assert (cls["quantities.L_loss"] - 2 ** 0.5).abs().max() < 1e-12          # cross-entropy: L_l = sqrt(2)
     assert (table["quantities.L_top_certified"] >= table["quantities.L_top_empirical"] * (1 - 1e-9)).all()
+
+
+def test_a_local_cell_that_cannot_fit_is_bad_input_before_any_cell_runs(tmp_path):
+    """Memory is checked for every local cell (its share of the machine) before the first runs;
+    the error names the cell."""
+    from bounds._validation import InputError
+    from numerics.studies.sweeps import make_spec
+
+    spec = make_spec({"sizes": {"M": 2000, "K": 2000, "population": 2000}}, {"sizes.M": [2000, 10**13]})
+    with pytest.raises(InputError, match=r"sizes.M == 10000000000000, must be at most .* \(in the cell sizes.M="
+                                         r"10000000000000, 1 worker\(s\)\)"):
+        sweep(spec, tmp_path, progress=False)
+    assert not (tmp_path / "cells").exists() or not any((tmp_path / "cells").iterdir())

@@ -152,7 +152,7 @@ def test_full_block_truth_is_the_trained_blocks_risk():
 
     from numerics.data import conditional_risk
     from numerics.studies._run_family import on_states
-    from numerics.studies._validity_draws import _check_risk_of_block, population_truth
+    from numerics.studies._validity_draws import _check_risks, population_truth
     from numerics.studies.run import draw_samples, prepare_fixed, select_blocks, streams_of, validate_config
 
     base = {k: v for k, v in _TINY_INT.items() if k != "validity"}
@@ -171,7 +171,9 @@ def test_full_block_truth_is_the_trained_blocks_risk():
         want = float(conditional_risk(fixed.task, xs, model(fixed.net.bottom(xs, fixed.at))).mean())
         init = float(conditional_risk(fixed.task, xs, on_states(fixed.expanded, fixed.expanded.block)(
             fixed.net.bottom(xs, fixed.at))).mean())
-    got = _check_risk_of_block(fixed, truth, block)
+    Vs = torch.stack([torch.zeros_like(sel.V_new[0]), sel.V_new[0], group.V_S[0], fixed.signal.V_pop])
+    got = _check_risks(fixed, truth, Vs, block)[1]
+    assert _check_risks(fixed, truth, Vs)[0] == pytest.approx(_check_risks(fixed, truth, Vs, block)[0], rel=1e-12)
     assert got == pytest.approx(want, rel=1e-10) and abs(got - init) > 1e-6
 
 

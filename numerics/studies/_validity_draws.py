@@ -73,7 +73,7 @@ def _check_risks(fixed: Fixed, truth: Truth, Vs: torch.Tensor, block_new=None) -
     from numerics.block_training import candidate_outputs
     from numerics.data import conditional_risk
     from numerics.estimators import risk_from_moments
-    from numerics.studies._run_family import on_states
+    from numerics.studies.run import on_states
 
     if truth.exact:     # the exact class is the readout at the top: no block of its own
         return [risk_from_moments(truth.moments, fixed.net.head.weight, V) for V in Vs]

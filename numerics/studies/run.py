@@ -44,15 +44,15 @@ from bounds._validation import Interval, InputError
 from bounds._variant_inputs import ROUTE_NAMES
 from numerics._config import check_schema, merge_config
 from numerics.builders import MODEL_SCHEMA, REFERENCE_SCHEMA, TASK_SCHEMA
-from numerics.studies._run_checks import check_memory
-from numerics.studies._run_family import FAMILIES, INSERTION_OPTIONS, complete_config
+from numerics.studies._run_checks import available_memory, check_memory
+from numerics.studies._run_family import FAMILIES, INSERTION_OPTIONS, complete_config, on_states
 from numerics.studies._run_draw import (DELTA_R_LEVEL, Certificate, Evaluation, SampleGroup, Selection, certify_draw,
                                         draw_samples, evaluate_draw, select_blocks)
 from numerics.studies._run_outputs import bounds_config, format_table, to_json, to_toml, write_outputs  # noqa: F401
 from numerics.studies._run_result import assemble, route_dicts
 from numerics.studies._run_stages import Fixed, is_exact_class, prepare_fixed, streams_of
 
-__all__ = ["CONFIG_SCHEMA", "Certificate", "DEFAULT_DEMO_CONFIG", "DELTA_R_LEVEL", "Evaluation", "Fixed",
+__all__ = ["CONFIG_SCHEMA", "available_memory", "on_states", "Certificate", "DEFAULT_DEMO_CONFIG", "DELTA_R_LEVEL", "Evaluation", "Fixed",
            "N_PROBE", "SampleGroup", "Selection", "atomic_write_text", "bounds_config", "certify_draw", "check_memory",
            "draw_samples", "evaluate_draw", "format_table", "is_exact_class", "merge_config", "prepare_fixed",
            "route_dicts", "run_experiment", "select_blocks", "setup_report", "streams_of", "to_json", "to_toml",

@@ -89,8 +89,7 @@ def _is_current(stored: Mapping | None, cell: Cell) -> bool:
 
 def _check_local_memory(spec: SweepSpec, workers: int) -> None:
     """A cell that cannot fit in its share of this machine's memory is bad input before any cell runs."""
-    from numerics.studies._run_checks import available_memory
-    from numerics.studies.run import check_memory
+    from numerics.studies.run import available_memory, check_memory
 
     share = available_memory() // max(1, workers)
     for cell in spec.cells:

@@ -151,7 +151,7 @@ def test_full_block_truth_is_the_trained_blocks_risk():
     import torch
 
     from numerics.data import conditional_risk
-    from numerics.studies._run_family import on_states
+    from numerics.studies.run import on_states
     from numerics.studies._validity_draws import _check_risks, population_truth
     from numerics.studies.run import draw_samples, prepare_fixed, select_blocks, streams_of, validate_config
 

@@ -4,6 +4,7 @@ import json
 import math
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import numerics.studies._growth_loop as loop
 from numerics._config import merge_config
@@ -119,3 +120,17 @@ def test_acceptance_growth_stops_within_one_block_of_where_risk_stops_improving(
     for seed, stop, star, R in rows:     # the README's numbers (pytest -s shows them)
         print(f"seed {seed}: stop rule at depth {stop}, risk stops improving at {star}, R = {[f'{r:.4g}' for r in R]}")
     assert hits >= 4, rows
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), lr=st.sampled_from([1e-5, 1e-4, 1e-3]))
+def test_optimizer_invariance_on_the_network_property(seed, lr):
+    """THEORY §8 on a network, over generated seeds and step sizes: the first step of zero-state
+    SGD, momentum and Adam has <step, G> < 0 at an improvable site (and that inner product is the
+    first-order loss change), and at a saturated site no step changes the loss to first order."""
+    inv = optimizer_invariance({"seed": seed, "data_seed": seed + 1}, quick=True, lr=lr)
+    for o in inv["cases"]["improvable"]["optimizers"].values():
+        assert o["inner_with_G"] < 0
+        assert o["first_order_change"] == pytest.approx(o["inner_with_G"], rel=1e-3)
+    assert inv["cases"]["saturated"]["G_norm"] < 1e-10
+    assert all(abs(o["first_order_change"]) < 1e-12 for o in inv["cases"]["saturated"]["optimizers"].values())

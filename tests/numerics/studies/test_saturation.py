@@ -137,8 +137,11 @@ def test_curvature_along_a_quadratic_is_exact():
 
 @pytest.mark.slow
 def test_acceptance_deep_enough_saturated_too_shallow_not_at_cli_defaults():
-    """Teacher of known depth 3 (the CLI defaults): over 5 seeds, a depth-3 student is declared
-    saturated and a depth-0 student improvable, with the betting test at the default probe size."""
+    """Teacher of known depth 3 (the CLI defaults), 5 seeds, betting test at the default probe size:
+    the depth-0 student is declared improvable in every seed (power), and the depth-3 student's
+    "improvable" verdicts are not significantly more frequent than the level (exact binomial test at
+    0.05: a test at level alpha may reject a saturated network in a share alpha of draws, so "all 5
+    saturated" would be a tuned threshold, not a test)."""
     verdicts = {}
     for seed in range(5):
         for depth in (0, 3):
@@ -148,5 +151,10 @@ def test_acceptance_deep_enough_saturated_too_shallow_not_at_cli_defaults():
             print(f"seed {seed}, depth {depth}: saturated = {m['saturated']}, mean log-wealth "
                   f"{m['log_wealth_mean']:.3g} (threshold {m['threshold']:.3g}), Hoeffding says saturated = "
                   f"{m['saturated_hoeffding']}")
-    assert all(verdicts[s, 3] for s in range(5)), verdicts
+    from scipy.stats import binom
+
+    false_alarms = sum(not verdicts[s, 3] for s in range(5))
+    p_value = binom.sf(false_alarms - 1, 5, 0.05)          # P(X >= false_alarms) at the level
+    print(f"depth-3 students declared improvable: {false_alarms}/5 (one-sided p = {p_value:.3g} against 0.05)")
+    assert p_value > 0.05, verdicts
     assert not any(verdicts[s, 0] for s in range(5)), verdicts

@@ -43,6 +43,6 @@ def run(args: argparse.Namespace) -> int:
 
     with bad_input("study"):
         config = read_toml(args.config) if args.config else None
-        result = run_study(args.name, config, args.out, quick=args.quick)
+        result = run_study(args.name, config, args.out, quick=args.quick, progress=not args.json)
     print(dumps(result, indent=None if args.json else 2))
     return 0

@@ -51,8 +51,10 @@ def growth_vs_scratch_seeds(config: Mapping, seeds: Sequence[int], out_dir: str 
         ``per_seed`` rows (losses of both, depth, steps) and ``relative_mean``,
         ``relative_ci`` (95% Student-t) of ``(L_test_scratch - L_test_grown) / L_test_scratch``.
     """
+    from tqdm.auto import tqdm
+
     rows = []
-    for s in seeds:
+    for s in tqdm(seeds, desc="growth vs scratch (seeds)", unit="seed", disable=not progress):
         cfg = validate_grow_config(merge_config(config, {"seed": int(s), "data_seed": int(s)}))
         traj, net, w, streams = grow_model(cfg, Path(out_dir) / f"seed_{s}", progress=progress)
         r, g, k = cfg["reference"], cfg["growth"], len(traj["insertions"])

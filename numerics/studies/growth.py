@@ -127,7 +127,7 @@ STUDIES = {"growth-vs-scratch": growth_vs_scratch_study, "agmax-depth": ag_max_v
 
 
 def run_study(name: str, config: Mapping | None = None, out_dir: str | Path | None = None, *,
-              quick: bool = False) -> dict:
+              quick: bool = False, progress: bool = False) -> dict:
     """Run the study ``name`` (a key of :data:`STUDIES`); write ``NAME.json`` and ``NAME.png`` to ``out_dir``."""
     from bounds._io import atomic_write_json
     from bounds._validation import InputError
@@ -138,7 +138,11 @@ def run_study(name: str, config: Mapping | None = None, out_dir: str | Path | No
         raise InputError("study", f"one of {sorted(STUDIES)}", name)
     if out_dir is not None:
         check_writable_dir(out_dir)     # before any work
-    result = STUDIES[name](config, quick=quick)
+    import inspect
+
+    fn = STUDIES[name]
+    extra = {"progress": progress} if "progress" in inspect.signature(fn).parameters else {}
+    result = fn(config, quick=quick, **extra)
     if out_dir is not None:
         out = Path(out_dir)
         atomic_write_json(out / f"{name}.json", result)

@@ -185,7 +185,7 @@ def plateau_ratio(depths, log_ag: np.ndarray) -> float:
 def ag_max_plateau(ctx) -> dict:
     """Paper B's AG_max plateau, from the growth study's public ``ag_max_vs_depth`` over seeds.
 
-    Statistic (fixed with the claim): the late over the early slope of ``log AG_max``
+    Statistic (fixed with the claim): ``abs(late slope) / abs(early slope)`` of ``log AG_max``
     against ``log D`` (:func:`plateau_ratio`), with a percentile bootstrap over seeds.
     """
     from numerics.studies.growth import ag_max_vs_depth

@@ -14,6 +14,7 @@ import os
 from typing import Mapping
 
 from bounds._validation import InputError
+from numerics.data import SAMPLE_CHUNK as CHUNK_ROWS   # rows of one streamed chunk
 
 __all__ = ["available_memory", "check_memory", "memory_needs"]
 
@@ -55,9 +56,6 @@ def memory_needs(cfg: Mapping, draws_at_once: int = 1) -> dict[str, tuple[int, i
         per_step = 8 * ((bt["batch_size"] if bt["batch_size"] < cfg["sizes"]["M"] else 0) + 1) * draws_at_once
         out["block_training.steps"] = (bt["steps"], per_step)
     return out
-
-
-from numerics.data import SAMPLE_CHUNK as CHUNK_ROWS   # rows of one streamed chunk (noqa: E402)
 
 
 def width_needs(cfg: Mapping, draws_at_once: int = 1) -> dict[str, int]:

@@ -178,6 +178,13 @@ def _timing(records) -> dict:
     return {"draw_seconds_total": float(np.sum(secs)), "draw_seconds_median": float(np.median(secs))}
 
 
+def _certification(ok, specs, level: float, not_certified: int = 0) -> dict:
+    """Certification rate of every route all records hold, with ``not_certified`` extra draws counted as failures."""
+    names = [s.name for s in specs] + ["any", "any_with_variants"]
+    return {name: certification_entry([r["routes"][name]["certified"] for r in ok] + [False] * not_certified, level)
+            for name in names if all(name in r["routes"] for r in ok)}
+
+
 def holm_family(p_values: Mapping[str, float | None], level: float) -> dict:
     """Holm's step-down test over all routes and events at family-wise level ``level``.
 
@@ -220,14 +227,9 @@ def summarize(records: Sequence[Mapping], level: float, *, vary: str = "data", c
         "draws": len(ok), "draws_requested": len(records), "draws_not_run": len(not_run),
         "not_run_reasons": sorted({r["not_run"] for r in not_run}),
         "vary": vary, "test_level": level, "significant": significant, "family_wise": holm,
-        "certification": {name: certification_entry([r["routes"][name]["certified"] for r in ok], level)
-                          for name in [s.name for s in specs] + ["any", "any_with_variants"]
-                          if all(name in r["routes"] for r in ok)},
+        "certification": _certification(ok, specs, level),
         # --vary seed: a setup that could not run (e.g. (C1) fails) certifies nothing; counted here
-        "certification_counting_not_run": ({name: certification_entry(
-            [r["routes"][name]["certified"] for r in ok] + [False] * len(not_run), level)
-            for name in [s.name for s in specs] + ["any", "any_with_variants"]
-            if all(name in r["routes"] for r in ok)} if not_run else None),
+        "certification_counting_not_run": _certification(ok, specs, level, len(not_run)) if not_run else None,
         "comparison": _comparison(ok, level, specs, config),
         "routes": routes, "events": events, "slack": slack, "slack_used": slack_used,
         "power": _power(ok, level, variants),

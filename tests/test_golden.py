@@ -1,0 +1,83 @@
+"""Behaviour kept through the restructure (issue 15): golden outputs, every number compared.
+
+The files in ``tests/golden/data/`` were written by ``tests/golden/make_golden.py`` from the
+commit before the restructure (1cc74fd); this test recomputes them and compares every
+number (relative 1e-9) and every string, except run-specific fields (wall times, versions,
+output paths).
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from tests.golden.make_golden import BOUNDS_EXAMPLES, produce
+
+DATA = Path(__file__).resolve().parent / "golden" / "data"
+VOLATILE = {"timings", "versions", "wall_s", "out", "path"}
+RTOL = 1e-9
+
+
+def _differences(old, new, where="") -> list[str]:
+    """Every place where ``new`` differs from ``old`` (numbers to RTOL, the rest exactly)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = [f"{where}: keys {sorted(set(old) ^ set(new))}"] if set(old) != set(new) else []
+        for k in set(old) & set(new):
+            if k not in VOLATILE:
+                out += _differences(old[k], new[k], f"{where}.{k}")
+        return out
+    if isinstance(old, list) and isinstance(new, list):
+        if len(old) != len(new):
+            return [f"{where}: length {len(old)} != {len(new)}"]
+        return [d for i, (a, b) in enumerate(zip(old, new)) for d in _differences(a, b, f"{where}[{i}]")]
+    num = (int, float)
+    if isinstance(old, num) and isinstance(new, num) and not isinstance(old, bool):
+        same = math.isclose(old, new, rel_tol=RTOL, abs_tol=1e-300) or (math.isnan(old) and math.isnan(new))
+        return [] if same else [f"{where}: {old!r} != {new!r}"]
+    return [] if old == new else [f"{where}: {old!r} != {new!r}"]
+
+
+def _csv_rows(path: Path) -> list[dict]:
+    def value(text: str):
+        try:
+            return float(text)
+        except ValueError:
+            return text
+    with open(path, newline="") as fh:
+        return [{k: value(v) for k, v in row.items() if not k.startswith("timings.") and not k.endswith("wall_s")}
+                for row in csv.DictReader(fh)]
+
+
+def test_differences_sees_a_changed_number_and_a_missing_key():
+    assert _differences({"a": 1.0, "b": [1, "x"]}, {"a": 1.0 + 1e-12, "b": [1, "x"]}) == []
+    assert _differences({"a": 1.0}, {"a": 1.001})
+    assert _differences({"a": 1.0, "b": 2}, {"a": 1.0})
+    assert _differences({"a": ["x"]}, {"a": ["y"]})
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory):
+    dest = tmp_path_factory.mktemp("golden")
+    produce(dest)
+    return dest
+
+
+def test_demo_result_json_unchanged(fresh):
+    old = json.loads((DATA / "demo_result.json").read_text())
+    new = json.loads((fresh / "demo_result.json").read_text())
+    assert _differences(old, new) == []
+
+
+def test_sweep_results_csv_unchanged(fresh):
+    assert _differences(_csv_rows(DATA / "sweep_results.csv"), _csv_rows(fresh / "sweep_results.csv")) == []
+
+
+@pytest.mark.parametrize("name", BOUNDS_EXAMPLES)
+def test_bounds_json_unchanged(fresh, name):
+    stem = Path(name).stem
+    old = json.loads((DATA / f"bounds_{stem}.json").read_text())
+    new = json.loads((fresh / f"bounds_{stem}.json").read_text())
+    assert _differences(old, new) == []

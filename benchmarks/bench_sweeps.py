@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from numerics._config import merge_config  # noqa: E402
+from plumbing.config import merge_config  # noqa: E402
 from numerics.studies.reproduce import SUITES  # noqa: E402
 from numerics.studies.sweeps import available_cores, make_spec, sweep  # noqa: E402
 

@@ -19,7 +19,7 @@ import sympy as sp
 
 from bounds import _symbols as s
 from bounds import dependence
-from bounds._io import to_plain
+from plumbing.io import to_plain
 from bounds._statement import evaluate
 from bounds.theorems import THEOREM_2_GENERAL, THEOREM_3
 

@@ -1,110 +1,22 @@
-"""Parameter constraints as data, shared by the config loader, the API and the tests.
+"""The setup parameters of THEORY §5-§6 and their allowed ranges, as data.
 
-Each constraint is an :class:`Interval`; :data:`PARAMETERS` maps every setup key to its
-constraint so that invalid values can be generated automatically in property tests
-(scikit-learn's ``_parameter_constraints`` idea).
+:data:`PARAMETERS` maps every setup key to its constraint so that invalid values can be
+generated automatically in property tests (scikit-learn's ``_parameter_constraints`` idea).
+The constraint dialect itself (:class:`~plumbing.validation.Interval`,
+:class:`~plumbing.validation.InputError`) lives in :mod:`plumbing.validation`; importing it
+from here is deprecated.
 """
 from __future__ import annotations
 
-import dataclasses
-import math
 from typing import Mapping
 
+from plumbing.deprecation import moved
+from plumbing.validation import Interval
 
-class _Missing:
-    def __repr__(self) -> str:
-        return "<missing>"
+__all__ = ["BLOCK_PARAMETERS", "OPTIONAL", "PARAMETERS"]
 
-
-#: Sentinel for a key that is absent from the input.
-MISSING = _Missing()
-
-
-class InputError(ValueError):
-    """Bad user input: names the key, the allowed range and the value received."""
-
-    def __init__(self, key: str, allowed: str, value: object):
-        self.key, self.allowed, self.value = key, allowed, value
-        if value is MISSING:
-            super().__init__(f"{key} is missing, must be {allowed}.")
-        else:
-            super().__init__(f"{key} == {value!r}, must be {allowed}.")
-
-
-@dataclasses.dataclass(frozen=True)
-class Interval:
-    """A real interval, optionally of integers; ``None`` ends are unbounded."""
-
-    low: float | None = None
-    high: float | None = None
-    closed_low: bool = True
-    closed_high: bool = True
-    integer: bool = False
-
-    def contains(self, value: float) -> bool:
-        if not math.isfinite(value):
-            return False
-        if self.integer and value != int(value):
-            return False
-        if self.low is not None and (value < self.low or (value == self.low and not self.closed_low)):
-            return False
-        if self.high is not None and (value > self.high or (value == self.high and not self.closed_high)):
-            return False
-        return True
-
-    def mask(self, values):
-        """Vectorised :meth:`contains` over a numpy array."""
-        import numpy as np
-
-        v = np.asarray(values, dtype=np.float64)
-        ok = np.isfinite(v)
-        with np.errstate(invalid="ignore"):
-            if self.integer:
-                ok &= v == np.round(v)
-            if self.low is not None:
-                ok &= (v >= self.low) if self.closed_low else (v > self.low)
-            if self.high is not None:
-                ok &= (v <= self.high) if self.closed_high else (v < self.high)
-        return ok
-
-    def describe(self) -> str:
-        kind = "an integer" if self.integer else "a finite number"
-        lo = "(-inf" if self.low is None else ("[" if self.closed_low else "(") + f"{self.low:g}"
-        hi = "inf)" if self.high is None else f"{self.high:g}" + ("]" if self.closed_high else ")")
-        return f"{kind} in {lo}, {hi}"
-
-    def check(self, key: str, value: object) -> float:
-        """Return ``value`` as float, or raise :class:`InputError` naming ``key``."""
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InputError(key, self.describe(), value)
-        if not self.contains(float(value)):
-            raise InputError(key, self.describe(), value)
-        return float(value)
-
-
-def check_values(key: str, interval: Interval, value: object) -> None:
-    """Every entry of ``value`` (a number or an array) lies in ``interval``.
-
-    Raises:
-        InputError: naming ``key``, the interval and the first value outside it (a bool or
-            a non-number is rejected as such).
-
-    Example:
-        >>> check_values("delta", Interval(0, 1), [0.1, 0.2])
-        >>> check_values("delta", Interval(0, 1), [0.1, 2.0])
-        Traceback (most recent call last):
-        ...
-        bounds._validation.InputError: delta == 2.0, must be a finite number in [0, 1].
-    """
-    import numpy as np
-
-    arr = np.asarray(value)
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
-        raise InputError(key, interval.describe(), value)
-    ok = interval.mask(arr)
-    if not np.all(ok):
-        raise InputError(key, interval.describe(), arr[~ok].flat[0].item() if arr.ndim else value)
-
+__getattr__ = moved("bounds._validation", {n: "plumbing.validation" for n in
+                     ("InputError", "Interval", "MISSING", "LEVEL", "check_values")})
 
 _unit_open = Interval(0, 1, closed_low=False, closed_high=False)
 _nonneg = Interval(0)
@@ -142,4 +54,3 @@ BLOCK_PARAMETERS: Mapping[str, Mapping[str, Interval]] = {
              "nu_U": _nonneg, "nu_V": _nonneg},
 }
 
-LEVEL = Interval(0, 1, closed_low=False, closed_high=True)

@@ -21,7 +21,7 @@ import numpy as np
 import sympy as sp
 
 from bounds._statement import evaluate
-from bounds._validation import MISSING, Interval, InputError, check_values
+from plumbing.validation import check_values, InputError, Interval, MISSING
 from bounds.generalisation import delta_mc, mc_error_expression
 from bounds.variants import VARIANT_SPECS
 

@@ -12,7 +12,7 @@ import numpy as np
 import sympy as sp
 
 from bounds._statement import evaluate
-from bounds._validation import InputError
+from plumbing.validation import InputError
 
 _n, _V, _level, _range = sp.symbols("n V level value_range", positive=True)
 

@@ -11,7 +11,7 @@ from typing import Sequence
 
 import sympy as sp
 
-from bounds._validation import InputError
+from plumbing.validation import InputError
 
 C, rho_sym, F, Y = sp.symbols("C rho F Y", positive=True)
 logit_bound = sp.Symbol("logit_bound", positive=True)  # max_k ||A_k|| rho + |c_k|

@@ -11,7 +11,7 @@ from typing import Mapping
 
 import numpy as np
 
-from bounds._io import pyplot, save_figure
+from plumbing.figures import pyplot, save_figure
 
 __all__ = ["plot_bound_terms"]
 

@@ -36,7 +36,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from bounds._io import to_plain
+from plumbing.io import to_plain
 
 __all__ = ["AnyRouteResult", "RouteCandidate", "any_route_message", "event_key", "level_scale", "union_of_routes"]
 

@@ -34,7 +34,8 @@ import sympy as sp
 
 from bounds import _symbols as s
 from bounds._statement import evaluate
-from bounds._validation import BLOCK_PARAMETERS, LEVEL, MISSING, OPTIONAL, PARAMETERS, InputError, check_values
+from bounds._validation import BLOCK_PARAMETERS, OPTIONAL, PARAMETERS
+from plumbing.validation import check_values, InputError, LEVEL, MISSING
 from bounds.generalisation import eps_expression
 from bounds._union import ANY_OF, AnyRouteResult, any_route  # noqa: F401  (re-exported)
 from bounds.theorems import THEOREM_2, THEOREM_3, THEOREM_POPULATION_RISK

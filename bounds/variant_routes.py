@@ -37,10 +37,10 @@ import sympy as sp
 
 from bounds import _symbols as s
 from bounds import variants as var
-from bounds._io import to_plain
+from plumbing.io import to_plain
 from bounds._route_terms import bound_terms, paper_terms, slack_events, terms_to_dicts
 from bounds._statement import evaluate
-from bounds._validation import LEVEL, InputError
+from plumbing.validation import InputError, LEVEL
 from bounds._variant_inputs import VARIANCE_KEYS, VARIANT_PARAMETERS, VariantInputs, given_levels
 from bounds.generalisation import jensen_readout_expression, rad_vec_closed_form
 from bounds._union import ANY_OF

@@ -25,7 +25,7 @@ def add_parser(sub) -> None:
 
 def setup_rates(config: dict, estimate: int | None, out: str, progress: bool = False) -> dict:
     """The certification rates of ``config``'s setup: a quick study, or the stored one (if it matches)."""
-    from numerics._store import load_json
+    from plumbing.store import load_json
 
     use = config.get("variants", {}).get("use")
     if estimate is not None:

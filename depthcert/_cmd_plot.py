@@ -30,7 +30,7 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from numerics.studies.scaling import plot_kind
+    from numerics.studies.figures import plot_kind
 
     paths = plot_kind(args.dir, args.kind, out=args.out, depth_key=args.depth_key, data_key=args.data_key,
                       n_boot=args.n_boot, cell=args.cell)

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
                     address=args.address, progress=not args.no_progress)
     figures = []
     if spec.plots:
-        from numerics.studies.scaling import plot_kind
+        from numerics.studies.figures import plot_kind
 
         figures = [str(p) for kind in spec.plots for p in plot_kind(args.out, kind)]
     if args.json:

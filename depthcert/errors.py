@@ -3,6 +3,6 @@
 :class:`InputError` is defined in :mod:`bounds._validation` (the lowest layer, so that
 ``bounds`` needs nothing from the CLI layer) and re-exported here.
 """
-from bounds._validation import InputError
+from plumbing.validation import InputError
 
 __all__ = ["InputError"]

@@ -7,7 +7,7 @@ from typing import Mapping
 
 import numpy as np
 
-from bounds._io import pyplot, save_figure
+from plumbing.figures import pyplot, save_figure
 # the bound-terms waterfall lives in bounds: one function for `depthcert bounds` and `depthcert run` outputs
 from bounds.plot_terms import plot_bound_terms  # noqa: F401  (re-exported)
 from bounds.regimes import degenerate_regime

@@ -13,7 +13,7 @@
   the primitives; their entry points are re-exported here lazily.
 * :mod:`numerics.sites`, :mod:`numerics.families` -- insertion sites on any ``nn.Module``
   (one backward for every site) and the residual families of Paper B's protocol (THEORY §8).
-* :mod:`numerics.zoo`, :mod:`numerics.hf`, :mod:`numerics.corpus`, :mod:`numerics.workloads`
+* :mod:`numerics.zoo`, :mod:`numerics.interop.hf`, :mod:`numerics.corpus`, :mod:`numerics.workloads`
   -- a GPT-2-style model, a GroupNorm ResNet, local Hugging Face models, the stdlib
   character corpus, and data + model + training for the saturation and growth studies.
 """

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from bounds._validation import Interval
+from plumbing.validation import Interval
 
-__all__ = ["DATA_TASK_DIMS", "MODEL_SCHEMA", "REFERENCE_SCHEMA", "TASK_SCHEMA", "build_model", "make_task",
-           "train_reference"]
+__all__ = ["DATA_TASK_DIMS", "SECTION_READERS", "MODEL_SCHEMA", "REFERENCE_SCHEMA", "TASK_SCHEMA", "build_model", "make_task",
+           "own_part", "reference_seeds", "train_phases", "train_reference"]
 
 _nonneg = Interval(0)
 _pos = Interval(0, closed_low=False)
@@ -25,18 +25,52 @@ def _int(lo: int) -> Interval:
 TASK_SCHEMA: Mapping[str, Any] = {
     "kind": ("regression", "classification", "digits"), "d_in": _int(1), "depth": _int(0), "width": _int(1),
     "noise_std": _nonneg, "noise_clip": _pos, "mean_bound": _pos, "head_bias": (True, False),
-    "n_classes": _int(2), "logit_scale": _pos}
-MODEL_SCHEMA: Mapping[str, Any] = {"width": _int(1), "depth": _int(0), "norm": ("rms", "layer"), "eps_n": _nonneg}
+    "n_classes": _int(2), "logit_scale": _pos, "branch_scale": _pos}
+#: ``kind`` and ``dtype`` change the network, so a command that builds only the post-norm MLP in
+#: float64 (``run``) refuses other values instead of ignoring them (the saturation workloads widen both).
+MODEL_SCHEMA: Mapping[str, Any] = {"width": _int(1), "depth": _int(0), "norm": ("rms", "layer"), "eps_n": _nonneg,
+                                   "kind": ("mlp",), "dtype": ("float64",)}
 #: Dimensions fixed by a dataset task (``task.kind`` -> ``{key: value}``): digits are 8x8, 10 classes.
 DATA_TASK_DIMS: Mapping[str, Mapping[str, int]] = {"digits": {"d_in": 64, "n_classes": 10}}
 REFERENCE_SCHEMA: Mapping[str, Any] = {
-    "n": _int(1), "optimizer": ("sgd", "momentum", "adam"), "lr": _pos, "steps": _int(0), "batch_size": _int(1)}
+    "n": _int(1), "optimizer": ("sgd", "momentum", "adam"), "lr": _pos, "steps": _int(0), "batch_size": _int(1),
+    "anneal_steps": _int(0)}
+
+
+_RUN_LIKE = ("run", "validity", "sweep")
+_SCAN_LIKE = ("saturation", "grow", "study")
+
+#: Who reads what, for one config file holding the sections of several commands: a section, a
+#: top-level key or a ``section.key`` of a shared section -> the commands that read it. A command
+#: sets aside (with a note) what only others read; a key that no command knows stays an error.
+#: ``tests/test_config_sections.py`` checks this table against every command's schema.
+SECTION_READERS: Mapping[str, tuple[str, ...]] = {
+    "level": _RUN_LIKE, "insertion": _RUN_LIKE, "block_training": _RUN_LIKE, "sizes": _RUN_LIKE,
+    "variants": _RUN_LIKE, "validity": ("validity",), "saturation": _SCAN_LIKE, "growth": ("grow", "study"),
+    **{f"task.{k}": _SCAN_LIKE for k in ("path", "which", "seq_len", "max_chars", "n_test", "n_population")},
+    **{f"model.{k}": _SCAN_LIKE for k in ("groups", "heads", "path")},
+}
+
+
+def own_part(config: Mapping, schema: Mapping[str, Mapping[str, Any]]) -> tuple[dict, list[str]]:
+    """``(the part of config a command with this schema reads, notes naming what others read)``
+    (:func:`plumbing.validation.split_sections` over :data:`SECTION_READERS`)."""
+    from plumbing.validation import split_sections
+
+    return split_sections(config, schema, SECTION_READERS)
 
 
 def make_task(t: Mapping, seed: int):
     """The task of a ``[task]`` section (THEORY §1): a teacher whose network is drawn from
     ``seed``, or ``digits`` (scikit-learn's digits as an empirical distribution,
-    :class:`numerics.empirical.EmpiricalClassification`; ``seed`` unused)."""
+    :class:`numerics.empirical.EmpiricalClassification`; ``seed`` unused).
+
+    Every command builds its teacher here (the run study with ``seed`` the ``teacher`` role's,
+    the saturation and growth workloads likewise), so one config gives one world.
+    ``branch_scale`` (default 1) multiplies each teacher block's output layer: how far each
+    block moves the stream, i.e. how much depth matters."""
+    import torch
+
     from numerics.data import TeacherClassification, TeacherRegression
 
     if t["kind"] == "digits":
@@ -44,11 +78,19 @@ def make_task(t: Mapping, seed: int):
 
         return EmpiricalClassification.digits()
     if t["kind"] == "regression":
-        return TeacherRegression(t["d_in"], t["depth"], t["width"], seed=seed,
+        task = TeacherRegression(t["d_in"], t["depth"], t["width"], seed=seed,
                                  noise_std=t["noise_std"], noise_clip=t["noise_clip"],
                                  mean_bound=t["mean_bound"], head_bias=t["head_bias"])
-    return TeacherClassification(t["d_in"], t.get("n_classes", 2), t["depth"], t["width"], seed=seed,
-                                 logit_scale=t.get("logit_scale", 1.0))
+    else:
+        task = TeacherClassification(t["d_in"], t.get("n_classes", 2), t["depth"], t["width"], seed=seed,
+                                     logit_scale=t.get("logit_scale", 1.0))
+    scale = t.get("branch_scale", 1.0)
+    if scale != 1.0:
+        with torch.no_grad():
+            for branch in task.net.branches:
+                branch[2].weight.mul_(scale)
+                branch[2].bias.mul_(scale)
+    return task
 
 
 def build_model(cfg: Mapping, seed: int):
@@ -59,6 +101,47 @@ def build_model(cfg: Mapping, seed: int):
     n_out = 1 if cfg["task"]["kind"] == "regression" else cfg["task"].get("n_classes", 2)
     return PostNormResMLP(cfg["task"]["d_in"], m["width"], m["depth"], n_out, norm=m["norm"],
                           eps_n=m["eps_n"], seed=seed)
+
+
+def reference_seeds(streams) -> tuple[int, int, int]:
+    """The seeds of ``f_old``'s initialisation, training sample and mini-batch order: the roles
+    ``reference_init``, ``reference_sample``, ``reference_training`` of
+    :class:`numerics.seeding.Streams` (the same for every command)."""
+    return tuple(streams.seed_for(r) for r in ("reference_init", "reference_sample", "reference_training"))
+
+
+def train_phases(net, x, y, r: Mapping, seed: int, loss: str, steps: int | None = None):
+    """Train every parameter of ``net`` on ``(x, y)`` with the ``[reference]`` optimiser (zero state).
+
+    ``steps`` (default ``r["steps"]``) at ``r["lr"]`` with mini-batch order ``seed``, then
+    ``r["anneal_steps"]`` (default 0) more in two equal phases at ``lr/5`` and ``lr/25`` with
+    8x and 16x larger batches, their orders drawn from ``seed``. **Choice** (ours): a
+    first-order saturation test asks whether the population gradient of a new block is 0; a
+    network left at constant learning rate keeps an optimisation residue that the test rightly
+    detects, so the saturation and growth defaults anneal (each phase restarts the optimiser).
+
+    Returns:
+        ``(net in eval mode, TrainResult of the last phase)``.
+    """
+    import torch
+
+    from numerics.training import train
+
+    params = {k: p.requires_grad_(True) for k, p in net.named_parameters()}
+    main = r["steps"] if steps is None else steps
+    anneal = int(r.get("anneal_steps", 0))
+    phases = [(main, r["lr"], r["batch_size"])]
+    if anneal:
+        phases += [(anneal // 2, r["lr"] / 5, 8 * r["batch_size"]),
+                   (anneal - anneal // 2, r["lr"] / 25, 16 * r["batch_size"])]
+    net.train()
+    gen = torch.Generator().manual_seed(int(seed) % 2**63)
+    res = None
+    for i, (n_steps, lr, bs) in enumerate(phases):
+        order = int(seed) if i == 0 else int(torch.randint(2**31, (1,), generator=gen))
+        res = train(net, params, x, y, optimizer=r["optimizer"], lr=lr, steps=n_steps,
+                    batch_size=min(bs, x.shape[0]), seed=order, loss=loss)
+    return net.eval(), res
 
 
 def train_reference(cfg: Mapping, task, seed: int | None = None, *, streams=None):
@@ -75,19 +158,13 @@ def train_reference(cfg: Mapping, task, seed: int | None = None, *, streams=None
     Returns:
         ``(net, TrainResult)``.
     """
-    from numerics.training import train
-
     if (seed is None) == (streams is None):
         raise ValueError("give exactly one of seed and streams.")
-    if streams is not None:
-        init, sample, order = (streams.seed_for(r) for r in ("reference_init", "reference_sample", "reference_training"))
-    else:
-        init, sample, order = seed, seed + 1, seed
+    init, sample, order = reference_seeds(streams) if streams is not None else (seed, seed + 1, seed)
     r = cfg["reference"]
     net = build_model(cfg, init)
     x, y = task.sample(r["n"], seed=sample)
-    res = train(net, dict(net.named_parameters()), x, y, optimizer=r["optimizer"], lr=r["lr"],
-                steps=r["steps"], batch_size=r["batch_size"], seed=order, loss=task.loss)
+    net, res = train_phases(net, x, y, r, order, task.loss)
     for p in net.parameters():
         p.requires_grad_(False)
     return net.eval(), res

@@ -31,7 +31,7 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 
-from bounds._validation import InputError
+from plumbing.validation import InputError
 
 __all__ = ["FAMILIES", "ProtocolBlock", "from_tokens", "to_tokens", "token_dim"]
 

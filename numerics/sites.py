@@ -8,7 +8,7 @@ every block of this ``ModuleList``". Inserting there gives ``u -> u + h(u)``.
   boundaries), checked: no batch-norm anywhere (it couples samples, so per-sample
   activation gradients are undefined, THEORY §1), every path exists, and every site's
   output has the shape of its input (a residual stream; a site that changes the shape is
-  refused). Errors are :class:`~bounds._validation.InputError` (one line, exit 2).
+  refused). Errors are :class:`~plumbing.validation.InputError` (one line, exit 2).
 * :class:`SiteProbe` -- a forward hook adds a zero tensor ``0_l`` at every site, so ONE
   backward pass of the summed loss gives ``m_i = d l_i / d u_l`` at every site at once:
   ``d(sum_i l_i) / d 0_l`` has row ``i`` equal to ``m_i`` because no operation couples
@@ -28,7 +28,7 @@ from typing import Callable, Iterable, Sequence
 import torch
 from torch import nn
 
-from bounds._validation import InputError
+from plumbing.validation import InputError
 
 __all__ = ["GrownSite", "ResidualUnit", "SiteProbe", "ZeroBlock", "add_at_site", "check_no_batchnorm",
            "default_site_names",

@@ -26,7 +26,7 @@ from typing import Any, Callable, Mapping
 
 import torch
 
-from bounds._validation import InputError, Interval
+from plumbing.validation import InputError, Interval
 from numerics.builders import MODEL_SCHEMA, REFERENCE_SCHEMA, TASK_SCHEMA, make_task
 from numerics.seeding import Streams
 
@@ -67,12 +67,12 @@ def _int(lo: int) -> Interval:
 
 WORKLOAD_SCHEMA: Mapping[str, Mapping[str, Any]] = {
     "": {"seed": _int(0), "data_seed": _int(0)},
-    "task": {**TASK_SCHEMA, "kind": DATA_KINDS, "branch_scale": Interval(0, closed_low=False), "path": Text(),
+    "task": {**TASK_SCHEMA, "kind": DATA_KINDS, "path": Text(),
              "which": (10, 100), "seq_len": _int(2),
              "max_chars": _int(10_000), "n_test": _int(2), "n_population": _int(2)},
     "model": {**MODEL_SCHEMA, "kind": MODEL_KINDS, "norm": ("rms", "layer", "group", "batch"), "groups": _int(1),
               "heads": _int(1), "path": Text(), "dtype": ("float64", "float32")},
-    "reference": {**REFERENCE_SCHEMA, "anneal_steps": _int(0)},
+    "reference": REFERENCE_SCHEMA,
 }
 
 #: The teacher of known depth (3 blocks of width 4, strong branches) and a too-shallow student
@@ -120,14 +120,13 @@ class Workload:
 
 
 def _teacher(cfg: Mapping, streams: Streams, probe_n: int) -> Workload:
+    """The teacher and its roles, built as the run study builds them (one world per config):
+    the teacher from the ``teacher`` role, ``f_old``'s sample from ``reference_sample``, ``T``
+    from ``T`` (``task.n_test`` points), the probe and the population from their own roles."""
     t = cfg["task"]
-    task = make_task(t, seed_of(streams, "teacher"))
-    with torch.no_grad():   # branch_scale: how far each teacher block moves the stream (depth matters more)
-        for branch in task.net.branches:
-            branch[2].weight.mul_(t.get("branch_scale", 1.0))
-            branch[2].bias.mul_(t.get("branch_scale", 1.0))
-    S = task.sample(cfg["reference"]["n"], seed_of(streams, "reference_sample"))
-    T = task.sample(t["n_test"], seed_of(streams, "T"))
+    task = make_task(t, streams.seed_for("teacher"))
+    S = task.sample(cfg["reference"]["n"], streams.seed_for("reference_sample"))
+    T = task.sample(t["n_test"], streams.seed_for("T"))
     P = task.sample(probe_n, seed_of(streams, "probe"))
     pop = task.sample(t["n_population"], seed_of(streams, "population"))
     n_out = 1 if t["kind"] == "regression" else t["n_classes"]
@@ -236,7 +235,7 @@ def build_network(cfg: Mapping, w: Workload, seed: int, depth: int | None = None
                                dtype=dtype)
     if kind == "gpt2":
         return CharGPT(w.n_out, m["width"], depth, heads=m["heads"], seq_len=w.input_shape[0], seed=seed, dtype=dtype)
-    from numerics.hf import HFCausalLM
+    from numerics.interop.hf import HFCausalLM
 
     if "path" not in m:
         raise InputError("model.path", "a local Hugging Face model directory", "<missing>")
@@ -251,34 +250,17 @@ def as_model_dtype(net, x: torch.Tensor) -> torch.Tensor:
 
 
 def train_network(net, w: Workload, r: Mapping, seed: int, steps: int | None = None):
-    """Train every parameter of ``net`` on ``w.train`` with the ``[reference]`` optimiser (zero state).
-
-    ``steps`` (default ``r["steps"]``) at ``r["lr"]``, then ``r["anneal_steps"]`` more in two equal
-    phases at ``lr/5`` and ``lr/25`` with 8x and 16x larger batches. **Choice** (ours): a
-    first-order saturation test asks whether the population gradient of a new block is 0; a
-    network left at constant learning rate keeps an optimisation residue that the test
-    rightly detects, so the studies anneal (each phase restarts the zero-state optimiser).
+    """Train every parameter of ``net`` on ``w.train`` with the ``[reference]`` optimiser:
+    :func:`numerics.builders.train_phases` (the run study's reference training, plus the
+    annealing phases of ``anneal_steps``).
 
     Returns:
         ``(net, TrainResult)`` of the last phase.
     """
-    from numerics.training import train
+    from numerics.builders import train_phases
 
     x, y = w.train
-    x = as_model_dtype(net, x)
-    params = {k: p.requires_grad_(True) for k, p in net.named_parameters()}
-    main = r["steps"] if steps is None else steps
-    anneal = int(r.get("anneal_steps", 0))
-    phases = [(main, r["lr"], r["batch_size"])]
-    if anneal:
-        phases += [(anneal // 2, r["lr"] / 5, 8 * r["batch_size"]), (anneal - anneal // 2, r["lr"] / 25,
-                                                                     16 * r["batch_size"])]
-    net.train()
-    res, gen = None, torch.Generator().manual_seed(int(seed))   # phase seeds drawn from the role's stream
-    for n_steps, lr, bs in phases:
-        res = train(net, params, x, y, optimizer=r["optimizer"], lr=lr, steps=n_steps,
-                    batch_size=min(bs, x.shape[0]), seed=int(torch.randint(2**31, (1,), generator=gen)), loss=w.loss)
-    return net.eval(), res
+    return train_phases(net, as_model_dtype(net, x), y, r, seed, w.loss, steps=steps)
 
 
 def risk(net, w: Workload, which: str = "population") -> tuple[float, float]:

@@ -32,7 +32,7 @@ from typing import Mapping
 
 import sympy as sp
 
-from bounds._validation import MISSING, InputError
+from plumbing.validation import InputError, MISSING
 from proofs_check import _rigorous, _smt
 from proofs_check._limits import LIMITS
 from proofs_check._parser import ChainSyntaxError, parse_formula

@@ -24,7 +24,7 @@ CELLS = [
            'L-BFGS-B from a grid of starts); both are refitted on the same bootstrap resamples of the cells, so '
            'the difference `a - (2 alpha_hat - 1)` has its own interval. With 4 tiny depths the intervals are '
            '(rightly) wide and the verdict says so.'),
-    ('code', "from numerics.studies.scaling import appendix_m, exponent_table, plot_kind\n"
+    ('code', "from numerics.studies.figures import plot_kind\nfrom numerics.studies.scaling import appendix_m, exponent_table\n"
              "res = appendix_m(load_cells('sweep_depth'), n_boot=200)\n"
              "print(exponent_table(res))"),
     ('code', "from IPython.display import Image\n"

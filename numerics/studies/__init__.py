@@ -10,6 +10,6 @@ public functions or stored results, never in a circle (``tests/test_layers.py``)
 * :mod:`numerics.studies.growth` -- growth vs training from scratch (Paper B); growth to
   saturation, AG_max and local insertion against depth, optimiser invariance.
 * :mod:`numerics.studies.saturation` -- Paper B's saturation scan and test on any network.
-* :mod:`numerics.studies.gromo` -- GroMo's statistics as our scores, test and gain bounds.
+* :mod:`numerics.interop.gromo` -- GroMo's statistics as our scores, test and gain bounds.
 * :mod:`numerics.studies.reproduce` -- every empirical claim of THEORY §8-§9, decided by fixed rules.
 """

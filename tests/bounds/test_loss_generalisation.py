@@ -6,7 +6,7 @@ import pytest
 import sympy as sp
 
 from bounds import _symbols as s
-from bounds._validation import InputError
+from plumbing.validation import InputError
 from bounds.generalisation import eps_expression, eps_value, rad_loss, rad_vec_closed_form
 from bounds.loss import cross_entropy_constants, post_norm_radius, squared_loss_constants
 

@@ -10,7 +10,7 @@ from scipy.optimize import brentq
 from bounds.routes import Setup, evaluate_routes
 from bounds.variant_routes import (VARIANT_PARAMETERS, VariantInputs, evaluate_chain, evaluate_variants,
                                    variant_values)
-from bounds._validation import InputError
+from plumbing.validation import InputError
 from bounds.variants import VARIANT_SPECS, VARIANTS, direct_variant
 from tests.bounds._toy_world import clopper_pearson, draw, with_levels
 

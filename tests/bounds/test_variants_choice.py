@@ -9,7 +9,7 @@ from hypothesis import given, strategies as st
 from scipy.optimize import brentq
 
 from bounds._route_terms import paper_terms
-from bounds._validation import InputError
+from plumbing.validation import InputError
 from bounds.routes import Setup, evaluate_routes
 from bounds.theorems import THEOREM_3
 from bounds.variant_routes import VariantInputs, evaluate_chain, evaluate_variants, variant_values

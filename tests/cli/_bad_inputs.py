@@ -15,7 +15,8 @@ from typing import Callable, Mapping
 
 from hypothesis import strategies as st
 
-from bounds._validation import OPTIONAL, PARAMETERS, Interval
+from bounds._validation import OPTIONAL, PARAMETERS
+from plumbing.validation import Interval
 from numerics.studies.run import CONFIG_SCHEMA
 
 #: command -> (tmp_path -> strategy of argv lists, each bad input)

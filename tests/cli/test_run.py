@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from depthcert.cli import main
-from numerics._config import merge_config
+from plumbing.config import merge_config
 from numerics.studies.run import DEFAULT_DEMO_CONFIG, to_toml
 from tests._tolerances import TOL
 

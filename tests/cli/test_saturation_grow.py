@@ -5,7 +5,7 @@ import os
 import pytest
 
 from depthcert.cli import main
-from numerics._config import merge_config
+from plumbing.config import merge_config
 from numerics.studies.growth import QUICK
 
 

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from depthcert.cli import main
-from numerics._config import merge_config
+from plumbing.config import merge_config
 from numerics.studies.run import DEFAULT_DEMO_CONFIG, to_toml
 
 LIGHT = {"sizes": {"M": 2000, "K": 2000, "population": 2000}, "reference": {"n": 500},
@@ -40,14 +40,14 @@ def test_validity_exits_1_when_a_guarantee_fails(tmp_path, capsys, monkeypatch):
     import sympy as sp
 
     from bounds import _symbols as s
-    import numerics.studies._validity_routes as routes
+    import numerics.studies.validity._routes as routes
 
     direct = routes.ROUTE_SPECS[1]
     c = direct.theorem.conclusion
     wrong = direct.theorem.replace(conclusion=sp.Le(c.lhs, c.rhs - 2 * (s.eps_M + s.eps_K) - s.eps_K))
     monkeypatch.setattr(routes, "ROUTE_SPECS", [routes.ROUTE_SPECS[0], dataclasses.replace(direct, theorem=wrong),
                                                 routes.ROUTE_SPECS[2]])
-    import numerics.studies._validity_summary as summ
+    import numerics.studies.validity._summary as summ
 
     monkeypatch.setattr(summ, "ROUTE_SPECS", routes.ROUTE_SPECS)
     cfg = _toml(tmp_path, LIGHT, "\n[validity]\npopulation = 50000\n")
@@ -111,7 +111,7 @@ def test_demo_quick_estimate(tmp_path, monkeypatch, capsys):
 
 def test_shipped_demo_validity_matches_the_demo_config():
     from depthcert._cmd_demo import STORED
-    from numerics._store import load_json
+    from plumbing.store import load_json
 
     if not STORED.is_file():
         pytest.skip("no stored validity study shipped yet")

@@ -3,7 +3,7 @@ import pytest
 import torch
 from torch import nn
 
-from bounds._validation import InputError
+from plumbing.validation import InputError
 from numerics.families import ProtocolBlock
 from numerics.models import PostNormResCNN, PostNormResMLP
 from numerics.sites import GrownSite, SiteProbe, ZeroBlock, add_at_site, insert_unit, resolve_sites

@@ -5,7 +5,7 @@ import pickle
 import numpy as np
 import pytest
 
-from bounds._validation import InputError
+from plumbing.validation import InputError
 from numerics.seeding import Streams
 from numerics.studies.saturation import run, validate_config
 from numerics.workloads import make_workload, seed_of

@@ -70,7 +70,7 @@ def neox_dir(tmp_path_factory):
 
 
 def test_gpt_neox_from_a_local_directory_sites_gradients_and_insertion(neox_dir, corpus):
-    from numerics.hf import HFCausalLM
+    from numerics.interop.hf import HFCausalLM
 
     net = HFCausalLM(str(neox_dir), dtype=F64)
     x, y = corpus.windows("held", 4, 12, seed=0)
@@ -112,7 +112,7 @@ def test_gromo_first_order_improvement_equals_our_projection_score():
 
     from numerics.estimators._site_scan import accumulate_site_stats
     from numerics.estimators._site_stats import projection_scores
-    from numerics.studies.gromo import certify_gromo_block, gromo_first_order_improvement, scores_from_gromo
+    from numerics.interop.gromo import certify_gromo_block, gromo_first_order_improvement, scores_from_gromo
 
     warnings.filterwarnings("ignore")
     torch.manual_seed(0)

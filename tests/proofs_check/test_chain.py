@@ -1,7 +1,7 @@
 """User chains: TOML validation, entailment, countermodels, non-linear chains, vacuity."""
 import pytest
 
-from bounds._validation import InputError
+from plumbing.validation import InputError
 from proofs_check import ChainSyntaxError, check_chain, load_chain, parse_chain
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from bounds.routes import evaluate_routes
 from bounds.variant_routes import evaluate_variants
-from numerics.studies._validity_draws import _chain_symbols
+from numerics.studies.validity._draws import _chain_symbols
 from bounds.variants import VARIANTS
 from tests.bounds._toy_world import draw, with_levels
 

@@ -6,8 +6,8 @@ import math
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import numerics.studies._growth_loop as loop
-from numerics._config import merge_config
+import numerics.studies.growth._loop as loop
+from plumbing.config import merge_config
 from numerics.studies.growth import (QUICK, ag_max_vs_depth, grow, growth_vs_scratch_study, local_insertion,
                                      optimizer_invariance, plot_growth)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from numerics.studies import reproduce as rp
-from numerics.studies._reproduce_claims import CLAIMS, Rule, resolve_study
+from numerics.studies.reproduce._claims import CLAIMS, Rule, resolve_study
 
 TINY_BASE = {"sizes": {"M": 1000, "K": 1000, "population": 1000}, "reference": {"n": 300, "steps": 20},
              "block_training": {"steps": 10, "batch_size": 256}}
@@ -70,7 +70,7 @@ def test_rebound_rule(tests, verdict):
 def test_missing_studies_resolve_to_none_and_existing_ones_to_callables():
     assert resolve_study("numerics.studies.not_a_module:f") is None
     assert resolve_study("numerics.studies.sweeps:not_a_function") is None
-    assert callable(resolve_study("numerics.studies._reproduce_studies:signal_decay"))
+    assert callable(resolve_study("numerics.studies.reproduce._studies:signal_decay"))
 
 
 def test_wiring_a_study_is_its_import_path(tmp_path):
@@ -104,7 +104,7 @@ def test_tiny_suite_end_to_end_report(tmp_path, monkeypatch):
 def test_plateau_ratio_against_hand_computed_slopes():
     """Early slope -1 (AG_max = 1/D on D = 1, 2, 4), late slope 0 (flat on 8, 16, 32): ratio 0;
     a straight power law has ratio 1; no early drop is no plateau (inf)."""
-    from numerics.studies._reproduce_studies import NO_EARLY_DROP, plateau_ratio
+    from numerics.studies.reproduce._studies import NO_EARLY_DROP, plateau_ratio
 
     d = np.array([1, 2, 4, 8, 16, 32.0])
     assert plateau_ratio(d, np.log(np.array([[1, .5, .25, .2, .2, .2]]))) == pytest.approx(0, abs=1e-12)
@@ -115,7 +115,7 @@ def test_plateau_ratio_against_hand_computed_slopes():
 
 
 def test_unknown_suite_is_input_error(tmp_path):
-    from bounds._validation import InputError
+    from plumbing.validation import InputError
 
     with pytest.raises(InputError, match=r"--suite == 'huge', must be one of \['full', 'quick'\]"):
         rp.reproduce("huge", tmp_path)

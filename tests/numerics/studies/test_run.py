@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bounds._validation import InputError
+from plumbing.validation import InputError
 from numerics.studies.run import (
     DEFAULT_DEMO_CONFIG,
     bounds_config,

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from bounds._validation import InputError
+from plumbing.validation import InputError
 from bounds.routes import Setup, evaluate_routes
-from numerics._config import merge_config
+from plumbing.config import merge_config
 from numerics.empirical import EmpiricalClassification
 from numerics.studies.run import (bounds_config, draw_samples, evaluate_draw, prepare_fixed, run_experiment,
                                   select_blocks, streams_of, validate_config)

@@ -43,7 +43,7 @@ def test_theorem1_gain_bounds_hold_at_their_step(quick_result):
 
 
 def test_bad_keys_name_the_dotted_key():
-    from bounds._validation import InputError
+    from plumbing.validation import InputError
 
     with pytest.raises(InputError, match="saturation.probe_m"):
         validate_config({"saturation": {"probe_m": 10}})

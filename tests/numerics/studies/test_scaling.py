@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from bounds._validation import InputError
-from numerics.studies import scaling
+from plumbing.validation import InputError
+from numerics.studies import figures, scaling
 from numerics.studies.scaling import AGREEMENT_MAX_WIDTH, Estimate, agreement_verdict, appendix_m, optimal_depth
 
 DEPTHS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32]
@@ -97,7 +97,7 @@ def test_plot_kinds_from_stored_records(tmp_path, kind, monkeypatch):
         for i, r in enumerate(recs):
             r["config"]["model"]["width"] = [2, 4][i % 2]
     monkeypatch.setattr(scaling, "load_records", lambda folder: recs)
-    paths = scaling.plot_kind(tmp_path, kind, n_boot=50)
+    paths = figures.plot_kind(tmp_path, kind, n_boot=50)
     for suffix in (".png", ".pdf", ".json"):
         (p,) = [p for p in paths if p.suffix == suffix]
         assert p.stat().st_size > 500

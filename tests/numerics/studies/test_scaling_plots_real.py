@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from depthcert.cli import main
-from numerics.studies.scaling import plot_kind
+from numerics.studies.figures import plot_kind
 from numerics.studies.sweeps import make_spec, sweep
 
 TINY = {"sizes": {"M": 1000, "K": 1000, "population": 1000}, "reference": {"n": 300, "steps": 10},
@@ -35,7 +35,7 @@ def test_bound_vs_M_uses_the_stored_bounds(sweep_dir):
 
 def test_region_codes_match_evaluate_routes_at_the_measured_point(sweep_dir):
     from bounds.routes import evaluate_routes
-    from numerics.studies._scaling_plots import _setup
+    from numerics.studies.figures._scaling import _setup
 
     files = _files(plot_kind(sweep_dir, "region"))
     data = json.loads(files[".json"].read_text())

@@ -1,7 +1,7 @@
 """Sweep files (numerics.studies.sweeps.load_sweep / make_spec): cells, and every bad input named."""
 import pytest
 
-from bounds._validation import InputError
+from plumbing.validation import InputError
 from numerics.studies.run import validate_config
 from numerics.studies.sweeps import load_sweep, make_spec, point_key
 

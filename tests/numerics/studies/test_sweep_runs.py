@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bounds._validation import InputError
-from numerics._config import merge_config
+from plumbing.validation import InputError
+from plumbing.config import merge_config
 from numerics.studies.sweeps import available_cores, load_cells, load_sweep, make_spec, results_table, sweep
 
 FAKE = "tests.numerics.studies._fake_runner:run"
@@ -180,7 +180,7 @@ def test_sweep_over_task_kind_and_insertion_site(tmp_path):
 def test_a_local_cell_that_cannot_fit_is_bad_input_before_any_cell_runs(tmp_path):
     """Memory is checked for every local cell (its share of the machine) before the first runs;
     the error names the cell."""
-    from bounds._validation import InputError
+    from plumbing.validation import InputError
     from numerics.studies.sweeps import make_spec
 
     spec = make_spec({"sizes": {"M": 2000, "K": 2000, "population": 2000}}, {"sizes.M": [2000, 10**13]})

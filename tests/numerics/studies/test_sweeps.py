@@ -2,8 +2,8 @@
 
 import pytest
 
-from numerics._config import get_dotted, merge_config, set_dotted
-from numerics.studies._run_outputs import plot_bound_vs_observed
+from plumbing.config import get_dotted, merge_config, set_dotted
+from numerics.studies.run._outputs import plot_bound_vs_observed
 from numerics.studies.growth import growth_vs_scratch
 from numerics.studies.run import DEFAULT_DEMO_CONFIG
 from numerics.studies.sweeps import grid_points, load_points, plot_sweep, point_key, run_sweep

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from bounds._validation import InputError
-from numerics._config import merge_config
-from numerics._store import ItemStore
+from plumbing.validation import InputError
+from plumbing.config import merge_config
+from plumbing.store import ItemStore
 from numerics.studies.run import DEFAULT_DEMO_CONFIG, run_experiment
 from numerics.studies.validity import run_validity
 
@@ -192,7 +192,7 @@ def test_demo_setup_200_draws(tmp_path):
 def test_setups_that_could_not_run_count_as_not_certified(tiny_study, tmp_path):
     """--vary seed: a setup where (C1) fails is not dropped from the headline rate (that would
     bias it up); with no runnable setup at all the summary says why (no traceback)."""
-    from numerics.studies._validity_summary import summarize
+    from numerics.studies.validity._summary import summarize
 
     s, out = tiny_study
     records = [json.loads(p.read_text()) for p in sorted((out / "draws").glob("*.json"))]

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, strategies as st
 from scipy.stats import binom, binomtest
 
-from numerics.studies._validity_stats import clopper_pearson, exceedance_p_value, rate_entry
+from numerics.studies.validity._stats import clopper_pearson, exceedance_p_value, rate_entry
 
 
 @given(st.integers(1, 300).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
@@ -45,7 +45,7 @@ def test_the_test_has_its_level_and_power():
 def test_weakened_uniform_flags_only_beyond_the_truth_error():
     """A weakened sup-guarantee whose threshold sits inside the check sample's error cannot be
     flagged by that error; the true one is still counted at its threshold (conservative)."""
-    from numerics.studies._validity_power import _uniform
+    from numerics.studies.validity._power import _uniform
 
     rec = {"values": {"eps_M": 0.01, "delta": 0.02}, "truth": {"moment_error": 2e-4},
            "deviations": {"E_S": {"sup": 3e-4}}}
@@ -58,7 +58,7 @@ def test_weakened_uniform_flags_only_beyond_the_truth_error():
 
 
 def test_holm_step_down_against_hand_computed_thresholds():
-    from numerics.studies._validity_summary import holm_family
+    from numerics.studies.validity._summary import holm_family
 
     # m = 4 at level 0.05: thresholds 0.0125, 0.0167, 0.025, 0.05 in p order
     out = holm_family({"a": 0.01, "b": 0.015, "c": 0.03, "d": 0.2, "e": None}, 0.05)

@@ -14,9 +14,9 @@ import json
 import numpy as np
 import pytest
 
-from numerics._store import ItemStore
-from numerics.studies._validity_power import MUTATED, fixed_tail_values
-from numerics.studies._validity_routes import VARIANT_ROUTE_SPECS, event_failures
+from plumbing.store import ItemStore
+from numerics.studies.validity._power import MUTATED, fixed_tail_values
+from numerics.studies.validity._routes import VARIANT_ROUTE_SPECS, event_failures
 from numerics.studies.validity import run_validity, summarize
 from tests.numerics.studies._toy_records import toy_records
 
@@ -128,7 +128,7 @@ def test_grid_cap_checks_events_at_the_certified_cap(tmp_path):
     """With caps chosen after training (cap_grid > 1) the Rademacher stream, E_MC and the exact
     suprema are taken at the cap the draw certified, not at the largest one (regression: the
     E_MC events failed in every draw, a 4x cap ratio)."""
-    from numerics._config import merge_config
+    from plumbing.config import merge_config
     from numerics.studies.validity import run_validity
 
     cfg = merge_config(_TINY_INT, {"insertion": {"cap_grid": 6, "cap_ratio": 2.0, "output_cap": 8.0}})
@@ -152,7 +152,7 @@ def test_full_block_truth_is_the_trained_blocks_risk():
 
     from numerics.data import conditional_risk
     from numerics.studies.run import on_states
-    from numerics.studies._validity_draws import _check_risks, population_truth
+    from numerics.studies.validity._draws import _check_risks, population_truth
     from numerics.studies.run import draw_samples, prepare_fixed, select_blocks, streams_of, validate_config
 
     base = {k: v for k, v in _TINY_INT.items() if k != "validity"}

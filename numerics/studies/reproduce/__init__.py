@@ -1,0 +1,161 @@
+"""The reproduce study: every empirical claim of THEORY §8-§9, measured and decided (``depthcert reproduce``).
+
+:func:`reproduce` runs the sweeps of a :class:`Suite` (resumable, through
+:mod:`numerics.studies.sweeps`), measures each claim of the registry
+(:data:`numerics.studies.reproduce._claims.CLAIMS`: claims as data, each naming its
+study by import path and its decision rule, fixed in code before running), and writes
+``DIR/report.md`` (one row per claim: what the paper says, what we measured with
+intervals, the verdict), ``DIR/claims.json`` and the figures under ``DIR/figures``.
+Claims whose study does not exist yet are reported as ``not run``.
+
+Suites: ``quick`` (< 10 min on 2 CPU cores) and ``full`` (sized for a bigger machine or a
+Ray cluster; :attr:`Suite.expected` says how long it should take).
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+from plumbing.io import atomic_write_text, dumps, versions
+from plumbing.validation import InputError
+from plumbing.config import merge_config
+from numerics.studies.reproduce import _suites as suites
+from numerics.studies.reproduce._claims import CLAIMS, Claim, resolve_study
+from numerics.studies.reproduce._report import render_report
+from numerics.studies.sweeps import make_spec, sweep
+
+__all__ = ["CLAIMS", "SUITES", "ClaimResult", "ReproduceContext", "ReproduceReport", "Suite", "default_workers",
+           "reproduce"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Suite:
+    """The sizes of one reproduction: sweeps (base config, grid), the growth study, the bootstrap."""
+
+    name: str
+    sweeps: Mapping[str, Mapping[str, Any]]
+    growth: Mapping[str, Any]
+    n_boot: int
+    expected: str
+    validity: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    ag_max: Mapping[str, Any] = dataclasses.field(default_factory=dict)   # AG_max vs depth (Paper B)
+
+    def n_cells(self) -> int:
+        return sum(len(make_spec(s["base"], s["grid"]).cells) for s in self.sweeps.values())
+
+
+SUITES: Mapping[str, Suite] = {name: Suite(name, **spec) for name, spec in suites.SUITES.items()}
+
+
+@dataclasses.dataclass(frozen=True)
+class ReproduceContext:
+    """What a claim's study receives: the suite, the output folder, the sweep folders, run options."""
+
+    suite: Suite
+    out_dir: Path
+    sweeps: Mapping[str, Path]
+    options: Mapping[str, Any]
+    cache: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class ClaimResult:
+    """One row of the report."""
+
+    claim: Claim
+    verdict: str
+    measured: str
+    evidence: Mapping[str, Any] | None
+
+    def to_dict(self) -> dict:
+        return {"id": self.claim.id, "source": self.claim.source, "paper_says": self.claim.paper_says,
+                "study": self.claim.study, "statistic": self.claim.statistic, "rule": self.claim.rule.text(),
+                "verdict": self.verdict, "measured": self.measured, "evidence": self.evidence}
+
+
+@dataclasses.dataclass(frozen=True)
+class ReproduceReport:
+    """Everything ``report.md`` shows."""
+
+    suite: str
+    out_dir: str
+    claims: tuple[ClaimResult, ...]
+    wall_s: float
+    sweeps: Mapping[str, Any]
+    versions: Mapping[str, str]
+    expected: str
+
+    def to_dict(self) -> dict:
+        return {"suite": self.suite, "out_dir": self.out_dir, "wall_s": self.wall_s, "expected": self.expected,
+                "sweeps": dict(self.sweeps), "versions": dict(self.versions),
+                "claims": [c.to_dict() for c in self.claims]}
+
+
+def default_workers(backend: str) -> int | None:
+    """Local: one single-threaded worker per core (cells are small); Ray: its own scheduling."""
+    from numerics.studies.sweeps import available_cores
+
+    return available_cores() if backend == "local" else None
+
+
+def _suite(name: str) -> Suite:
+    if name not in SUITES:
+        raise InputError("--suite", f"one of {sorted(SUITES)}", name)
+    return SUITES[name]
+
+
+def _run_sweeps(suite: Suite, out: Path, options: Mapping) -> dict:
+    done = {}
+    for name, s in suite.sweeps.items():
+        spec = make_spec(s["base"], s["grid"])
+        done[name] = sweep(spec, out / "sweeps" / name, **options).to_dict()
+    return done
+
+
+def _measure(claim: Claim, ctx: ReproduceContext) -> ClaimResult:
+    fn = resolve_study(claim.study)
+    if fn is None:
+        return ClaimResult(claim, "not run", f"not run: {claim.study} does not exist yet", None)
+    try:
+        ev = dict(fn(ctx))
+    except (ValueError, ArithmeticError) as exc:   # a fit or a study that cannot decide on this data
+        return ClaimResult(claim, "inconclusive", f"the study could not be carried out: {exc}", None)
+    return ClaimResult(claim, claim.rule.decide(ev), ev["measured"], ev)
+
+
+def reproduce(suite: str, out_dir: str | Path, *, backend: str = "local", workers: int | None = None,
+              threads: int | None = None, address: str | None = None, progress: bool = True,
+              overrides: Mapping | None = None) -> ReproduceReport:
+    """Run the ``suite`` (resumable), measure and decide every claim, write the report.
+
+    Args:
+        suite: ``"quick"`` or ``"full"``.
+        out_dir: ``DIR``; ``DIR/report.md``, ``DIR/claims.json``, ``DIR/figures``,
+            ``DIR/sweeps/<name>/`` (a re-run reuses every stored cell).
+        backend, workers, threads, address, progress: as for :func:`numerics.studies.sweeps.sweep`.
+        overrides: merged into every sweep's base config (e.g. smaller sizes in tests).
+
+    Raises:
+        InputError: an unknown suite, or bad sweep options.
+    """
+    from plumbing.io import check_writable_dir
+    from numerics.studies.sweeps import resolve_parallelism
+
+    t0, s, out = time.perf_counter(), _suite(suite), Path(out_dir)
+    resolve_parallelism(backend, workers, threads)   # bad options fail before anything runs
+    check_writable_dir(out)
+    if overrides:
+        s = dataclasses.replace(s, sweeps={k: {**v, "base": merge_config(v["base"], overrides)}
+                                           for k, v in s.sweeps.items()},
+                                growth={**s.growth, "config": merge_config(s.growth["config"], overrides)},
+                                validity={**s.validity, "config": merge_config(s.validity.get("config", {}), overrides)})
+    options = {"backend": backend, "workers": workers, "threads": threads, "address": address, "progress": progress}
+    ran = _run_sweeps(s, out, options)
+    ctx = ReproduceContext(s, out, {k: out / "sweeps" / k for k in s.sweeps}, options)
+    results = tuple(_measure(c, ctx) for c in CLAIMS)
+    report = ReproduceReport(suite, str(out), results, time.perf_counter() - t0, ran, versions(), s.expected)
+    atomic_write_text(out / "claims.json", dumps(report.to_dict(), indent=2) + "\n")
+    atomic_write_text(out / "report.md", render_report(report, out))
+    return report

@@ -1,0 +1,49 @@
+"""``report.md`` of ``depthcert reproduce``: a table with one row per claim, then one section each."""
+from __future__ import annotations
+
+import datetime
+import os
+from pathlib import Path
+
+__all__ = ["render_report"]
+
+_MARK = {"reproduced": "✅ reproduced", "not reproduced": "❌ not reproduced", "inconclusive": "❔ inconclusive",
+         "not run": "⏸ not run"}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _rel(path: str, out: Path) -> str:
+    return os.path.relpath(path, out)
+
+
+def render_report(report, out: Path) -> str:
+    """Markdown text of ``report`` (figure links relative to ``out``)."""
+    counts = {v: sum(c.verdict == v for c in report.claims) for v in _MARK}
+    lines = [f"# depthcert reproduce --suite {report.suite}", "",
+             f"Generated {datetime.datetime.now().isoformat(timespec='seconds')}; wall time "
+             f"{report.wall_s / 60:.1f} min; expected: {report.expected}.",
+             "Versions: " + ", ".join(f"{k} {v}" for k, v in report.versions.items()) + ".", "",
+             "Each verdict follows a decision rule fixed in code before the suite was run "
+             "(`numerics/studies/reproduce/_claims.py`), never tuned to agree. Paper A's results are "
+             "qualitative: nothing here tests specific ratios. Our setups are small synthetic teacher tasks, "
+             "not the papers' CIFAR/ImageNet/GPT-scale experiments; a verdict says what happens *here*.", "",
+             "Summary: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + ".", "",
+             "| claim | the paper says | what we measured | verdict |", "|---|---|---|---|"]
+    lines += [f"| {c.claim.id} ({c.claim.source}) | {_cell(c.claim.paper_says)} | {_cell(c.measured)} | "
+              f"{_MARK[c.verdict]} |" for c in report.claims]
+    for c in report.claims:
+        lines += ["", f"## {c.claim.id}", "", f"*{c.claim.source}*: {c.claim.paper_says}", "",
+                  f"- statistic: {c.claim.statistic}", f"- decision rule: {c.claim.rule.text()}",
+                  f"- study: `{c.claim.study}`", f"- measured: {c.measured}", f"- verdict: **{c.verdict}**"]
+        ev = c.evidence or {}
+        if "table" in ev.get("details", {}):
+            lines += ["", ev["details"]["table"]]
+        lines += [f"\n![{c.claim.id}]({_rel(p, out)})" for p in ev.get("figures", [])]
+    lines += ["", "## Sweeps", ""] + [
+        f"- `{name}`: {s['cells']} cells ({s['computed']} computed in this call, {s['reused']} reused, "
+        f"{s['failed']} failed), {s['workers']} worker(s) x {s['threads']} thread(s), {s['wall_s']:.0f} s; "
+        f"table `{_rel(s['table'], out)}`" for name, s in report.sweeps.items()]
+    return "\n".join(lines) + "\n"

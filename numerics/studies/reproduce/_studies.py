@@ -1,0 +1,243 @@
+"""The reproduce suite's own measurements, one function per claim (contract: ``_reproduce_claims``).
+
+Each reads the stored cells of the suite's sweeps (or runs its own small study, stored
+per seed so that a re-run resumes) and returns the evidence dict of one claim.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+
+from bounds.fitting import percentile_interval
+from plumbing.store import ItemStore
+from numerics.studies import figures, scaling
+from numerics.studies.sweeps import load_cells
+
+__all__ = ["bound_validity", "covariance_near_diagonal", "exponent_agreement", "growth_vs_scratch",
+           "joint_scaling_rebound", "ag_max_plateau", "plateau_ratio", "NO_EARLY_DROP",
+           "local_insertion_shrinking", "signal_decay"]
+
+CONFIDENCE = 0.95
+TEST_LEVEL = 0.05
+
+
+def _cells(ctx, name: str) -> list[dict]:
+    return load_cells(ctx.sweeps[name])
+
+
+def _cached(ctx, key, make):
+    """One computation per reproduce call (several claims read the same fit or figure)."""
+    if key not in ctx.cache:
+        ctx.cache[key] = make()
+    return ctx.cache[key]
+
+
+def _figure(ctx, name: str, kind: str, cell: int = 0) -> list[str]:
+    paths = _cached(ctx, ("figure", name, kind), lambda: figures.plot_kind(
+        ctx.sweeps[name], kind, out=Path(ctx.out_dir) / "figures", n_boot=ctx.suite.n_boot, cell=cell))
+    return [str(p) for p in paths if str(p).endswith(".png")]
+
+
+def _bootstrap_stat(values: np.ndarray, stat, n_boot: int, seed: int = 0) -> tuple[float, float]:
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(values), size=(n_boot, len(values)))
+    return percentile_interval(np.array([stat(values[i]) for i in idx]), CONFIDENCE)
+
+
+def _evidence(measured: str, estimate: float, interval, figures=(), **details) -> dict:
+    return {"measured": measured, "estimate": float(estimate), "interval": [float(v) for v in interval],
+            "confidence": CONFIDENCE, "figures": list(figures), "details": details}
+
+
+def _appendix_m(ctx):
+    return _cached(ctx, "appendix_m", lambda: scaling.appendix_m(_cells(ctx, "depth"), n_boot=ctx.suite.n_boot,
+                                                                 confidence=CONFIDENCE))
+
+
+def covariance_near_diagonal(ctx) -> dict:
+    """Median off-diagonal mass ratio over the interior sites, averaged over the depth sweep's cells."""
+    cells = _cells(ctx, "depth")
+    per_cell = np.array([float(np.median(c["diagnostics"]["sites"]["offdiag_ratio"][:-1])) for c in cells])
+    top = np.array([c["diagnostics"]["sites"]["offdiag_ratio"][-1] for c in cells])
+    lo, hi = _bootstrap_stat(per_cell, np.mean, ctx.suite.n_boot)
+    measured = (f"interior sites: mean ratio {per_cell.mean():.3f} [{lo:.3f}, {hi:.3f}] over {len(cells)} cells "
+                f"(range {per_cell.min():.3f}-{per_cell.max():.3f}); top site (rank one by construction): "
+                f"mean {top.mean():.3f}; threshold 1/sqrt(2) = {1 / math.sqrt(2):.3f}")
+    deepest = int(np.argmax([c["config"]["model"]["depth"] for c in cells]))   # the most interior sites
+    return _evidence(measured, per_cell.mean(), (lo, hi), _figure(ctx, "depth", "covariance", deepest),
+                     per_cell=per_cell.tolist(), top_site=top.tolist())
+
+
+def signal_decay(ctx) -> dict:
+    res = _appendix_m(ctx)
+    a = res.alpha
+    measured = f"alpha_hat = {a.text()} ({CONFIDENCE:.0%} bootstrap, {len(res.depths)} cells); {res.signal_measure}"
+    return _evidence(measured, a.estimate, a.interval, _figure(ctx, "depth", "appendix-m"),
+                     appendix_m=res.to_dict())
+
+
+def exponent_agreement(ctx) -> dict:
+    res = _appendix_m(ctx)
+    measured = (f"a_observed = {res.excess_observed.text()}, "
+                f"predicted 2 alpha_hat - 1 = {res.excess_predicted.text()}, difference {res.difference.text()}; R_inf = {res.risk_fit.fit.E:.4g}")
+    return _evidence(measured, res.difference.estimate, res.difference.interval, _figure(ctx, "depth", "appendix-m"),
+                     table=scaling.exponent_table(res), alpha_interval=list(res.alpha.interval))
+
+
+def local_insertion_shrinking(ctx) -> dict:
+    from scipy.stats import kendalltau
+
+    cells = _cells(ctx, "depth")
+    D = scaling.cell_values(cells, "model.depth")
+    gain = scaling.cell_values(cells, "quantities.delta_R_hat")
+    pairs = np.column_stack([D, gain])
+    tau = float(kendalltau(D, gain).statistic)
+    lo, hi = _bootstrap_stat(pairs, lambda p: kendalltau(p[:, 0], p[:, 1]).statistic, ctx.suite.n_boot)
+    means = {int(d): float(gain[D == d].mean()) for d in np.unique(D)}
+    measured = (f"Kendall tau(depth, Delta_R) = {tau:.3f} [{lo:.3f}, {hi:.3f}]; mean Delta_R per depth: "
+                + ", ".join(f"D={d}: {v:.3g}" for d, v in means.items()))
+    return _evidence(measured, tau, (lo, hi), means=means)
+
+
+def _paired_p(a: np.ndarray, b: np.ndarray) -> float:
+    """One-sided paired t-test p-value for ``mean(a - b) > 0``."""
+    from scipy.stats import ttest_rel
+
+    if a.size < 2:
+        return 1.0
+    return float(ttest_rel(a, b, alternative="greater").pvalue)
+
+
+def joint_scaling_rebound(ctx) -> dict:
+    cells = _cells(ctx, "rebound")
+    D, W, S, R = (scaling.cell_values(cells, k) for k in ("model.depth", "model.width", "seed", "R_old"))
+    depths, widths, seeds = np.unique(D), np.unique(W), np.unique(S)
+
+    def risks(d, w):
+        return np.array([R[(D == d) & (W == w) & (S == s)][0] for s in seeds])
+
+    k = min(depths.size, widths.size)
+    first, last = risks(depths[0], widths[0]), risks(depths[k - 1], widths[k - 1])
+    narrow = {d: risks(d, widths[0]) for d in depths}
+    deepest = narrow[depths[-1]]
+    bonf = TEST_LEVEL / max(1, depths.size - 1)
+    tests = {"joint_improves": _paired_p(first, last) < TEST_LEVEL,
+             "joint_worsens": _paired_p(last, first) < TEST_LEVEL,
+             "rebound": any(_paired_p(deepest, narrow[d]) < bonf for d in depths[:-1]),
+             "depth_alone_improves": _paired_p(narrow[depths[0]], deepest) < TEST_LEVEL}
+    measured = (f"joint path (D, w) = {list(zip(depths[:k].astype(int).tolist(), widths[:k].astype(int).tolist()))}: "
+                f"R {first.mean():.4g} -> {last.mean():.4g}; width {widths[0]:g}, depth "
+                + ", ".join(f"{int(d)}: {v.mean():.4g}" for d, v in narrow.items())
+                + f" ({seeds.size} seeds); tests: " + ", ".join(f"{k}={v}" for k, v in tests.items()))
+    return _evidence(measured, float("nan"), (float("nan"), float("nan")), _figure(ctx, "rebound", "rebound"),
+                     tests=tests)
+
+
+def growth_vs_scratch(ctx) -> dict:
+    """Paper B's comparison over seeds, from the growth study's public ``growth_vs_scratch``."""
+    from scipy import stats
+
+    from plumbing.config import merge_config
+    from numerics.studies.growth import growth_vs_scratch as compare
+
+    g = ctx.suite.growth
+    store = ItemStore(Path(ctx.out_dir) / "growth")
+    rows = []
+    for s in g["seeds"]:
+        rec = store.get(f"seed={s}")
+        if rec is None or rec.get("settings") != g:
+            out = compare(merge_config(g["config"], {"seed": s}), grow_steps=g["grow_steps"],
+                          base_steps=g["base_steps"], seed=s)
+            rec = {"settings": g, "result": out}
+            store.put(f"seed={s}", rec)
+        rows.append(rec["result"])
+    gain = np.array([r["relative_test_gain"] for r in rows])
+    half = stats.t.ppf(0.5 + CONFIDENCE / 2, gain.size - 1) * gain.std(ddof=1) / math.sqrt(gain.size)
+    train = np.array([r["train_loss_scratch"] - r["train_loss_grown"] for r in rows])
+    measured = (f"relative test gain (R_scratch - R_grown)/R_scratch = {gain.mean():.3%} "
+                f"[{gain.mean() - half:.3%}, {gain.mean() + half:.3%}] over {gain.size} seeds; train loss lower "
+                f"for the grown model in {int((train > 0).sum())}/{gain.size}")
+    return _evidence(measured, gain.mean(), (gain.mean() - half, gain.mean() + half), per_seed=gain.tolist())
+
+
+def _slope(depths: np.ndarray, log_ag: np.ndarray) -> float:
+    return float(np.polyfit(np.log(depths), log_ag, 1)[0])
+
+
+#: ``plateau_ratio`` when AG_max does not drop early (no drop, no plateau): finite, so that
+#: bootstrap percentiles stay defined.
+NO_EARLY_DROP = 1e6
+
+
+def plateau_ratio(depths, log_ag: np.ndarray) -> float:
+    """``|late slope| / |early slope|`` of ``log AG_max`` against ``log D`` (first and last three
+    depths, mean over the rows = seeds): small when AG_max drops and then flattens; a late rise
+    counts like a late drop (neither is a plateau); :data:`NO_EARLY_DROP` when AG_max does not
+    drop early."""
+    d, m = np.asarray(depths, dtype=float), np.asarray(log_ag, dtype=float).mean(axis=0)
+    early, late = _slope(d[:3], m[:3]), _slope(d[-3:], m[-3:])
+    return min(abs(late) / -early, NO_EARLY_DROP) if early < 0 else NO_EARLY_DROP
+
+
+def ag_max_plateau(ctx) -> dict:
+    """Paper B's AG_max plateau, from the growth study's public ``ag_max_vs_depth`` over seeds.
+
+    Statistic (fixed with the claim): ``abs(late slope) / abs(early slope)`` of ``log AG_max``
+    against ``log D`` (:func:`plateau_ratio`), with a percentile bootstrap over seeds.
+    """
+    from numerics.studies.growth import ag_max_vs_depth
+
+    a = ctx.suite.ag_max
+    if not a:
+        raise ValueError("this suite has no AG_max study")
+    store = ItemStore(Path(ctx.out_dir) / "ag_max")
+    rows = []
+    for s in a["seeds"]:
+        rec = store.get(f"seed={s}")
+        if rec is None or rec.get("settings") != a:
+            cfg = {**(a["config"] or {}), "seed": s, "data_seed": s}
+            rec = {"settings": a, "result": ag_max_vs_depth(cfg, depths=a["depths"], quick=a["quick"])}
+            store.put(f"seed={s}", rec)
+        rows.append(rec["result"])
+    depths = np.asarray(rows[0]["depths"], dtype=float)
+    log_ag = np.log(np.array([r["AG_max"] for r in rows]))
+    ratio = plateau_ratio(depths, log_ag)
+    lo, hi = _bootstrap_stat(log_ag, lambda b: plateau_ratio(depths, b), ctx.suite.n_boot)
+    mean = np.exp(log_ag.mean(axis=0))
+    plateau = [r["plateau_depth"] for r in rows]
+    measured = (f"|late/early slope| of log AG_max vs log D = {ratio:.3g} [{lo:.3g}, {hi:.3g}] over {len(rows)} seeds"
+                + (" (AG_max does not drop over the first depths)" if ratio >= NO_EARLY_DROP else "") + "; "
+                "geometric-mean AG_max per depth: " + ", ".join(f"D={int(d)}: {v:.3g}" for d, v in zip(depths, mean))
+                + f"; first depth below {rows[0]['plateau_threshold']:g}: {plateau}")
+    return _evidence(measured, ratio, (lo, hi), depths=depths.tolist(), AG_max=np.exp(log_ag).tolist())
+
+
+def bound_validity(ctx) -> dict:
+    """The validity study (:func:`numerics.studies.validity.run_validity`, public) on the suite's setup.
+
+    The statistic counts the true guarantees (routes and events) whose observed failure
+    rate is significantly above the stated probability; it is reported only when the
+    study shows power (some deliberately weakened guarantee is flagged), else NaN.
+    """
+    from numerics.studies.validity import run_validity
+
+    v = ctx.suite.validity
+    out = Path(ctx.out_dir) / "validity"
+    s = run_validity(v["config"], v["draws"], out, progress=False)
+    sig = [f"route {k}" for k, r in s["routes"].items() if r["significant"]]
+    sig += [f"event {k}" for k, e in s["events"].items() if e["significant"]]
+    weak = {k: p for k, p in s["power"].items() if p["weakened"]}
+    flagged = [k for k, p in weak.items() if p["flagged"]]
+    n = float(len(sig)) if flagged else float("nan")
+    routes = "; ".join(f"{k}: {r['violations']}/{s['draws']} violated (stated {r['stated_failure_probability']:.3g}, "
+                       f"rate interval [{r['violation_interval'][0]:.3g}, {r['violation_interval'][1]:.3g}])"
+                       for k, r in s["routes"].items())
+    cert = s["certification"]["any"]
+    measured = (f"{s['draws']} draws of one setup: {routes}; significant: {', '.join(sig) or 'none'}; power: "
+                f"{len(flagged)}/{len(weak)} weakened guarantees flagged; 'some route certifies' in "
+                f"{cert['certified']}/{s['draws']} (interval [{cert['certification_interval'][0]:.3g}, "
+                f"{cert['certification_interval'][1]:.3g}])")
+    return _evidence(measured, n, (n, n), [str(out / "slack.png")], significant=sig, flagged=flagged)

@@ -1,0 +1,260 @@
+"""The run study: reference model, insertion, block training, measurements, Theorems 2-3.
+
+:func:`run_experiment` (THEORY §1-§6) on a synthetic teacher task, in stages that pass
+small typed dataclasses (STYLE: Studies):
+
+1. :func:`prepare_fixed` (:class:`Fixed`) -- everything fixed before ``S`` and ``T`` are
+   drawn, from the roles of ``seed`` (:mod:`numerics.seeding`): the teacher; a reference
+   post-norm network ``f_old`` trained on its own sample; a zero-output ``readout`` block
+   inserted at ``at`` with a Frobenius cap ``nu_V`` fixed before training (no cap grid:
+   ``n_grid = 1``); the data-free constants; the population signal ``G`` (exact
+   ``y``-expectation), smoothness ``beta`` (§2) and the jumpboard ``f~_pop`` with step
+   ``eta = min(1/beta, nu_V/||G||)`` (§3: Theorem 1 holds for every ``0 < eta <= 1/beta``);
+2. :func:`draw_samples` (:class:`SampleGroup`) -- ``S`` from the roles of ``data_seed``,
+   ``G_S`` and ``f~_S``;
+3. :func:`select_blocks` (:class:`Selection`) -- the block trained on ``S`` with the
+   (C2) fallback over both jumpboards;
+4. :func:`evaluate_draw` (:class:`Evaluation`) and :func:`certify_draw`
+   (:class:`Certificate`) -- ``T`` and the Monte-Carlo population sample (streamed), every
+   quantity, and both routes evaluated *only* through :func:`bounds.routes.evaluate_routes`
+   (with ``routes.any`` and ``routes.population_risk``); this project's THEORY §6 variants
+   through :func:`bounds.variant_routes.evaluate_variants` (``routes.<variant>``,
+   ``routes.any_with_variants``), with the loss variances and the sign Monte Carlo they
+   need measured on the draw's samples and every level fixed in ``[variants]``.
+
+``Delta_R`` is a Monte-Carlo estimate over ``x``; the value fed to Theorem 2 is its
+finite-sample empirical-Bernstein lower bound at level ``DELTA_R_LEVEL`` (paired
+conditional-risk differences lie in ``[-B, B]``), and that level is added to the
+population route's failure probability (``Setup.delta_R_failure``, the event ``E_R``):
+Theorem 2 stays valid with any ``Delta_R' <= Delta_R``.
+
+The validity study (:mod:`numerics.studies.validity`) repeats stages 2-4 for many data
+seeds on one :class:`Fixed`.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+import torch
+
+from plumbing.deprecation import moved
+from plumbing.io import check_writable_dir, versions
+from plumbing.validation import InputError, Interval
+from bounds._variant_inputs import ROUTE_NAMES
+from plumbing.config import merge_config as _merge_config
+from plumbing.validation import check_schema
+from numerics.builders import MODEL_SCHEMA, REFERENCE_SCHEMA, TASK_SCHEMA, own_part
+from numerics.studies.run._checks import check_memory
+from numerics.studies.run._family import FAMILIES, INSERTION_OPTIONS, complete_config, on_states
+from numerics.studies.run._draw import (DELTA_R_LEVEL, Certificate, Evaluation, SampleGroup, Selection, certify_draw,
+                                        draw_samples, evaluate_draw, select_blocks)
+from numerics.studies.run._outputs import bounds_config, format_table, to_json, to_toml, write_outputs  # noqa: F401
+from numerics.studies.run._result import assemble, route_dicts
+from numerics.studies.run._stages import Fixed, is_exact_class, prepare_fixed, streams_of
+
+__all__ = ["CONFIG_SCHEMA", "on_states", "Certificate", "DEFAULT_DEMO_CONFIG", "DELTA_R_LEVEL", "Evaluation", "Fixed",
+           "N_PROBE", "SampleGroup", "Selection", "bounds_config", "certify_draw", "check_memory",
+           "draw_samples", "evaluate_draw", "format_table", "is_exact_class", "prepare_fixed",
+           "route_dicts", "run_experiment", "select_blocks", "setup_report", "streams_of", "to_json", "to_toml",
+           "validate_config", "write_outputs"]
+
+#: Former re-exports (plumbing, not the run study's): deprecated aliases naming the new place.
+__getattr__ = moved("numerics.studies.run", {"atomic_write_text": "plumbing.io", "merge_config": "plumbing.config",
+                                             "available_memory": "plumbing.machine"})
+
+N_PROBE = 200_000  # probe sample of the assumption diagnostics (independent of S, T, population)
+
+_int = lambda lo: Interval(lo, integer=True)  # noqa: E731
+_unit = Interval(0, 1, closed_low=False, closed_high=False)
+_pos = Interval(0, closed_low=False)
+
+#: Allowed values, as data: an :class:`Interval` or a tuple of choices (STYLE: Errors).
+CONFIG_SCHEMA: Mapping[str, Mapping[str, Any]] = {
+    "": {"seed": _int(0), "data_seed": _int(0), "level": Interval(0, 1, closed_low=False)},
+    "task": TASK_SCHEMA,
+    "model": MODEL_SCHEMA,
+    "reference": REFERENCE_SCHEMA,
+    "insertion": {"at": _int(-1), "family": FAMILIES, "width": _int(1), "seed": _int(0),
+                  "output_cap": _pos, **INSERTION_OPTIONS},
+    "block_training": {"optimizer": ("sgd", "momentum", "adam"), "lr": _pos, "steps": _int(0),
+                       "batch_size": _int(1)},
+    "sizes": {"M": _int(2), "K": _int(2), "population": _int(2), "delta": _unit, "delta_prime": _unit},
+    # THEORY §6 variants (this project's Choice): levels fixed before any data, the sign Monte
+    # Carlo of the empirical Rademacher value, and the route fixed before the data (optional)
+    "variants": {"delta_mc": _unit, "n_draws": _int(1), "delta_S_jump_pop": _unit, "delta_T_new": _unit,
+                 "delta_T_old": _unit, "delta_T_jump_S": _unit, "use": ROUTE_NAMES},
+}
+
+#: The demo (``depthcert demo``): a weak (deliberately under-trained, 15 Adam steps)
+#: depth-1 width-4 reference against a depth-4 teacher, a readout block at the top (``L_top`` is
+#: then exactly ``||A||_2`` and the squared risk is quadratic in ``V``), small ``d``.
+#: ``delta = delta' = 0.02`` so that "some route certifies" (the union ``delta + delta' +
+#: 2 exp(.) + 5e-4``) fits the level 0.05; ``data_seed`` was never used while choosing
+#: this config (the seed-role setup was fixed first).
+DEFAULT_DEMO_CONFIG: dict = {
+    "seed": 11,
+    "data_seed": 2718,
+    "level": 0.05,
+    "task": {"kind": "regression", "d_in": 3, "depth": 4, "width": 2, "noise_std": 0.05, "noise_clip": 3.0,
+             "mean_bound": 1.0, "head_bias": False},
+    "model": {"width": 4, "depth": 1, "norm": "rms", "eps_n": 0.0},
+    "reference": {"n": 4000, "optimizer": "adam", "lr": 0.01, "steps": 15, "batch_size": 256},
+    "insertion": {"at": -1, "family": "readout", "width": 16, "output_cap": 0.5},
+    "block_training": {"optimizer": "sgd", "lr": 0.5, "steps": 400, "batch_size": 8192},
+    "sizes": {"M": 4_000_000, "K": 4_000_000, "population": 1_000_000, "delta": 0.02, "delta_prime": 0.02},
+    "variants": {"delta_mc": 0.001, "n_draws": 4, "use": "population_tight_bernstein"},
+}
+
+
+def validate_config(config: Mapping) -> dict:
+    """Merge ``config`` over :data:`DEFAULT_DEMO_CONFIG` and check it against :data:`CONFIG_SCHEMA`.
+
+    Raises:
+        InputError: unknown section/key, or a value outside its range (names the dotted
+            key, the allowed values and the value).
+    """
+    config, _ = own_part(config, CONFIG_SCHEMA)   # sections other commands read: set aside (noted in the result)
+    check_schema(config, CONFIG_SCHEMA)
+    cfg = complete_config(config, _merge_config(DEFAULT_DEMO_CONFIG, config))   # dimensions fixed by data tasks
+    at = cfg["insertion"]["at"]
+    if at > cfg["model"]["depth"]:
+        raise InputError("insertion.at", f"an integer in [-1, {cfg['model']['depth']}] (-1: top)", at)
+    if at not in (-1, cfg["model"]["depth"]) and cfg["model"]["eps_n"] <= 0:
+        # below the top, L_top needs Lip(N) <= gamma/sqrt(eps_n) (THEORY §2, A-Lip): a data
+        # r_min does not cover the states u + h(u) of the whole capped class.
+        raise InputError("model.eps_n", "> 0 when insertion.at is below the top (certified L_top)",
+                         cfg["model"]["eps_n"])
+    if not cfg["variants"]["delta_mc"] < cfg["sizes"]["delta"]:
+        raise InputError("variants.delta_mc", f"in (0, sizes.delta) = (0, {cfg['sizes']['delta']:g}) (carved out of "
+                         "delta)", cfg["variants"]["delta_mc"])
+    _full_family_route(config, cfg)
+    return cfg
+
+
+#: The routes a ``full`` block can be certified by in ``run``: the measured variances are the
+#: readout candidates' and the empirical Rademacher term is the readout's (THEORY §4), so the
+#: Bernstein and empirical variants have no inputs there.
+def _full_family_routes() -> tuple[str, ...]:
+    from bounds.variants import VARIANT_SPECS
+
+    return ("population_route", "direct_route") + tuple(
+        name for name, (_, tail, uniform) in VARIANT_SPECS.items() if tail == "hoeffding" and uniform == "closed")
+
+
+FULL_FAMILY_ROUTES = _full_family_routes()
+
+
+def _full_family_route(config: Mapping, cfg: dict) -> None:
+    """``variants.use`` for ``insertion.family = 'full'``: the default becomes the population
+    Hoeffding variant (fixed before the data, like the readout's default); a route the full
+    family cannot evaluate, named by the user, is an input error."""
+    if cfg["insertion"]["family"] != "full" or cfg["variants"].get("use") in FULL_FAMILY_ROUTES:
+        return
+    if "use" in (config.get("variants") or {}):
+        raise InputError("variants.use", f"one of {list(FULL_FAMILY_ROUTES)} when insertion.family = 'full'",
+                         cfg["variants"]["use"])
+    cfg["variants"]["use"] = "population_tight_hoeffding"
+
+
+def run_experiment(config: Mapping, out_dir: str | Path | None = None) -> dict:
+    """Run the pipeline of the module docstring; return (and write) the ``result.json`` content.
+
+    Args:
+        config: nested dict (see :data:`DEFAULT_DEMO_CONFIG`); missing keys take the demo's.
+        out_dir: if given, ``result.json``, ``bounds_config.toml`` and
+            ``bound_vs_observed.png`` are written there (atomically for the files).
+
+    Returns:
+        dict with ``L_test_old``, ``L_test_new``, ``R_old``, ``R_new``, ``quantities``,
+        ``theorem1``, ``routes`` (``population``/``direct``: ``bound``, ``observed``,
+        ``failure_probability``, ``certified``, ...; ``any``: ``certified``,
+        ``failure_probability``; ``population_risk``: ``bound``, ``observed``,
+        ``failure_probability``; each THEORY §6 variant under its name with the same fields;
+        ``any_with_variants``), ``variants``, ``streams``, ``fixed_before_data``, ``timings``,
+        ``config``, ``notes``.
+
+    Raises:
+        InputError: invalid config, an unwritable ``out_dir``, or sizes that cannot fit
+            in memory (checked before any work).
+        ArithmeticError: (C1) fails (``G == 0``).
+    """
+    cfg = validate_config(config)
+    check_memory(cfg)
+    if out_dir is not None:
+        check_writable_dir(out_dir)
+    streams = streams_of(cfg)
+    with torch.random.fork_rng(devices=[]):  # every draw is seeded by role; leave the global RNG alone
+        torch.manual_seed(streams.seed_for("torch_global"))
+        result = _run(cfg, streams)
+    result["notes"] = [*result["notes"], *own_part(config, CONFIG_SCHEMA)[1]]   # what other commands read
+    if out_dir is not None:
+        write_outputs(result, out_dir)
+    return result
+
+
+def setup_report(config: Mapping) -> dict:
+    """What a setup promises before any data is drawn (stage 1 only, roles of ``seed``).
+
+    The data-free constants and closed-form ``eps_M``, ``eps_K`` (THEORY §4), Theorem 1's
+    guaranteed gain at the step used (§3) and the margins both routes would have if
+    ``Delta_R`` (and ``Delta_test^R``) equalled that guaranteed gain and ``Delta_ERM = 0``:
+    ``population_margin = gain/2 - 2 eps_M``, ``direct_margin = gain - 2 (eps_M + eps_K)``.
+    Nothing here depends on ``S``, ``T`` or ``data_seed``, so choosing a setup by it is a
+    choice made before seeing data.
+    """
+    from bounds.routes import Setup, costs
+    from numerics.studies.run._family import setup_block
+
+    cfg = validate_config(config)
+    check_memory(cfg)
+    with torch.random.fork_rng(devices=[]):
+        fixed = prepare_fixed(cfg)
+    c, sig, sz = fixed.const, fixed.signal, cfg["sizes"]
+    G_sq = float(sig.G.pow(2).sum())
+    gain = sig.eta * (1 - sig.beta.beta * sig.eta / 2) * G_sq
+    family, block = setup_block(c.caps, fixed.expanded.block.d, c.L_top_certified, c.nu_V)
+    eps_M, eps_K = (float(e) for e in costs(Setup(
+        L_test_old=0.0, delta_R=gain, delta_erm=0.0, delta_test_R=0.0, M=sz["M"], K=sz["K"], delta=sz["delta"],
+        delta_prime=sz["delta_prime"], B=c.B, L_loss=c.L_loss, family=family, block=block,
+        n_grid=c.caps.n_grid)))
+    return {"seed": cfg["seed"], "B": c.B, "L_loss": c.L_loss, "nu_V": c.nu_V, "eps_M": eps_M, "eps_K": eps_K,
+            "G_norm": G_sq ** 0.5, "beta": sig.beta.beta, "eta": sig.eta, "eta_capped": sig.capped,
+            "guaranteed_gain": gain, "population_margin": gain / 2 - 2 * eps_M,
+            "direct_margin": gain - 2 * (eps_M + eps_K)}
+
+
+def _probe(fixed: Fixed, streams) -> dict:
+    """Diagnostics on an independent probe sample (role ``probe``), and the empirical ``L_top``."""
+    from numerics.diagnostics import probe_diagnostics
+    from numerics.estimators import lipschitz_top_empirical
+
+    c, seed = fixed.const, streams.seed_for("probe")
+    b_data_free = c.L_loss * c.L_top_certified * c.rho_phi   # ||m_i|| ||phi_i|| <= b
+    diag = probe_diagnostics(fixed.net, fixed.expanded, fixed.task, min(fixed.cfg["sizes"]["population"], N_PROBE),
+                             seed, fixed.cfg["level"], b=b_data_free)
+    u = fixed.net.bottom(fixed.task.sample_x(min(2048, N_PROBE), seed), fixed.at)
+    return {"diagnostics": diag, "L_top_empirical": lipschitz_top_empirical(fixed.net, fixed.at, u)}
+
+
+def _run(cfg: dict, streams) -> dict:
+    t0, timings = time.perf_counter(), {}
+
+    def lap(name):
+        timings[name] = time.perf_counter() - t0 - sum(timings.values())
+
+    fixed = prepare_fixed(cfg, streams)
+    lap("fixed_stage_s")
+    group = draw_samples(fixed, [streams])
+    lap("sample_S_s")
+    sel = select_blocks(fixed, group)
+    lap("block_training_s")
+    ev = evaluate_draw(fixed, group, sel, 0)
+    cert = certify_draw(fixed, group, sel, ev, 0)
+    lap("measure_and_bounds_s")
+    extras = _probe(fixed, streams)
+    lap("diagnostics_s")
+    timings["data_and_reference_s"] = timings["fixed_stage_s"] + timings["sample_S_s"]
+    timings["total_s"] = time.perf_counter() - t0
+    return assemble(fixed, group, sel, ev, cert, extras, timings)

@@ -1,0 +1,262 @@
+"""The sweeps study: grids of run configs from a sweep file, on one machine or a Ray cluster.
+
+* :func:`load_sweep` / :func:`make_spec` -- a base run config, a ``[grid]`` (every
+  combination of dotted keys) and a ``[zip]`` (lists varied together); every cell's config
+  is validated by the run study's ``validate_config`` before anything runs.
+* :func:`sweep` -- run the missing cells (``backend="local"``: in process or on a
+  process pool with ``workers x threads <= cores``; ``backend="ray"``: Ray tasks), each
+  written atomically to ``DIR/cells/<key>/result.json`` as soon as it is done, then the
+  tidy table ``DIR/results.csv`` (one row per cell). A re-run computes only missing (or
+  stale) cells; a tqdm bar shows progress.
+* :func:`load_cells`, :func:`results_table` -- the stored cells, for figures and studies
+  (figures come from stored results, never from re-running).
+* :func:`run_sweep` -- the older Python-only form (``DIR/points/<key>.json``), kept.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from plumbing.figures import pyplot, save_figure
+from plumbing.io import atomic_write_text, check_writable_dir, dumps
+from plumbing.validation import InputError
+from plumbing.config import get_dotted, merge_config, set_dotted
+from plumbing.store import ItemStore
+from numerics.studies.sweeps._exec import BACKENDS, available_cores, execute, resolve_parallelism
+from numerics.studies.sweeps._spec import PLOT_KINDS, Cell, SweepSpec, grid_points, point_key
+from numerics.studies.sweeps._spec import load_sweep as _load_sweep
+from numerics.studies.sweeps._spec import make_spec as _make_spec
+from numerics.studies.sweeps._table import results_frame, write_results_csv
+from numerics.studies.sweeps._worker import DEFAULT_RUNNER
+
+__all__ = ["BACKENDS", "DEFAULT_RUNNER", "PLOT_KINDS", "Cell", "SweepOutcome", "SweepSpec", "available_cores",
+           "get_dotted", "grid_points", "load_cells", "load_points", "load_spec", "load_sweep", "make_spec",
+           "plot_sweep", "point_key", "resolve_parallelism", "results_table", "run_sweep", "set_dotted", "sweep"]
+
+CELLS = "cells"
+RESULT = "result.json"
+
+
+def _validate(config: Mapping) -> dict:
+    from numerics.studies.run import validate_config
+
+    return validate_config(config)
+
+
+def load_sweep(path: str | Path, *, validate: Callable[[Mapping], Mapping] | None = None) -> SweepSpec:
+    """Parse a sweep file and validate every cell (see :mod:`numerics.studies.sweeps._spec`).
+
+    Raises:
+        InputError: one line naming the table, key, allowed range and value.
+    """
+    return _load_sweep(path, validate=validate or _validate)
+
+
+def make_spec(base: Mapping, grid: Mapping | None = None, zipped: Mapping | None = None, plots: Sequence[str] = (),
+              *, validate: Callable[[Mapping], Mapping] | None = None) -> SweepSpec:
+    """A validated sweep from Python data (``base`` config, ``grid``, ``zipped``)."""
+    return _make_spec(base, grid, zipped, plots, validate=validate or _validate)
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepOutcome:
+    """What one call of :func:`sweep` did."""
+
+    out_dir: str
+    cells: int
+    computed: int
+    reused: int
+    failed: int
+    workers: int
+    threads: int
+    backend: str
+    wall_s: float
+    table: str
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _store(out_dir) -> ItemStore:
+    return ItemStore(Path(out_dir) / CELLS, filename=RESULT)
+
+
+def _is_current(stored: Mapping | None, cell: Cell) -> bool:
+    return stored is not None and stored.get("config") == cell.config
+
+
+def _check_local_memory(spec: SweepSpec, workers: int) -> None:
+    """A cell that cannot fit in its share of this machine's memory is bad input before any cell runs."""
+    from numerics.studies.run import check_memory
+    from plumbing.machine import available_memory
+
+    share = available_memory() // max(1, workers)
+    for cell in spec.cells:
+        try:
+            check_memory(cell.config, available=share)
+        except InputError as exc:
+            params = ", ".join(f"{k}={v}" for k, v in cell.params.items())
+            raise InputError(exc.key, f"{exc.allowed} (in the cell {params}, {workers} worker(s))",
+                             exc.value) from None
+
+
+def sweep(spec: SweepSpec, out_dir: str | Path, *, backend: str = "local", workers: int | None = None,
+          threads: int | None = None, address: str | None = None, progress: bool = True,
+          runner: str = DEFAULT_RUNNER) -> SweepOutcome:
+    """Run the cells of ``spec`` that ``out_dir`` does not hold yet; write ``results.csv``.
+
+    Args:
+        spec: a validated sweep (:func:`load_sweep`, :func:`make_spec`).
+        out_dir: ``DIR``; cells go to ``DIR/cells/<key>/result.json``.
+        backend: ``"local"`` or ``"ray"``.
+        workers: local: processes (default 1, at most the cores); ray: tasks in flight.
+        threads: torch/BLAS threads per cell (default ``cores // workers``; ray: 1).
+        address: a Ray cluster address (default: start a local instance).
+        progress: show a tqdm bar.
+        runner: ``"module:function"`` run on each cell's config.
+
+    Returns:
+        A :class:`SweepOutcome`.
+
+    Raises:
+        InputError: bad backend/workers/threads, or Ray missing for ``backend="ray"``.
+    """
+    workers, threads = resolve_parallelism(backend, workers, threads)
+    if backend == "ray":
+        from numerics.studies.sweeps._ray import import_ray
+
+        import_ray()   # fail before anything runs
+    check_writable_dir(out_dir)   # an unwritable --out is bad input, before anything runs
+    if backend == "local":        # every cell must fit beside the others on this machine (Ray: the worker's)
+        _check_local_memory(spec, workers)
+    t0, out, store = time.perf_counter(), Path(out_dir), _store(out_dir)
+    atomic_write_text(out / "sweep.json", dumps(spec.to_dict(), indent=2) + "\n")
+    todo = [c for c in spec.cells if not _is_current(store.get(c.key), c)]
+    bar = _progress(len(spec.cells), len(spec.cells) - len(todo), progress)
+    failed = []
+
+    def on_done(cell: Cell, record: dict) -> None:
+        record["sweep"] = {**record.get("sweep", {}), "key": cell.key, "params": dict(cell.params),
+                           "backend": backend}
+        store.put(cell.key, record)
+        failed.extend([cell.key] if record["sweep"].get("status") == "failed" else [])
+        bar.update(1)
+
+    try:
+        execute(todo, on_done, backend=backend, workers=workers, threads=threads, runner=runner, address=address)
+    finally:
+        bar.close()
+    table = write_results_csv(_records(spec, store), list(spec.grid) + list(spec.zip), out / "results.csv")
+    n_failed = sum(1 for _, r in _records(spec, store) if r.get("sweep", {}).get("status") == "failed")
+    return SweepOutcome(str(out), len(spec.cells), len(todo), len(spec.cells) - len(todo), n_failed,
+                        workers, threads, backend, time.perf_counter() - t0, str(table))
+
+
+def _records(spec: SweepSpec, store: ItemStore) -> list[tuple[str, dict]]:
+    return [(c.key, r) for c in spec.cells if (r := store.get(c.key)) is not None]
+
+
+def load_spec(out_dir: str | Path) -> dict:
+    """The ``sweep.json`` a sweep wrote in ``out_dir`` (base, grid, zip, plots, cells)."""
+    return json.loads((Path(out_dir) / "sweep.json").read_text(encoding="utf-8"))
+
+
+def load_cells(out_dir: str | Path, *, ok_only: bool = True) -> list[dict]:
+    """The stored cell records of a sweep folder, in the sweep's cell order.
+
+    Args:
+        ok_only: drop cells recorded as failed.
+    """
+    store = _store(out_dir)
+    path = Path(out_dir) / "sweep.json"
+    keys = [c["key"] for c in load_spec(out_dir)["cells"]] if path.is_file() else store.keys()
+    recs = [r for k in keys if (r := store.get(k)) is not None]
+    return [r for r in recs if not ok_only or r.get("sweep", {}).get("status", "ok") == "ok"]
+
+
+def results_table(out_dir: str | Path):
+    """The tidy ``pandas.DataFrame`` of a sweep folder (what ``results.csv`` holds)."""
+    spec = load_spec(out_dir)
+    records = [(r["sweep"]["key"], r) for r in load_cells(out_dir, ok_only=False)]
+    return results_frame(records, list(spec["grid"]) + list(spec["zip"]))
+
+
+def _progress(total: int, initial: int, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, disable=not enabled, desc="sweep", unit="cell")
+
+
+def run_sweep(base_config: Mapping, grid: Mapping[str, Sequence], out_dir: str | Path, *,
+              runner: Callable[[Mapping], Mapping] | None = None, progress: bool = True) -> list[dict]:
+    """Run ``runner(config)`` at every grid point; resumable.
+
+    Each point's record ``{"params", "config", "result"}`` is written atomically to
+    ``out_dir/points/<point_key>.json`` as soon as it finishes; points whose file exists
+    with the same full config are loaded, not re-run (so an interrupted sweep resumes where
+    it stopped); a file left by a different base config is recomputed and overwritten.
+
+    Args:
+        base_config: the experiment config the grid modifies.
+        grid: ``{dotted key: list of values}``.
+        runner: config -> result dict (default :func:`numerics.studies.run.run_experiment`).
+        progress: show a tqdm bar.
+
+    Returns:
+        The records, in grid order.
+    """
+    if runner is None:
+        from numerics.studies.run import run_experiment as runner
+    folder = Path(out_dir) / "points"
+    records, points = [], grid_points(grid)
+    bar = _progress(len(points), 0, progress)
+    for params in points:
+        path = folder / f"{point_key(params)}.json"
+        config = merge_config(base_config, {})
+        for key, value in params.items():
+            set_dotted(config, key, value)
+        stored = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        if stored is not None and stored["config"] == json.loads(dumps(config)):
+            records.append(stored)
+        else:  # new point, or a stale one from another base config: (re)run it
+            record = {"params": params, "config": config, "result": runner(config)}
+            atomic_write_text(path, dumps(record, indent=2) + "\n")
+            records.append(json.loads(dumps(record)))
+        bar.update(1)
+    bar.close()
+    return records
+
+
+def load_points(out_dir: str | Path) -> list[dict]:
+    """All saved point records of a sweep folder (for plots: figures come from saved results)."""
+    folder = Path(out_dir) / "points"
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))]
+
+
+def plot_sweep(points: Sequence[Mapping], x_key: str, y_keys: Sequence[str], path: str | Path,
+               *, logx: bool = False) -> Path:
+    """Line plot of saved sweep points: ``y_keys`` (dotted paths into each result) vs ``x_key``.
+
+    Args:
+        points: sweep records ``{"params": {...}, "result": {...}}`` (see
+            :func:`load_points`).
+        x_key: a grid key (dotted, e.g. ``"sizes.M"``), read from ``params`` or ``config``.
+        y_keys: dotted keys of ``result`` (e.g. ``"routes.direct.bound"``, ``"L_test_new"``).
+    """
+    plt = pyplot()
+    def x_of(p):
+        return p["params"][x_key] if x_key in p["params"] else get_dotted(p["config"], x_key)
+
+    pts = sorted(points, key=x_of)
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    xs = [x_of(p) for p in pts]
+    for key in y_keys:
+        ax.plot(xs, [get_dotted(p["result"], key) for p in pts], marker="o", label=key)
+    if logx:
+        ax.set_xscale("log")
+    ax.set_xlabel(x_key)
+    ax.legend(fontsize=7)
+    return save_figure(fig, path)

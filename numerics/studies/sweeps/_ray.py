@@ -1,0 +1,65 @@
+"""The Ray backend of a sweep: each cell one Ray task (an existing cluster, or a local one).
+
+Ray is an optional extra (``pip install "depthcert[ray]"``); without it asking for this
+backend is bad input (exit 2 naming the install command), never a traceback. Each task
+asks for ``threads`` CPUs and sets its thread limits before torch runs, so Ray's own
+scheduling keeps ``tasks x threads <= cores`` on every node. The driver writes every
+result (atomically) as its task finishes, so an interrupted Ray sweep resumes like a
+local one.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from plumbing.validation import InputError
+from numerics.studies.sweeps._spec import Cell
+
+__all__ = ["execute_ray", "import_ray"]
+
+RAY_INSTALL = 'pip install "depthcert[ray]"'
+
+
+def import_ray():
+    """``import ray``, or :class:`InputError` naming the install command."""
+    try:
+        import ray
+    except ImportError:
+        raise InputError("--backend", f"'local', or 'ray' once Ray is installed ({RAY_INSTALL})", "ray") from None
+    return ray
+
+
+def _init(ray, address: str | None, threads: int) -> bool:
+    """Connect (``address``) or start a local instance; True if we started it (and must stop it)."""
+    if ray.is_initialized():
+        return False
+    if address:
+        ray.init(address=address, log_to_driver=False)
+        return True
+    from numerics.studies.sweeps._worker import available_cores
+
+    # a local instance: workers inherit this process's environment (PYTHONPATH included)
+    ray.init(num_cpus=max(available_cores(), threads), include_dashboard=False, log_to_driver=False)
+    return True
+
+
+def execute_ray(todo: Sequence[Cell], on_done: Callable[[Cell, dict], None], *, threads: int, runner: str,
+                address: str | None = None, in_flight: int = 0) -> None:
+    """Run the cells as Ray tasks of ``threads`` CPUs; at most ``in_flight`` at once (0: all)."""
+    ray = import_ray()
+    started = _init(ray, address, threads)
+    try:
+        from numerics.studies.sweeps._worker import run_cell
+
+        task = ray.remote(num_cpus=threads, max_retries=0)(run_cell)
+        pending, queue = {}, list(todo)
+        limit = in_flight or len(queue)
+        while queue or pending:
+            while queue and len(pending) < limit:
+                cell = queue.pop(0)
+                pending[task.remote(cell.config, runner, threads)] = cell
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                on_done(pending.pop(ref), ray.get(ref))
+    finally:
+        if started:
+            ray.shutdown()

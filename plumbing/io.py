@@ -1,0 +1,100 @@
+"""Atomic writes, JSON without inf/nan, versions: the I/O every layer shares.
+
+It lives in :mod:`plumbing`, below :mod:`bounds` (no torch, no matplotlib at import), so that
+:mod:`bounds` holds mathematics only and every layer uses one implementation.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from plumbing.validation import InputError
+
+__all__ = ["atomic_write_json", "atomic_write_text", "check_writable_dir", "dumps", "to_plain", "versions"]
+
+
+def _jsonable(obj: Any) -> Any:
+    """Replace non-finite floats by ``None`` and numpy scalars/arrays by Python values."""
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if hasattr(obj, "tolist") and not isinstance(obj, (str, bytes)):
+        return _jsonable(obj.tolist())
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def dumps(obj: Any, **kw) -> str:
+    """JSON text of ``obj`` (non-finite floats become ``null``: JSON has no inf/nan)."""
+    return json.dumps(_jsonable(obj), allow_nan=False, **kw)
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically (temp file in the same folder + rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def check_writable_dir(path: str | os.PathLike, key: str = "--out") -> Path:
+    """Create the folder ``path`` if needed and check that a file can be written there.
+
+    Raises:
+        InputError: naming ``key``, what is needed and the path with the system's reason
+            (e.g. ``/proc/x``: no such file or directory), before any work is done.
+    """
+    p = Path(path)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=p, prefix=".write-check.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise InputError(key, "a folder that can be created and written", f"{path} ({exc.strerror or exc})") from None
+    return p
+
+
+def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
+    """Write ``obj`` as indented JSON to ``path`` atomically."""
+    return atomic_write_text(path, dumps(obj, indent=2, sort_keys=False) + "\n")
+
+
+def versions() -> dict[str, str]:
+    """Versions of Python and the numerical packages, for result files."""
+    out = {"python": platform.python_version(), "depthcert": __import__("depthcert").__version__}
+    for name in ("numpy", "sympy", "scipy", "torch", "z3"):
+        try:
+            mod = __import__(name)
+            out[name] = getattr(mod, "__version__", None) or getattr(mod, "get_version_string", lambda: "?")()
+        except ImportError:
+            continue
+    return out
+
+
+def to_plain(obj: Any) -> Any:
+    """``obj`` with numpy values as Python ones and non-finite floats as ``None`` (what :func:`dumps` writes).
+
+    Example:
+        >>> import numpy as np
+        >>> to_plain({"a": np.float64(0.5), "b": np.array([1.0, np.inf])})
+        {'a': 0.5, 'b': [1.0, None]}
+    """
+    return _jsonable(obj)

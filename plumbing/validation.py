@@ -1,0 +1,198 @@
+"""Parameter constraints as data: one dialect for the API, the config loaders and the tests.
+
+A constraint is an :class:`Interval` or a tuple of allowed choices; a config is checked
+against a schema ``{section: {key: rule}}`` by :func:`check_schema`. Bad input always names
+the key, the allowed values and the value received (STYLE: Errors), so that property tests
+can generate invalid values from the constraints (scikit-learn's ``_parameter_constraints``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Mapping, Sequence
+
+__all__ = ["LEVEL", "MISSING", "InputError", "Interval", "check_schema", "check_value", "check_values", "split_sections"]
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+#: Sentinel for a key that is absent from the input.
+MISSING = _Missing()
+
+
+class InputError(ValueError):
+    """Bad user input: names the key, the allowed range and the value received."""
+
+    def __init__(self, key: str, allowed: str, value: object):
+        self.key, self.allowed, self.value = key, allowed, value
+        if value is MISSING:
+            super().__init__(f"{key} is missing, must be {allowed}.")
+        else:
+            super().__init__(f"{key} == {value!r}, must be {allowed}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class Interval:
+    """A real interval, optionally of integers; ``None`` ends are unbounded."""
+
+    low: float | None = None
+    high: float | None = None
+    closed_low: bool = True
+    closed_high: bool = True
+    integer: bool = False
+
+    def contains(self, value: float) -> bool:
+        if not math.isfinite(value):
+            return False
+        if self.integer and value != int(value):
+            return False
+        if self.low is not None and (value < self.low or (value == self.low and not self.closed_low)):
+            return False
+        if self.high is not None and (value > self.high or (value == self.high and not self.closed_high)):
+            return False
+        return True
+
+    def mask(self, values):
+        """Vectorised :meth:`contains` over a numpy array."""
+        import numpy as np
+
+        v = np.asarray(values, dtype=np.float64)
+        ok = np.isfinite(v)
+        with np.errstate(invalid="ignore"):
+            if self.integer:
+                ok &= v == np.round(v)
+            if self.low is not None:
+                ok &= (v >= self.low) if self.closed_low else (v > self.low)
+            if self.high is not None:
+                ok &= (v <= self.high) if self.closed_high else (v < self.high)
+        return ok
+
+    def describe(self) -> str:
+        kind = "an integer" if self.integer else "a finite number"
+        lo = "(-inf" if self.low is None else ("[" if self.closed_low else "(") + f"{self.low:g}"
+        hi = "inf)" if self.high is None else f"{self.high:g}" + ("]" if self.closed_high else ")")
+        return f"{kind} in {lo}, {hi}"
+
+    def check(self, key: str, value: object) -> float:
+        """Return ``value`` as float, or raise :class:`InputError` naming ``key``."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InputError(key, self.describe(), value)
+        if not self.contains(float(value)):
+            raise InputError(key, self.describe(), value)
+        return float(value)
+
+
+def check_values(key: str, interval: Interval, value: object) -> None:
+    """Every entry of ``value`` (a number or an array) lies in ``interval``.
+
+    Raises:
+        InputError: naming ``key``, the interval and the first value outside it (a bool or
+            a non-number is rejected as such).
+
+    Example:
+        >>> check_values("delta", Interval(0, 1), [0.1, 0.2])
+        >>> check_values("delta", Interval(0, 1), [0.1, 2.0])
+        Traceback (most recent call last):
+        ...
+        plumbing.validation.InputError: delta == 2.0, must be a finite number in [0, 1].
+    """
+    import numpy as np
+
+    arr = np.asarray(value)
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
+        raise InputError(key, interval.describe(), value)
+    ok = interval.mask(arr)
+    if not np.all(ok):
+        raise InputError(key, interval.describe(), arr[~ok].flat[0].item() if arr.ndim else value)
+
+
+LEVEL = Interval(0, 1, closed_low=False, closed_high=True)
+
+
+def check_value(key: str, rule, value) -> None:
+    """Check one value against its rule (an ``Interval`` or a tuple of choices).
+
+    Raises:
+        InputError: naming ``key``, the allowed values and ``value``.
+    """
+    if isinstance(rule, tuple):
+        if value not in rule or isinstance(value, bool) != isinstance(rule[0], bool):
+            raise InputError(key, f"one of {list(rule)}", value)
+    else:
+        rule.check(key, value)
+
+
+def check_schema(config: Mapping, schema: Mapping[str, Mapping[str, Any]]) -> None:
+    """Unknown sections/keys and values outside their rules are errors (dotted key named).
+
+    ``schema[""]`` holds the top-level keys; every other entry is a ``[section]`` table.
+    Keys absent from ``config`` are not checked (defaults fill them in).
+
+    Raises:
+        InputError: the first offending key.
+
+    Example:
+        >>> check_schema({"sizes": {"M": 0}}, {"": {}, "sizes": {"M": Interval(2, integer=True)}})
+        Traceback (most recent call last):
+        ...
+        plumbing.validation.InputError: sizes.M == 0, must be an integer in [2, inf).
+    """
+    top = schema.get("", {})
+    for section, value in config.items():
+        if section in schema and section != "":
+            if not isinstance(value, Mapping):
+                raise InputError(section, "a [table]", value)
+            for key in value:
+                if key not in schema[section]:
+                    raise InputError(f"{section}.{key}", f"one of {sorted(schema[section])}", value[key])
+                check_value(f"{section}.{key}", schema[section][key], value[key])
+        elif section in top:
+            check_value(section, top[section], value)
+        elif isinstance(value, Mapping):
+            raise InputError(section, f"one of the sections {sorted(k for k in schema if k)} (this command does not read [{section}])", f"[{section}]")
+        else:
+            raise InputError(section, f"a section or one of {sorted(top)}", value)
+
+
+def split_sections(config: Mapping, schema: Mapping[str, Mapping[str, Any]],
+                   readers: Mapping[str, Sequence[str]]) -> tuple[dict, list[str]]:
+    """The part of ``config`` this command reads, and a note for each part another command reads.
+
+    One config file may hold the sections of several commands (``[insertion]`` for ``run``,
+    ``[saturation]`` for ``saturation``, ...): a section, a top-level key or a dotted key of a
+    shared section (``task.n_test``) that ``schema`` does not have but ``readers`` names is set
+    aside with a note naming who reads it; anything else is left for :func:`check_schema` to
+    accept or refuse (a key no command knows is an error naming its table).
+
+    Args:
+        config: the user's config.
+        schema: this command's schema (``""``: its top-level keys).
+        readers: section, top-level key or ``section.key`` -> the commands that read it.
+
+    Returns:
+        ``(config without the other commands' parts, notes)``.
+
+    Example:
+        >>> split_sections({"seed": 1, "growth": {"max": 2}}, {"": {"seed": None}}, {"growth": ["grow"]})
+        ({'seed': 1}, ['[growth] is read by grow, not by this command: ignored here'])
+    """
+    own, notes = {}, []
+    top = schema.get("", {})
+
+    def foreign(name: str, mine: bool, shown: str | None = None) -> bool:
+        if mine or name not in readers:
+            return False
+        notes.append(f"{shown or name} is read by {', '.join(readers[name])}, not by this command: ignored here")
+        return True
+
+    for key, value in config.items():
+        if not isinstance(value, Mapping):
+            if not foreign(key, key in top, f"top-level key {key!r}"):
+                own[key] = value
+        elif not foreign(key, key in schema and key != "", f"[{key}]"):
+            table = schema.get(key, {})
+            own[key] = {k: v for k, v in value.items() if not foreign(f"{key}.{k}", k in table)}
+    return own, notes

@@ -99,6 +99,7 @@ def draw_transforms(n: int, rng: np.random.Generator) -> TransformDraws:
         >>> d.corr_z.shape, bool((d.shift < 48).all())
         ((3, 72), True)
     """
+    n = _check_n(n)
     return TransformDraws(pad_u=rng.random(n), scale_u=rng.random(n),
                           shift=rng.integers(0, ARGS["max_translation"], size=n),
                           corr_z=rng.standard_normal((n, _DILATED)), iid_z=rng.standard_normal((n, _DILATED)),
@@ -130,8 +131,18 @@ def transform_templates(y: np.ndarray, draws: TransformDraws) -> np.ndarray:
 
     Returns:
         ``(n, 40)`` float64 signals.
+
+    Raises:
+        ValueError: ``y`` not ``(n,)`` integers in ``[0, 10)`` for the ``n`` of ``draws``.
     """
     from scipy.ndimage import gaussian_filter1d
+
+    y = np.asarray(y)
+    if y.shape != draws.pad_u.shape or draws.corr_z.shape != (len(y), _DILATED):
+        raise ValueError(f"expected y (n,) and draws of n samples (corr_z (n, {_DILATED})), got "
+                         f"{y.shape} and {draws.corr_z.shape}")
+    if y.size and (y.dtype.kind not in "iu" or y.min() < 0 or y.max() >= N_CLASSES):
+        raise ValueError(f"y == {y!r}, must hold integer class labels in [0, {N_CLASSES}).")
 
     dilated, subsample = _tables()
     low, high = ARGS["padding"]

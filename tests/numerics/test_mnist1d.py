@@ -91,6 +91,12 @@ def published_raw():
     return np.stack(raw)[rs.permutation(5000)]   # make_dataset's loop order, then its shuffle
 
 
+def test_args_are_the_packages_defaults():
+    theirs = data_mod.get_dataset_args(as_dict=True)
+    assert {k: tuple(v) if isinstance(v, list) else v for k, v in theirs.items() if k != "url"} == dict(m1d.ARGS)
+    assert m1d.LENGTH == theirs["final_seq_length"]
+
+
 def test_vectorised_transform_equals_package_sample_by_sample():
     rng = np.random.default_rng(3)
     y, draws = rng.integers(0, 10, 300), m1d.draw_transforms(300, rng)
@@ -228,6 +234,16 @@ def test_offline(monkeypatch):
 def test_bad_n(bad, err):
     with pytest.raises(err, match="n == "):
         m1d.sample(bad, 0)
+
+
+def test_bad_transform_inputs():
+    draws = m1d.draw_transforms(4, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"got \(3,\) and \(4, 72\)"):
+        m1d.transform_templates(np.zeros(3, dtype=int), draws)
+    with pytest.raises(ValueError, match="must hold integer class labels"):
+        m1d.transform_templates(np.array([0, 1, 2, 10]), draws)
+    with pytest.raises(ValueError, match="n == -2"):
+        m1d.draw_transforms(-2, np.random.default_rng(0))
 
 
 def test_bad_seed_and_role():

@@ -13,7 +13,7 @@ DEFAULT_LEVEL = 0.1
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("bounds", help="is the deeper model certified? the bounds of Theorems 2 and 3 from measured numbers",
+    p = sub.add_parser("bounds", help="is the deeper model certified? Theorems 2 and 3 on measured numbers",
                        description=DESCRIPTION, epilog=EPILOG)
     p.add_argument("--config", required=True, metavar="FILE",
                    help="setup file (TOML): the measured numbers at the top level, [loss], [block] and an optional "

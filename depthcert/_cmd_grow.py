@@ -36,7 +36,8 @@ EPILOG = epilog(
      ("DIR/trajectory.json", "every step, rewritten after each one"),
      ("DIR/checkpoint.pt", "the grown network (what a re-run resumes from)"),
      ("DIR/growth.png", "AG_max and the losses against depth, the stop marked")],
-    ["depthcert grow --config depthcert/configs/digits_cnn.toml --out runs/grow"], [(0, "the growth ran to its stop"), BAD_INPUT])
+    ["depthcert grow --config depthcert/configs/digits_cnn.toml --out runs/grow"],
+    [(0, "the growth ran to its stop"), BAD_INPUT])
 
 
 def _table(traj: dict) -> str:

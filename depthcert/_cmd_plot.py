@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from depthcert._help import BAD_INPUT, epilog
+from depthcert._help import epilog
 
 KINDS = ("bound-vs-M", "region", "appendix-m", "dstar", "rebound", "data", "covariance")
 

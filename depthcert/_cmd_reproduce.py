@@ -18,7 +18,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser("reproduce", help="do the papers' empirical claims hold? measure each, write a report",
                        description=DESCRIPTION, epilog=EPILOG)
     p.add_argument("--suite", required=True, choices=("quick", "full"),
-                   help="quick: light sizes, under 10 min on 2 cores; full: sized for a bigger machine or a Ray cluster")
+                   help="quick: light sizes, under 10 min on 2 cores; "
+                   "full: sized for a bigger machine or a Ray cluster")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder; running again with it resumes")
     p.add_argument("--backend", default="local", help="local (default): processes on this machine; ray: Ray tasks")
     p.add_argument("--workers", type=int, default=None, help="local: worker processes (default: one per core)")

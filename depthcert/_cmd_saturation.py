@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from depthcert._help import BAD_INPUT, epilog
+from depthcert._help import epilog
 
 
 def add_parser(sub) -> None:
@@ -28,10 +28,11 @@ def add_parser(sub) -> None:
 DESCRIPTION = """\
 Is this network already deep enough, and if not, where would one more block help? This
 trains the config's reference network (any supported workload: synthetic teachers,
-digits, characters, CIFAR; MLP, CNN, ResNet, GPT-2 or Hugging Face models) and scans every insertion site on an independent probe sample: the
-first-order gain a new block could bring there (projection scores, ||G||^2, AG_max),
-whether a block can realise it, the curvature, the guaranteed gain of Theorem 1, and two
-saturation tests at the stated level."""
+digits, characters, CIFAR; MLP, CNN, ResNet, GPT-2 or Hugging Face models) and scans
+every insertion site on an independent probe sample: the first-order gain a new block
+could bring there (projection scores, ||G||^2, AG_max), whether a block can realise it,
+the curvature, the guaranteed gain of Theorem 1, and two saturation tests at the
+stated level."""
 
 EPILOG = epilog(
     [("stdout", "one row per site and the verdict (JSON with --json)"),

@@ -49,7 +49,10 @@ def bounds_tables(kind: str | None, family: str) -> dict[str, set[str]]:
 
 
 def command_tables() -> dict[str, dict[str, set[str]]]:
-    """``{command: {table: keys}}`` of the other commands (``""``: their top level); ``{}`` if they cannot be imported."""
+    """``{command: {table: keys}}`` of the other commands (``""``: their top level).
+
+    A command whose module cannot be imported (a partial install) is left out.
+    """
     out = {}
     for command, (module, name) in COMMAND_SCHEMAS.items():
         try:
@@ -126,8 +129,9 @@ def unknown_key_warnings(cfg: Mapping) -> list[str]:
 
     Example:
         >>> cfg = {"loss": {"B": 1.0, "L_loss": 1.0}, "block": {"family": "readout", "block_at_top": True}}
-        >>> unknown_key_warnings(cfg)
-        ['depthcert: warning: ignoring block.block_at_top: the [block] table has no key block_at_top; it belongs to the [loss] table']
+        >>> print(*unknown_key_warnings(cfg)[0].split("; "), sep="\\n")
+        depthcert: warning: ignoring block.block_at_top: the [block] table has no key block_at_top
+        it belongs to the [loss] table
     """
     loss, block, variants = cfg["loss"], cfg["block"], cfg.get("variants")
     kind, family = loss.get("kind"), block["family"]

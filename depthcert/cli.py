@@ -2,7 +2,9 @@
 
 Each sub-command lives in its own module ``depthcert/_cmd_<name>.py`` exposing
 ``add_parser(subparsers)`` and ``run(args) -> int``; modules are imported lazily so
-``depthcert bounds`` never imports torch.
+``depthcert bounds`` never imports torch. Every help page is written for a user: what the
+command answers, its inputs, the files it writes, an example and the exit status (layout:
+:mod:`depthcert._help`).
 
 Exit codes: 0 success, 1 a negative answer (e.g. a chain that is not entailed), 2 bad
 input (one line naming the key, the allowed range and the value; never a traceback).

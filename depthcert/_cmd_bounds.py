@@ -5,6 +5,7 @@ import argparse
 
 from depthcert import report
 from depthcert._io import dumps
+from depthcert._help import BAD_INPUT, epilog
 from depthcert.config import load_bounds_config
 from depthcert.errors import InputError
 
@@ -12,16 +13,42 @@ DEFAULT_LEVEL = 0.1
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("bounds", help="evaluate Theorems 2 and 3 on a setup file",
-                       description="Evaluate the population (Theorem 2) and direct (Theorem 3) routes.")
-    p.add_argument("--config", required=True, help="setup TOML file")
-    p.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    p = sub.add_parser("bounds", help="is the deeper model certified? Theorems 2 and 3 on measured numbers",
+                       description=DESCRIPTION, epilog=EPILOG)
+    p.add_argument("--config", required=True, metavar="FILE",
+                   help="setup file (TOML): the measured numbers at the top level, [loss], [block] and an optional "
+                   "[variants] table; see examples/setup.toml, or the bounds_config.toml a run writes")
+    p.add_argument("--json", action="store_true", help="print exactly one JSON object instead of the tables")
     p.add_argument("--level", type=float, default=None,
-                   help=f"largest acceptable failure probability (default: config 'level' or {DEFAULT_LEVEL})")
+                   help="largest acceptable failure probability of a certificate, in (0, 1) "
+                   f"(default: the file's 'level', else {DEFAULT_LEVEL})")
     p.add_argument("--plot", default=None, metavar="PNG",
-                   help="also write a figure: bounds vs M, failure probability vs Delta_R")
+                   help="also write a figure to PNG: the bounds against the sample size M, and the failure "
+                   "probability against the margin Delta_R")
     p.add_argument("--plot-terms", default=None, metavar="PNG",
-                   help="also write a figure: each route's and variant's bound decomposed into its terms")
+                   help="also write a figure to PNG: each route's bound split into its terms")
+
+
+DESCRIPTION = """\
+Does inserting a residual block into a trained network provably lower its test loss?
+This evaluates the certificates of the theory on the numbers of one setup (the old
+model's test loss, the population margin Delta_R, the sample sizes M and K, the loss
+constants, the block's norms): the population route (Theorem 2), the direct route
+(Theorem 3), their union, a bound on the new model's population risk, and this
+project's tighter variants when the file gives their inputs.
+
+For each route it prints the bound on the new model's test loss, its failure
+probability, and whether it certifies: the bound is below the old test loss and the
+failure probability is within the level. Nothing is trained; every number comes from
+the file. A key the file holds but this command does not read is reported on stderr,
+with the table it belongs to."""
+
+EPILOG = epilog(
+    [("stdout", "the table of the routes and the table of the variants\n(one JSON object with --json)"),
+     ("--plot PNG", "bounds vs M, failure probability vs Delta_R"),
+     ("--plot-terms PNG", "each route's bound decomposed into its terms")],
+    ["depthcert bounds --config examples/setup.toml --level 0.1 --plot bounds.png"],
+    [(0, "the bounds were evaluated, whether or not a route certifies (the table says)"), BAD_INPUT])
 
 
 def run(args: argparse.Namespace) -> int:

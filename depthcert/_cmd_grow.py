@@ -10,13 +10,34 @@ from __future__ import annotations
 
 import argparse
 
+from depthcert._help import BAD_INPUT, epilog
+
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("grow", help="grow a network to saturation (resumable)",
-                       description="Growth to first-order saturation, step by step.")
-    p.add_argument("--config", required=True, help="TOML: the saturation sections plus [growth]")
-    p.add_argument("--out", required=True, help="output folder (trajectory.json, checkpoint.pt, growth.png)")
-    p.add_argument("--json", action="store_true", help="print the trajectory as one JSON object")
+    p = sub.add_parser("grow", help="grow a network one block at a time until it is deep enough (resumable)",
+                       description=DESCRIPTION, epilog=EPILOG)
+    p.add_argument("--config", required=True, metavar="FILE",
+                   help="TOML: the tables of `depthcert saturation` plus [growth]; "
+                   "see depthcert/configs/digits_cnn.toml")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder; running again with it resumes")
+    p.add_argument("--json", action="store_true", help="print the trajectory as one JSON object instead of the table")
+
+
+DESCRIPTION = """\
+How deep does this network need to be? Starting from the config's reference network,
+this repeats: scan every insertion site (as `depthcert saturation` does), insert a
+block that does not change the network's function at the best site ([growth] init:
+zero, jumpboard or natural), train, scan again. It stops when the network is saturated
+at the [growth] level, when the best certified gain falls below 2 eps_M, or at
+max_depth. Every step is stored as it finishes, so an interrupted run resumes."""
+
+EPILOG = epilog(
+    [("stdout", "one row per step (depth, site, losses, AG_max) and why it stopped"),
+     ("DIR/trajectory.json", "every step, rewritten after each one"),
+     ("DIR/checkpoint.pt", "the grown network (what a re-run resumes from)"),
+     ("DIR/growth.png", "AG_max and the losses against depth, the stop marked")],
+    ["depthcert grow --config depthcert/configs/digits_cnn.toml --out runs/grow"],
+    [(0, "the growth ran to its stop"), BAD_INPUT])
 
 
 def _table(traj: dict) -> str:

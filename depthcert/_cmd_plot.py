@@ -14,19 +14,48 @@ from __future__ import annotations
 
 import argparse
 
+from depthcert._help import epilog
+
 KINDS = ("bound-vs-M", "region", "appendix-m", "dstar", "rebound", "data", "covariance")
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("plot", help="draw a figure from stored results (sweep or run folder)",
-                       description="Figures of predicted vs observed quantities, from stored results only.")
-    p.add_argument("dir", metavar="DIR", help="a sweep folder (cells/) or a run folder (result.json)")
-    p.add_argument("--kind", required=True, choices=KINDS, help="which figure")
-    p.add_argument("--out", default=None, help="folder for the files (default DIR/plots)")
-    p.add_argument("--depth-key", default="model.depth", help="the varied depth (default model.depth)")
-    p.add_argument("--data-key", default="reference.n", help="the varied data size (dstar, data; default reference.n)")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
-    p.add_argument("--cell", type=int, default=0, help="region/covariance: index of the cell to draw (default 0)")
+    p = sub.add_parser("plot", help="a figure of predicted vs observed quantities, from stored results",
+                       description=DESCRIPTION, epilog=EPILOG)
+    p.add_argument("dir", metavar="DIR", help="a sweep folder (holding cells/) or a run folder (holding result.json)")
+    p.add_argument("--kind", required=True, choices=KINDS, help="which figure (see the list above)")
+    p.add_argument("--out", default=None, metavar="FOLDER", help="folder for the files (default DIR/plots)")
+    p.add_argument("--depth-key", default="model.depth", metavar="KEY",
+                   help="the config key that varies the depth across cells (default model.depth)")
+    p.add_argument("--data-key", default="reference.n", metavar="KEY",
+                   help="dstar, data: the config key that varies the data size (default reference.n)")
+    p.add_argument("--n-boot", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
+    p.add_argument("--cell", type=int, default=0, metavar="I",
+                   help="region, covariance: index of the cell to draw (default 0)")
+
+
+DESCRIPTION = """\
+Does what the theory predicts match what was measured? This draws one figure from
+results already stored by `depthcert sweep` or `depthcert run`; nothing is re-run.
+
+Kinds:
+  bound-vs-M   both routes' bounds against the observed new test loss as M, K grow
+  region       where the certificate holds in the (M, Delta_R) plane
+  appendix-m   the depth power law: s(D) and R(D) - R_inf against depth, with the
+               fitted and the predicted exponent (bootstrap intervals)
+  dstar        the best depth D*(M) against M^(1/(2a+1))
+  rebound      depth-only against joint depth-and-width scaling
+  data         loss against the data size
+  covariance   the heatmap of assumption (A3)"""
+
+EPILOG = epilog(
+    [("FOLDER/KIND.png", "the figure (FOLDER is --out, default DIR/plots)"),
+     ("FOLDER/KIND.pdf", "the same figure as PDF"),
+     ("FOLDER/KIND.json", "the plotted numbers"),
+     ("FOLDER/KIND_exponents.md", "appendix-m: fitted vs predicted exponents (also printed)")],
+    ["depthcert plot runs/depth --kind appendix-m"],
+    [(0, "the figure was written"),
+     (2, "bad input, or stored results that cannot support this kind\n(one line saying what is missing)")])
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ import argparse
 import math
 import sys
 
+from depthcert._help import BAD_INPUT, epilog
 from depthcert._io import dumps
 
 DEFAULT_TIMEOUT_S = 5.0
@@ -21,15 +22,33 @@ DEFAULT_TIMEOUT_S = 5.0
 def add_parser(sub) -> None:
     from proofs_check import describe_limits
 
-    p = sub.add_parser("prove", help="machine-check the proof chains (or a user's chain)",
-                       description="Verify Theorems 1-3 and this project's tighter variants of 2-3 (entailment by "
-                       "Farkas and z3, necessity, probability ledger), reject the built-in mutants, check the side algebra.",
-                       epilog="With --chain: exit 0 entailed, 1 not entailed / vacuous / unknown, 2 bad input. "
-                       + describe_limits())
-    p.add_argument("--chain", default=None, metavar="TOML", help="check a user chain file instead")
-    p.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    p = sub.add_parser("prove", help="do the theorems follow from their premises? machine-checked proof chains",
+                       description=DESCRIPTION, epilog=EPILOG + "\n\n" + describe_limits())
+    p.add_argument("--chain", default=None, metavar="TOML",
+                   help="check your own chain instead: a TOML file with name, assume, premises and conclusion "
+                   "(see examples/chains/)")
+    p.add_argument("--json", action="store_true", help="print exactly one JSON object instead of the report")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
-                   help=f"z3 timeout per query in seconds (default {DEFAULT_TIMEOUT_S})")
+                   help=f"time limit of the solver per query, in seconds, in (0, 3600] (default {DEFAULT_TIMEOUT_S})")
+
+
+DESCRIPTION = """\
+Do the theorems really follow from their premises? Without --chain, this checks every
+proof chain of the toolkit by machine: Theorems 1-3 and this project's tighter variants
+of Theorems 2 and 3 are entailed by their premises (Farkas certificates and the z3
+solver), every premise is needed, the failure probabilities add up; every built-in
+wrong version of a theorem (a mutant) is rejected; and the side algebra holds.
+
+With --chain FILE, it checks your own chain: whether the conclusion follows from the
+premises and assumptions. When it does not, a countermodel confirmed in exact
+arithmetic is printed; premises that contradict each other are reported as vacuous."""
+
+EPILOG = epilog(
+    [("stdout", "the report: one line per check (one JSON object with --json); nothing is written")],
+    ["depthcert prove", "depthcert prove --chain examples/chains/descent_lemma.toml"],
+    [(0, "every check holds (with --chain: the conclusion is entailed, non-vacuously)"),
+     (1, "a check failed (with --chain: not entailed, vacuous, or unknown within the time limit)"),
+     BAD_INPUT])
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,18 +11,38 @@ from __future__ import annotations
 
 import argparse
 
+from depthcert._help import BAD_INPUT, epilog
+
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("reproduce", help="reproduce the papers' empirical claims and write a report",
-                       description="Measure each empirical claim of THEORY §8-§9 and write DIR/report.md.")
-    p.add_argument("--suite", required=True, choices=("quick", "full"), help="quick (< 10 min, 2 cores) or full")
-    p.add_argument("--out", required=True, help="output folder (re-running it resumes)")
-    p.add_argument("--backend", default="local", help="local (default) or ray")
+    p = sub.add_parser("reproduce", help="do the papers' empirical claims hold? measure each, write a report",
+                       description=DESCRIPTION, epilog=EPILOG)
+    p.add_argument("--suite", required=True, choices=("quick", "full"),
+                   help="quick: light sizes, under 10 min on 2 cores; "
+                   "full: sized for a bigger machine or a Ray cluster")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder; running again with it resumes")
+    p.add_argument("--backend", default="local", help="local (default): processes on this machine; ray: Ray tasks")
     p.add_argument("--workers", type=int, default=None, help="local: worker processes (default: one per core)")
     p.add_argument("--threads", type=int, default=None, help="threads per cell (default: cores // workers)")
-    p.add_argument("--address", default=None, help="ray: address of an existing cluster")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
-    p.add_argument("--json", action="store_true", help="print claims.json's content as one JSON object")
+    p.add_argument("--address", default=None, metavar="HOST:PORT", help="ray: address of an existing cluster")
+    p.add_argument("--no-progress", action="store_true", help="do not show the progress bars")
+    p.add_argument("--json", action="store_true", help="print the content of claims.json as one JSON object")
+
+
+DESCRIPTION = """\
+Do the papers' empirical claims hold when measured here? This runs the studies behind
+every empirical claim of the theory (the depth power law, the best depth against the
+data size, saturation, growth against training from scratch, ...), each as resumable
+cells, and writes a report with one row per claim: what the paper says, what was
+measured (with intervals), and the verdict of a rule fixed in advance."""
+
+EPILOG = epilog(
+    [("stdout", "one line per claim with its verdict"),
+     ("DIR/report.md", "the report: a table of the claims, then one section each"),
+     ("DIR/claims.json", "the same as data"),
+     ("DIR/figures/", "the figures the report shows")],
+    ["depthcert reproduce --suite quick --out runs/reproduce"],
+    [(0, "the report was written (a claim that is not reproduced is a verdict, not an error)"), BAD_INPUT])
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,13 +12,37 @@ from __future__ import annotations
 
 import argparse
 
+from depthcert._help import BAD_INPUT, epilog
+
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("run", help="run one experiment from a TOML config",
-                       description="Train, insert, measure and certify (Theorems 2 and 3).")
-    p.add_argument("--config", required=True, help="experiment TOML (see depthcert/configs/demo.toml)")
-    p.add_argument("--out", required=True, help="output folder")
-    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p = sub.add_parser("run", help="one experiment: train, insert a block, measure and certify",
+                       description=DESCRIPTION, epilog=EPILOG)
+    p.add_argument("--config", required=True, metavar="FILE",
+                   help="experiment file (TOML): [task], [model], [reference], [insertion], [block_training], "
+                   "[sizes] and an optional [variants]; see depthcert/configs/demo.toml")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object instead of the table")
+
+
+DESCRIPTION = """\
+Does a block inserted into this network provably help? One experiment end to end:
+train the reference network on its sample, insert a zero-initialised residual block,
+train only that block (inside a norm cap fixed before the data is drawn), measure
+every quantity the theorems need on independent samples, and evaluate the
+certificates (population and direct routes, Theorems 2 and 3, and the variants).
+
+The output folder and the memory the sizes need are checked before any work."""
+
+EPILOG = epilog(
+    [("stdout", "the table of measured quantities and certificates (JSON with --json)"),
+     ("DIR/result.json", "every number, the config, the seeds of every random role, versions"),
+     ("DIR/bounds_config.toml", "the same numbers as a setup file for `depthcert bounds`"),
+     ("DIR/bound_vs_observed.png", "each route's bound against the observed test loss"),
+     ("DIR/bound_terms.png", "each bound decomposed into its terms (when variants ran)")],
+    ["depthcert run --config depthcert/configs/demo.toml --out runs/demo"],
+    [(0, "the experiment ran, whether or not a route certifies (the table says)"),
+     (1, "the experiment could not be carried out (no first-order signal, divergence)"), BAD_INPUT])
 
 
 def execute(config: dict, out: str, as_json: bool, after=None, show=None) -> int:

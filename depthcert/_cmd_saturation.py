@@ -11,13 +11,37 @@ from __future__ import annotations
 
 import argparse
 
+from depthcert._help import epilog
+
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("saturation", help="scan every insertion site: where would one more block help?",
-                       description="Paper B's saturation scan and test at a stated level.")
-    p.add_argument("--config", required=True, help="TOML with [task] [model] [reference] [saturation]")
-    p.add_argument("--out", default=None, help="output folder (saturation.json, saturation.png)")
-    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p = sub.add_parser("saturation", help="is the network deep enough? where would one more block help?",
+                       description=DESCRIPTION, epilog=EPILOG)
+    p.add_argument("--config", required=True, metavar="FILE",
+                   help="TOML with [task], [model], [reference] and [saturation] (a [growth] table, read by "
+                   "`depthcert grow`, may be there too); see depthcert/configs/digits_cnn.toml")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="output folder for saturation.json and saturation.png (default: write no files)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object instead of the table")
+
+
+DESCRIPTION = """\
+Is this network already deep enough, and if not, where would one more block help? This
+trains the config's reference network (any supported workload: synthetic teachers,
+digits, characters, CIFAR; MLP, CNN, ResNet, GPT-2 or Hugging Face models) and scans
+every insertion site on an independent probe sample: the first-order gain a new block
+could bring there (projection scores, ||G||^2, AG_max), whether a block can realise it,
+the curvature, the guaranteed gain of Theorem 1, and two saturation tests at the
+stated level."""
+
+EPILOG = epilog(
+    [("stdout", "one row per site and the verdict (JSON with --json)"),
+     ("DIR/saturation.json", "with --out: every number of the scan, the config, versions"),
+     ("DIR/saturation.png", "with --out: the scan per site")],
+    ["depthcert saturation --config depthcert/configs/digits_cnn.toml --out runs/saturation"],
+    [(0, "the scan ran, whatever the verdict (saturated or not is an answer)"),
+     (2, "bad input: an unknown key or site, batch norm, a site that changes the shape;\n"
+         "one line on stderr naming it, the allowed values and the value given")])
 
 
 def run(args: argparse.Namespace) -> int:

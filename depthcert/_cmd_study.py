@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 
+from depthcert._help import BAD_INPUT, epilog
+
 NAMES = ("growth-vs-scratch", "agmax-depth", "local-insertion", "optimizer-invariance")
 
 
@@ -27,13 +29,32 @@ def bad_input(command: str):
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("study", help="Paper B's growth studies (vs scratch, AG_max, local insertion, optimisers)",
-                       description="Run one of Paper B's §8 studies and plot it.")
-    p.add_argument("name", choices=NAMES)
-    p.add_argument("--config", default=None, help="TOML (the grow sections); default: the teacher of known depth")
-    p.add_argument("--out", required=True, help="output folder (NAME.json, NAME.png)")
-    p.add_argument("--quick", action="store_true", help="light sizes (seconds)")
-    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p = sub.add_parser("study", help="the growth studies: vs scratch, AG_max vs depth, local insertion, optimisers",
+                       description=DESCRIPTION, epilog=EPILOG)
+    p.add_argument("name", choices=NAMES, help="which study (see the list above)")
+    p.add_argument("--config", default=None, metavar="FILE",
+                   help="TOML with the tables of `depthcert grow` (default: a synthetic teacher of known depth)")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    p.add_argument("--quick", action="store_true", help="light sizes (seconds instead of minutes)")
+    p.add_argument("--json", action="store_true", help="print the result on one line (default: indented JSON)")
+
+
+DESCRIPTION = """\
+The experiments around growth to saturation (Paper B), each from a depth-0 student:
+  growth-vs-scratch     a grown network against the same architecture trained from
+                        scratch with the same step budget: test loss over 5 seeds
+  agmax-depth           AG_max, test loss and population risk of networks trained
+                        at each depth, and the depth where AG_max levels off
+  local-insertion       the loss reduction of one block inserted at the best site,
+                        against the gain Theorem 1 guarantees, per depth
+  optimizer-invariance  the first step of SGD, momentum and Adam from a new block
+                        lowers the loss exactly when the network is not saturated"""
+
+EPILOG = epilog(
+    [("stdout", "the result as JSON"),
+     ("DIR/NAME.json", "the study's numbers"),
+     ("DIR/NAME.png", "its figure")],
+    ["depthcert study growth-vs-scratch --out runs/study --quick"], [(0, "the study ran"), BAD_INPUT])
 
 
 def run(args: argparse.Namespace) -> int:

@@ -10,20 +10,43 @@ from __future__ import annotations
 
 import argparse
 
+from depthcert._help import BAD_INPUT, epilog
+
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("sweep", help="run a grid of experiments (resumable; local processes or Ray)",
-                       description="Run the missing cells of a sweep file and collect them in results.csv.")
-    p.add_argument("--config", required=True, help="sweep TOML (base, [grid], [zip], plots)")
-    p.add_argument("--out", required=True, help="output folder (re-running it resumes)")
-    p.add_argument("--backend", default="local", help="local (default) or ray")
+    p = sub.add_parser("sweep", help="a grid of experiments (resumable; local processes or a Ray cluster)",
+                       description=DESCRIPTION, epilog=EPILOG)
+    p.add_argument("--config", required=True, metavar="FILE",
+                   help="sweep file (TOML): base (a `depthcert run` config), [grid] (dotted keys -> lists of "
+                   "values, every combination), optional [zip] (lists varied together) and plots (figure kinds); "
+                   "see examples/sweeps/")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder; running again with it resumes")
+    p.add_argument("--backend", default="local", help="local (default): processes on this machine; ray: Ray tasks")
     p.add_argument("--workers", type=int, default=None,
                    help="local: worker processes (default 1); ray: tasks in flight (default: all)")
     p.add_argument("--threads", type=int, default=None,
                    help="torch/BLAS threads per cell (default: cores // workers; ray: 1)")
-    p.add_argument("--address", default=None, help="ray: address of an existing cluster (default: start one)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--address", default=None, metavar="HOST:PORT",
+                   help="ray: address of an existing cluster (default: start a local one)")
+    p.add_argument("--no-progress", action="store_true", help="do not show the progress bar")
     p.add_argument("--json", action="store_true", help="print the outcome as one JSON object")
+
+
+DESCRIPTION = """\
+How do the measured quantities and the bounds change with depth, width or data size?
+This runs `depthcert run` on every cell of a grid: the sweep file's base config with
+the keys of [grid] set to every combination of their values. Every cell is validated
+before anything runs; each is stored as soon as it is done, and running again computes
+only the cells the folder does not hold yet. Then it draws the figures the sweep file
+lists under plots (see `depthcert plot --help`)."""
+
+EPILOG = epilog(
+    [("stdout", "the cell counts (computed now, reused, failed) and the files"),
+     ("DIR/cells/KEY/result.json", "one `depthcert run` result per cell"),
+     ("DIR/results.csv", "one row per cell: its varied keys and measured quantities"),
+     ("DIR/plots/", "the figures listed under plots (PNG and PDF)")],
+    ["depthcert sweep --config examples/sweeps/teacher_depth.toml --out runs/depth --workers 2"],
+    [(0, "the sweep ran (cells that failed are listed and counted)"), BAD_INPUT])
 
 
 def run(args: argparse.Namespace) -> int:

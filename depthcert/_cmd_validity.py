@@ -14,19 +14,44 @@ from __future__ import annotations
 
 import argparse
 
+from depthcert._help import BAD_INPUT, epilog
+
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("validity", help="test every guarantee of a setup over many draws",
-                       description="Measure how often each route and event fails and certifies over N draws.")
-    p.add_argument("--config", required=True, help="experiment TOML (as for `depthcert run`, optional [validity])")
-    p.add_argument("--draws", required=True, type=int, help="number of independent draws (>= 1)")
-    p.add_argument("--out", required=True, help="output folder (resumable)")
-    p.add_argument("--level", type=float, default=0.05, help="test level (default 0.05)")
+    p = sub.add_parser("validity", help="do the guarantees hold as often as they state? test them over many draws",
+                       description=DESCRIPTION, epilog=EPILOG)
+    p.add_argument("--config", required=True, metavar="FILE",
+                   help="experiment file (TOML), as for `depthcert run`, with an optional [validity] table")
+    p.add_argument("--draws", required=True, type=int, metavar="N", help="number of independent draws (>= 1)")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder; running again with it resumes")
+    p.add_argument("--level", type=float, default=0.05, help="level of the statistical tests (default 0.05)")
     p.add_argument("--vary", choices=("data", "seed"), default="data",
-                   help="data: new (S, T) for a fixed setup (default); seed: held-out setups too")
-    p.add_argument("--group", type=int, default=None, help="draws trained together (default: [validity] group)")
-    p.add_argument("--json", action="store_true", help="print validity.json")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+                   help="data: new samples (S, T) for a fixed setup (default); seed: a new setup at every draw too "
+                   "(teacher, reference, block features)")
+    p.add_argument("--group", type=int, default=None,
+                   help="draws trained together in one batch (default: the [validity] group)")
+    p.add_argument("--json", action="store_true", help="print the content of validity.json as one JSON object")
+    p.add_argument("--no-progress", action="store_true", help="do not show the progress bar")
+
+
+DESCRIPTION = """\
+Is a certificate right as often as it says? One run of `depthcert run` is one draw of
+the training and test samples (S, T). This repeats the whole pipeline on N independent
+draws, everything independent of S and T held fixed, and reports per route and per
+event of its proof chain how often it failed against the probability it states
+(Clopper-Pearson intervals and one-sided exact tests at --level), how often each route
+certified, the slack of every premise, and the power of the test (deliberately weakened
+guarantees must be flagged). Running again with the same folder computes only the
+missing draws."""
+
+EPILOG = epilog(
+    [("stdout", "the summary tables and the verdict (validity.json with --json)"),
+     ("DIR/validity.json", "the summary: rates, intervals, tests, slack, power"),
+     ("DIR/slack.png", "the slack of every premise over the draws"),
+     ("DIR/draws/", "one stored record per draw (what a re-run reuses)")],
+    ["depthcert validity --config depthcert/configs/demo.toml --draws 200 --out runs/validity"],
+    [(0, "no guarantee failed significantly more often than it states"),
+     (1, "some guarantee did; or the draws stopped (no first-order signal, divergence)"), BAD_INPUT])
 
 
 def format_summary(s: dict) -> str:

@@ -2,7 +2,9 @@
 
 Each sub-command lives in its own module ``depthcert/_cmd_<name>.py`` exposing
 ``add_parser(subparsers)`` and ``run(args) -> int``; modules are imported lazily so
-``depthcert bounds`` never imports torch.
+``depthcert bounds`` never imports torch. Every help page is written for a user: what the
+command answers, its inputs, the files it writes, an example and the exit status (layout:
+:mod:`depthcert._help`).
 
 Exit codes: 0 success, 1 a negative answer (e.g. a chain that is not entailed), 2 bad
 input (one line naming the key, the allowed range and the value; never a traceback).
@@ -13,6 +15,8 @@ import argparse
 import importlib
 import sys
 
+from depthcert import __version__
+from depthcert._help import HelpFormatter
 from depthcert.errors import InputError
 
 COMMANDS = {
@@ -30,14 +34,43 @@ COMMANDS = {
 }
 
 
+DESCRIPTION = """\
+When does adding depth to a normalised residual network provably improve its test risk,
+and when is a network already deep enough? depthcert evaluates the certificates of
+Paper A (Theorems 1-3: insert a zero-initialised residual block, train it, bound the new
+model's test loss), machine-checks their proofs, measures every quantity they need on
+real training runs, and scans a network for depth saturation (Paper B).
+
+Start with `depthcert demo` (about 30 s): one experiment end to end, with its
+certificate. Each command's own page, `depthcert COMMAND --help`, says what it reads,
+what it writes, and gives an example."""
+
+EPILOG = """\
+exit status (every command):
+  0  the command ran and printed its answer (a negative verdict is an answer too,
+     except where a command's help says 1)
+  1  a conclusion failed: a proof chain that does not hold (prove), a guarantee
+     that failed more often than stated (validity), an experiment that could not be
+     carried out (run, demo)
+  2  bad input: one line on stderr naming the option or config key, the allowed
+     values and the value given"""
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message):  # argparse prints usage + exits 2 already; keep one line
         self.exit(2, f"depthcert: error: {message}\n")
 
 
 def build_parser(argv: list[str]) -> argparse.ArgumentParser:
-    parser = _Parser(prog="depthcert", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = _Parser(prog="depthcert", description=DESCRIPTION, epilog=EPILOG)
+    parser.add_argument("--version", action="version", version=f"depthcert {__version__}",
+                        help="print the version of depthcert and exit")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND",
+                                title="commands")
     wanted = [a for a in argv if a in COMMANDS][:1] or list(COMMANDS)
     for name in COMMANDS:
         if name in wanted:

@@ -158,23 +158,19 @@ def setup_from_dict(cfg: Mapping[str, Any]) -> tuple[Setup, float | None]:
         raise InputError("block.family", f"one of {sorted(BLOCK_PARAMETERS)}", block.get("family", MISSING))
     params = {k: _number(block, k, iv, "block.") for k, iv in BLOCK_PARAMETERS[family].items()}
     B, L_loss = _loss_constants(loss, family, params)
-    _warn_unknown(cfg, block, family)
+    _warn_unknown(cfg)
     level = LEVEL.check("level", cfg["level"]) if "level" in cfg else None
     setup = Setup(**top, B=B, L_loss=L_loss, family=family, block=params, **opt).validate()
     _warn_position(loss)
     return setup, level
 
 
-def _warn_unknown(cfg: Mapping, block: Mapping, family: str) -> None:
-    from bounds.variant_routes import VARIANT_PARAMETERS
+def _warn_unknown(cfg: Mapping) -> None:
+    """One line per ignored key, naming its table and where it belongs (:mod:`depthcert._config_keys`)."""
+    from depthcert._config_keys import unknown_key_warnings
 
-    known = set(PARAMETERS) | set(OPTIONAL) | {"loss", "block", "level", "variants"}
-    extra = sorted(set(cfg) - known) + [f"block.{k}" for k in sorted(set(block) - set(BLOCK_PARAMETERS[family]) - {"family"})]
-    table = cfg.get("variants")
-    if isinstance(table, dict):
-        extra += [f"variants.{k}" for k in sorted(set(table) - set(VARIANT_PARAMETERS) - {"use"})]
-    if extra:
-        print(f"depthcert: warning: ignoring unknown keys {extra}", file=sys.stderr)
+    for line in unknown_key_warnings(cfg):
+        print(line, file=sys.stderr)
 
 
 def load_setup(path: str | Path) -> tuple[Setup, float | None]:

@@ -45,7 +45,7 @@ def probe_diagnostics(net, expanded, task, n: int, seed: int, level: float, b: f
     Returns:
         ``{"c1_test": {...}, "covariance": {...}, "norms": {...}, "paper_b": {...}}``.
     """
-    from numerics.estimators import (activation_gradients, ag_max_per_candidate, c1_test, covariance_diagnostics,
+    from numerics.estimators import (activation_gradients, ag_max_per_candidate, c1_test,
                                      cross_gradient, cross_gradient_score, norm_diagnostics, projection_score,
                                      realisability_ratio)
 

@@ -22,7 +22,6 @@ every block of this ``ModuleList``". Inserting there gives ``u -> u + h(u)``.
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 from typing import Callable, Iterable, Sequence
 
 import torch

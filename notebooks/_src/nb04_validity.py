@@ -16,13 +16,13 @@ CELLS = [
              "print(summary['draws'], 'draws; events checked as exact suprema over the class:', summary['truth']['exact_class'])"),
     ('md', '## Violation rates against the stated failure probabilities, and certification rates'),
     ('code', "for name, r in summary['routes'].items():\n"
-             "    lo, hi = r['certification_interval']; vlo, vhi = r['violation_interval']\n"
+             "    (lo, hi), (vlo, vhi) = r['certification_interval'], r['violation_interval']\n"
              "    print(f\"{name:16s} certified {r['certification_rate']:.0%} [{lo:.0%}, {hi:.0%}]   violations \"\n"
              "          f\"{r['violations']}/{summary['draws']} [{vlo:.0%}, {vhi:.0%}] vs stated \"\n"
              "          f\"{r['stated_failure_probability']:.3g}   significant: {r['significant']}\")"),
     ('code', "for name, e in summary['events'].items():\n"
              "    if not e['draws']:\n"
-             "        print(f\"{name:6s} {e['checked']}\"); continue\n"
+             "        print(f\"{name:6s} {e['checked']}\")\n        continue\n"
              "    print(f\"{name:6s} failures {e['failures']}/{e['draws']} vs stated {e['stated']:.3g} \"\n"
              "          f\"(significant: {e['significant']}); checked: {e['checked']}\")"),
     ('md', '## Which step makes the bound loose: the slack of each premise\n'

@@ -232,7 +232,7 @@ def test_min_M_closed_form_matches_numeric_root():
     from scipy.optimize import brentq
 
     rep = evaluate_routes(Setup(**EXAMPLE), 0.1)
-    f = lambda M: float(evaluate_routes(Setup(**{**EXAMPLE, "M": M}), 0.1, validate=False).population.improvement)
+    def f(M): return float(evaluate_routes(Setup(**{**EXAMPLE, "M": M}), 0.1, validate=False).population.improvement)
     assert brentq(f, 1e3, 1e9, xtol=1e-6, rtol=1e-13) == pytest.approx(float(rep.population.min_M), rel=1e-9)
 
 
@@ -261,7 +261,7 @@ def test_min_K_closed_form_matches_numeric_root():
 
     cfg = {**EXAMPLE, "M": 2e7}
     rep = evaluate_routes(Setup(**cfg), 0.1)
-    f = lambda K: float(evaluate_routes(Setup(**{**cfg, "K": K}), 0.1, validate=False).population.failure_probability) - 0.1
+    def f(K): return float(evaluate_routes(Setup(**{**cfg, "K": K}), 0.1, validate=False).population.failure_probability) - 0.1
     assert brentq(f, 10, 1e9, xtol=1e-9, rtol=1e-13) == pytest.approx(float(rep.population.min_K), rel=1e-9)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Mapping
 
 import numpy as np
 

@@ -18,7 +18,7 @@ import dataclasses
 import json
 import time
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from plumbing.figures import pyplot, save_figure
 from plumbing.io import atomic_write_text, check_writable_dir, dumps

@@ -1,6 +1,5 @@
 """The saturation study on networks: JSON contract, level and power of the verdict, curvature, acceptance."""
 import copy
-import math
 
 import pytest
 import torch
@@ -8,8 +7,8 @@ from scipy.stats import beta as beta_dist
 
 from numerics.seeding import Streams
 from numerics.studies.growth import QUICK
-from numerics.studies.saturation import DEFAULT_CONFIG, run, scan_model, validate_config
-from numerics.workloads import make_workload, seed_of
+from numerics.studies.saturation import run, scan_model, validate_config
+from numerics.workloads import make_workload
 
 SITE_KEYS = {"site", "P_linear", "P_affine", "G_sq", "AG_max", "realisability", "beta", "gain_bound_euclidean",
              "gain_bound_natural", "test_hoeffding", "test_adaptive", "saturated"}

@@ -11,7 +11,6 @@
 import copy
 import json
 
-import numpy as np
 import pytest
 
 from plumbing.store import ItemStore

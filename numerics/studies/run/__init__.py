@@ -40,7 +40,7 @@ from typing import Any, Mapping
 import torch
 
 from plumbing.deprecation import moved
-from plumbing.io import check_writable_dir, versions
+from plumbing.io import check_writable_dir
 from plumbing.validation import InputError, Interval
 from bounds._variant_inputs import ROUTE_NAMES
 from plumbing.config import merge_config as _merge_config
@@ -61,7 +61,7 @@ __all__ = ["CONFIG_SCHEMA", "on_states", "Certificate", "DEFAULT_DEMO_CONFIG", "
            "validate_config", "write_outputs"]
 
 #: Former re-exports (plumbing, not the run study's): deprecated aliases naming the new place.
-__getattr__ = moved("numerics.studies.run", {"atomic_write_text": "plumbing.io", "merge_config": "plumbing.config",
+__getattr__ = moved("numerics.studies.run", {"atomic_write_text": "plumbing.io", "versions": "plumbing.io", "merge_config": "plumbing.config",
                                              "available_memory": "plumbing.machine"})
 
 N_PROBE = 200_000  # probe sample of the assumption diagnostics (independent of S, T, population)

@@ -10,7 +10,6 @@ fits and the memory it would need.
 """
 from __future__ import annotations
 
-import os
 from typing import Mapping
 
 from plumbing.machine import available_memory

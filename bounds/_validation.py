@@ -1,56 +1,7 @@
-"""The setup parameters of THEORY §5-§6 and their allowed ranges, as data.
-
-:data:`PARAMETERS` maps every setup key to its constraint so that invalid values can be
-generated automatically in property tests (scikit-learn's ``_parameter_constraints`` idea).
-The constraint dialect itself (:class:`~plumbing.validation.Interval`,
-:class:`~plumbing.validation.InputError`) lives in :mod:`plumbing.validation`; importing it
-from here is deprecated.
-"""
-from __future__ import annotations
-
-from typing import Mapping
-
+"""Deprecated: the setup parameters are :mod:`bounds.parameters`; the constraint dialect is
+:mod:`plumbing.validation`."""
 from plumbing.deprecation import moved
-from plumbing.validation import Interval
 
-__all__ = ["BLOCK_PARAMETERS", "OPTIONAL", "PARAMETERS"]
-
-__getattr__ = moved("bounds._validation", {n: "plumbing.validation" for n in
-                     ("InputError", "Interval", "MISSING", "LEVEL", "check_values")})
-
-_unit_open = Interval(0, 1, closed_low=False, closed_high=False)
-_nonneg = Interval(0)
-_pos = Interval(0, closed_low=False)
-_real = Interval()
-
-#: Top-level setup keys (THEORY §5-§6) and their allowed ranges.
-PARAMETERS: Mapping[str, Interval] = {
-    "L_test_old": _nonneg,
-    "delta_R": _real,          # measured; Theorem 2 needs > 0 and says so when it is not
-    "delta_erm": _nonneg,      # (C2) makes it >= 0
-    "delta_test_R": _real,     # random test-level margin, any sign
-    "M": Interval(1),
-    "K": Interval(1),
-    "delta": _unit_open,
-    "delta_prime": _unit_open,
-    "B": _pos,
-    "L_loss": _pos,
-}
-
-#: Optional top-level keys.
-OPTIONAL: Mapping[str, Interval] = {
-    "delta_erm_S": _nonneg,
-    "eps_M": _nonneg,
-    "eps_K": _nonneg,
-    "n_grid": Interval(1, integer=True),
-    "delta_R_failure": Interval(0, 1, closed_low=True, closed_high=False),
-    "R_old": _nonneg,
-}
-
-#: ``[block]`` keys per family (THEORY §4).
-BLOCK_PARAMETERS: Mapping[str, Mapping[str, Interval]] = {
-    "readout": {"d": Interval(1, integer=True), "L_top": _nonneg, "rho_phi": _nonneg, "nu_V": _nonneg},
-    "full": {"d": Interval(1, integer=True), "L_top": _nonneg, "rho": _nonneg,
-             "nu_U": _nonneg, "nu_V": _nonneg},
-}
-
+__getattr__ = moved("bounds._validation", {
+    **{n: "bounds.parameters" for n in ("BLOCK_PARAMETERS", "OPTIONAL", "PARAMETERS")},
+    **{n: "plumbing.validation" for n in ("InputError", "Interval", "MISSING", "LEVEL", "check_values")}})

@@ -19,12 +19,6 @@ from bounds._statement import evaluate
 
 FAMILIES = ("readout", "full")
 
-#: Parameters each family needs (the config's ``[block]`` keys).
-FAMILY_PARAMETERS: Mapping[str, tuple[str, ...]] = {
-    "readout": ("d", "L_top", "rho_phi", "nu_V"),
-    "full": ("d", "L_top", "rho", "nu_U", "nu_V"),
-}
-
 
 def rad_vec_closed_form(family: str, n: sp.Expr = s.n) -> sp.Expr:
     """Closed-form bound on the vector Rademacher complexity ``Rad^vec_n(H)``.

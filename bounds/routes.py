@@ -34,7 +34,7 @@ import sympy as sp
 
 from bounds import _symbols as s
 from bounds._statement import evaluate
-from bounds._validation import BLOCK_PARAMETERS, OPTIONAL, PARAMETERS
+from bounds.parameters import BLOCK_PARAMETERS, OPTIONAL, PARAMETERS
 from plumbing.validation import check_values, InputError, LEVEL, MISSING
 from bounds.generalisation import eps_expression
 from bounds._union import ANY_OF, AnyRouteResult, any_route  # noqa: F401  (re-exported)
@@ -152,7 +152,7 @@ class Setup:
     R_old: object = None
 
     def validate(self) -> "Setup":
-        """Check every value against :data:`~bounds._validation.PARAMETERS`.
+        """Check every value against :data:`~bounds.parameters.PARAMETERS`.
 
         Raises:
             InputError: naming the key, the allowed range and the value.

@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import Mapping
 
-from bounds._validation import BLOCK_PARAMETERS, OPTIONAL, PARAMETERS
+from bounds.parameters import BLOCK_PARAMETERS, OPTIONAL, PARAMETERS
 
 __all__ = ["COMMAND_SCHEMAS", "LOSS_KEYS", "bounds_tables", "command_tables", "unknown_key_warnings"]
 

@@ -67,7 +67,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Mapping
 
-from bounds._validation import BLOCK_PARAMETERS, OPTIONAL, PARAMETERS
+from bounds.parameters import BLOCK_PARAMETERS, OPTIONAL, PARAMETERS
 from plumbing.validation import InputError, Interval, LEVEL, MISSING
 from bounds.loss import block_output_bound, cross_entropy_constants, squared_loss_constants
 from bounds.routes import Setup

@@ -101,6 +101,20 @@ def check_positive(name: str, value, *, integer: bool = False):
 _BYTE_BITS: dict = {}
 
 
+def sure_bound(observed: float, b: float | None, what: str = "max_i ||X_i||") -> tuple[float, bool]:
+    """``(bound, from_data)``: the data-free bound ``b`` when given (checked against the sample's
+    largest norm ``observed``, relative tolerance 1e-9 for rounding), else ``observed`` itself.
+
+    Raises:
+        ValueError: ``b < observed`` (a bound the sample breaks is no bound).
+    """
+    if b is None:
+        return float(observed), True
+    if observed > b * (1 + 1e-9):
+        raise ValueError(f"b == {b!r}, must be >= {what} == {observed!r}.")
+    return float(b), False
+
+
 def random_bits(count: int, generator: torch.Generator, dtype: torch.dtype) -> torch.Tensor:
     """``count`` i.i.d. fair bits in ``{0, 1}`` as ``dtype``, shape ``(count,)``.
 

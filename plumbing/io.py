@@ -11,11 +11,11 @@ import os
 import platform
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from plumbing.validation import InputError
 
-__all__ = ["atomic_write_json", "atomic_write_text", "check_writable_dir", "dumps", "to_plain", "versions"]
+__all__ = ["atomic_write", "atomic_write_json", "atomic_write_text", "check_writable_dir", "dumps", "to_plain", "versions"]
 
 
 def _jsonable(obj: Any) -> Any:
@@ -36,15 +36,17 @@ def dumps(obj: Any, **kw) -> str:
     return json.dumps(_jsonable(obj), allow_nan=False, **kw)
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` to ``path`` atomically (temp file in the same folder + rename)."""
+def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
+    """Write ``path`` atomically: ``write(tmp)`` fills a temp file in the same folder, which is
+    then flushed to disk and renamed over ``path``; on any failure the temp file is removed and
+    ``path`` is left as it was."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
+        write(tmp)
+        with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
@@ -52,6 +54,11 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
             os.unlink(tmp)
         raise
     return path
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically (temp file in the same folder + rename)."""
+    return atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
 
 
 def check_writable_dir(path: str | os.PathLike, key: str = "--out") -> Path:

@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from numerics._numerics import check_probability, psd_pinv
+from numerics._numerics import check_probability, psd_pinv, sure_bound
 from numerics.estimators._gradients import _check_pair, cross_gradient, u_statistic_sq_norm
 
 
@@ -105,10 +105,7 @@ def saturation_test(m: torch.Tensor, phi: torch.Tensor, b: float | None, level: 
     check_probability("level", level)
     s_hat = u_statistic_sq_norm(m, phi)
     x_norms = m.norm(dim=1) * phi.norm(dim=1)
-    observed = float(x_norms.max())
-    if b is not None and observed > b * (1 + 1e-12):
-        raise ValueError(f"b == {b!r}, must be >= max_i ||m_i|| ||phi_i|| == {observed!r}.")
-    bound = observed if b is None else float(b)
+    bound, _ = sure_bound(float(x_norms.max()), b, "max_i ||m_i|| ||phi_i||")
     n = m.shape[0]
     t = bound**2 * math.sqrt(2 * math.log(2 / level) / (n // 2))
     return SaturationTest(s_hat, t, level, n, bound, b is None, s_hat > t)

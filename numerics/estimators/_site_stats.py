@@ -47,6 +47,8 @@ import math
 
 import torch
 
+from numerics._numerics import sure_bound
+
 __all__ = ["SiteAccumulator", "SiteTest", "adaptive_test", "hoeffding_test", "n_needed_adaptive",
            "n_needed_hoeffding", "projection_scores"]
 
@@ -282,18 +284,10 @@ def n_needed_adaptive(var: float, b: float, g: float, level: float, chunk: int =
     return chunk + math.ceil(math.log(1.0 / level) / rate) if rate > 0 else None
 
 
-def _bound(acc_max: float, b: float | None) -> tuple[float, bool]:
-    if b is None:
-        return acc_max, True
-    if acc_max > b * (1 + 1e-9):
-        raise ValueError(f"b == {b!r}, must be >= max_i ||X_i|| == {acc_max!r}.")
-    return float(b), False
-
-
 def hoeffding_test(acc: SiteAccumulator, level: float, b: float | None = None, target_sq: float | None = None
                    ) -> SiteTest:
     """Hoeffding U-statistic test (THEORY §8): reject iff ``S_hat > b^2 sqrt(2 ln(2/level)/floor(n/2))``."""
-    bound, from_data = _bound(acc.x_max, b)
+    bound, from_data = sure_bound(acc.x_max, b)
     t = bound**2 * math.sqrt(2 * math.log(2 / level) / (acc.n // 2))
     s_hat = acc.u_statistic
     return SiteTest("hoeffding", s_hat, t, bool(s_hat > t), n_needed_hoeffding(bound, target_sq or 0.0, level),

@@ -7,7 +7,7 @@ import sympy as sp
 from hypothesis import given, strategies as st
 
 from bounds import THEOREM_2, THEOREM_3, _symbols as s
-from bounds._validation import PARAMETERS
+from bounds.parameters import PARAMETERS
 from plumbing.validation import InputError
 from bounds.routes import Setup, evaluate_routes, improvement_expression, min_K_expression, min_M_expression
 from tests._tolerances import TOL

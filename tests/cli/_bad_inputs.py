@@ -15,7 +15,7 @@ from typing import Callable, Mapping
 
 from hypothesis import strategies as st
 
-from bounds._validation import OPTIONAL, PARAMETERS
+from bounds.parameters import OPTIONAL, PARAMETERS
 from plumbing.validation import Interval
 from numerics.studies.run import CONFIG_SCHEMA
 

@@ -25,15 +25,13 @@ resumes where it stopped (the steps are deterministic given the seeds).
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Mapping
 
 import torch
 
-from plumbing.io import atomic_write_json, dumps
+from plumbing.io import atomic_write, atomic_write_json, dumps
 from plumbing.validation import Interval
 from plumbing.config import merge_config
 from plumbing.validation import check_schema
@@ -142,10 +140,8 @@ def _insert(net, w, scan, site: str, init: str, tag) -> dict:
 
 
 def _save_checkpoint(path: Path, step: int, net, insertions: list) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".checkpoint.", suffix=".tmp")
-    os.close(fd)
-    torch.save({"step": step, "state_dict": net.state_dict(), "insertions": insertions}, tmp)
-    os.replace(tmp, path)
+    state = {"step": step, "state_dict": net.state_dict(), "insertions": insertions}
+    atomic_write(path, lambda tmp: torch.save(state, tmp))
 
 
 def _resume(out: Path, cfg: dict, w, streams):

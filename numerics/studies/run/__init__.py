@@ -204,6 +204,7 @@ def setup_report(config: Mapping) -> dict:
     Nothing here depends on ``S``, ``T`` or ``data_seed``, so choosing a setup by it is a
     choice made before seeing data.
     """
+    from bounds import jumpboard_risk_bound
     from bounds.routes import Setup, costs
     from numerics.studies.run._family import setup_block
 
@@ -213,7 +214,7 @@ def setup_report(config: Mapping) -> dict:
         fixed = prepare_fixed(cfg)
     c, sig, sz = fixed.const, fixed.signal, cfg["sizes"]
     G_sq = float(sig.G.pow(2).sum())
-    gain = sig.eta * (1 - sig.beta.beta * sig.eta / 2) * G_sq
+    gain = -float(jumpboard_risk_bound(0.0, G_sq, sig.beta.beta, sig.eta))   # Theorem 1 at the step used
     family, block = setup_block(c.caps, fixed.expanded.block.d, c.L_top_certified, c.nu_V)
     eps_M, eps_K = (float(e) for e in costs(Setup(
         L_test_old=0.0, delta_R=gain, delta_erm=0.0, delta_test_R=0.0, M=sz["M"], K=sz["K"], delta=sz["delta"],

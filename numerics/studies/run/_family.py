@@ -26,6 +26,7 @@ from typing import Mapping
 import numpy as np
 import torch
 
+from bounds.parameters import BLOCK_PARAMETERS
 from plumbing.validation import InputError, Interval
 
 __all__ = ["FAMILIES", "INSERTION_OPTIONS", "BlockCaps", "block_caps", "chosen_cap", "complete_config", "on_states",
@@ -72,9 +73,8 @@ class BlockCaps:
     cap_ratio: float
 
     def output_params(self) -> dict:
-        if self.family == "full":
-            return {"nu_V": self.nu_V, "nu_U": self.nu_U, "rho": self.rho}
-        return {"nu_V": self.nu_V, "rho_phi": self.rho_phi}
+        """The family's ``[block]`` keys (:data:`bounds.parameters.BLOCK_PARAMETERS`) that bound its output."""
+        return {k: getattr(self, k) for k in BLOCK_PARAMETERS[self.family] if k not in ("d", "L_top")}
 
     def grid(self) -> np.ndarray:
         """The caps on ``V``, increasing, the last one ``nu_V``."""
@@ -113,10 +113,9 @@ def chosen_cap(caps: BlockCaps, *norms: float) -> float:
 
 
 def setup_block(caps: BlockCaps, d: int, L_top: float, nu_V: float) -> tuple[str, dict]:
-    """``(family, block)`` of :class:`bounds.routes.Setup` for the cap ``nu_V``."""
-    if caps.family == "full":
-        return "full", {"d": d, "L_top": L_top, "rho": caps.rho, "nu_U": caps.nu_U, "nu_V": nu_V}
-    return "readout", {"d": d, "L_top": L_top, "rho_phi": caps.rho_phi, "nu_V": nu_V}
+    """``(family, block)`` of :class:`bounds.routes.Setup` for the cap ``nu_V`` (keys from
+    :data:`bounds.parameters.BLOCK_PARAMETERS`)."""
+    return caps.family, {**caps.output_params(), "d": d, "L_top": L_top, "nu_V": nu_V}
 
 
 # ----------------------------------------------------------------------------- full: training, selection

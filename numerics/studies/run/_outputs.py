@@ -8,11 +8,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
+from bounds.parameters import BLOCK_PARAMETERS
 from plumbing.figures import pyplot, save_figure
 from plumbing.io import atomic_write_text, dumps, versions
 from plumbing.store import load_result
 
 __all__ = ["bounds_config", "format_table", "plot_bound_vs_observed", "to_json", "to_toml", "write_outputs"]
+
+#: A setup key -> the name of the run's quantity it is read from (where they differ).
+QUANTITY_OF = {"L_top": "L_top_certified", "delta_erm": "delta_erm_pop"}
 
 #: The routes whose bound is on ``L_test(f_new)`` (the figure's bars).
 TEST_RISK_ROUTES = ("population", "direct")
@@ -21,18 +25,14 @@ TEST_RISK_ROUTES = ("population", "direct")
 def bounds_config(result: Mapping) -> dict:
     """The ``depthcert bounds --config`` setup of ``result`` (same numbers, same formula)."""
     q = result["quantities"]
-    top = {"L_test_old": result["L_test_old"], "delta_R": q["delta_R"], "delta_erm": q["delta_erm_pop"],
+    top = {"L_test_old": result["L_test_old"], "delta_R": q["delta_R"], "delta_erm": q[QUANTITY_OF["delta_erm"]],
            "delta_test_R": q["delta_test_R"], "M": q["M"], "K": q["K"], "delta": q["delta"],
            "delta_prime": q["delta_prime"], "delta_erm_S": q["delta_erm_S"],
            "delta_R_failure": q["delta_R_failure"], "R_old": result["R_old"], "level": result["level"]}
     if q.get("n_grid", 1) > 1:   # caps chosen after training: the union bound over the grid
         top["n_grid"] = q["n_grid"]
-    if q.get("family", "readout") == "full":
-        block = {"family": "full", "d": q["d"], "L_top": q["L_top_certified"], "rho": q["rho"], "nu_U": q["nu_U"],
-                 "nu_V": q["nu_V"]}
-    else:
-        block = {"family": "readout", "d": q["d"], "L_top": q["L_top_certified"], "rho_phi": q["rho_phi"],
-                 "nu_V": q["nu_V"]}
+    family = q.get("family", "readout")
+    block = {"family": family, **{k: q[QUANTITY_OF.get(k, k)] for k in BLOCK_PARAMETERS[family]}}
     out = {**top, "loss": {"B": q["B"], "L_loss": q["L_loss"]}, "block": block}
     table = _variants_table(result)
     if table:

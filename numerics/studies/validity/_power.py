@@ -24,7 +24,6 @@ The true counterparts (factor 1) are listed too: they must *not* be flagged.
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Callable, Mapping
 
 from bounds import THEOREM_2_GENERAL
@@ -90,7 +89,7 @@ def _hoeffding(event: str, factor: float) -> Callable:
 
     def check(rec):
         v = rec["values"]
-        t = v["B"] * math.sqrt(math.log(1 / HOEFFDING_LEVEL) / (2 * factor * v["K"]))
+        t = float(evaluate(hoeffding_deviation(factor * s.K, HOEFFDING_LEVEL), v))   # the sample size c K
         return premise_slacks(_GENERAL, v, {"t": t})[premise][1] < 0, HOEFFDING_LEVEL
     return check
 

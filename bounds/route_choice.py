@@ -171,6 +171,19 @@ def union_of_routes(candidates: Sequence[RouteCandidate], level: float, *, share
                           method, scale)
 
 
+def _level_sums(parts: Mapping[str, Sequence[tuple[str, object, object]]], inc: Mapping[str, np.ndarray], shape):
+    """``(F, L)``: fixed and linear parts summed over the event keys, each key at the largest part
+    among the taking-part routes using it (nested events)."""
+    F, L = np.zeros(shape), np.zeros(shape)
+    for users in parts.values():
+        f_key, l_key = np.zeros(shape), np.zeros(shape)
+        for r, f, lin in users:
+            f_key = np.maximum(f_key, np.where(inc[r], f, 0.0))
+            l_key = np.maximum(l_key, np.where(inc[r], lin, 0.0))
+        F, L = F + f_key, L + l_key
+    return F, L
+
+
 def level_scale(parts: Mapping[str, Sequence[tuple[str, object, object]]], route_fixed: Mapping[str, object],
                 level: float) -> tuple[object, dict[str, np.ndarray]]:
     """The common factor ``c`` of the levels, and which routes take part (everything before the data).
@@ -203,22 +216,11 @@ def level_scale(parts: Mapping[str, Sequence[tuple[str, object, object]]], route
     arrays += [np.asarray(x, dtype=np.float64) for x in route_fixed.values()]
     shape = np.broadcast_shapes(*(a.shape for a in arrays)) if arrays else ()
     inc = {r: np.broadcast_to(np.asarray(f, dtype=np.float64) < level, shape) for r, f in route_fixed.items()}
-
-    def sums(inc):
-        F, L = np.zeros(shape), np.zeros(shape)
-        for users in parts.values():    # nested events: the largest part of the taking-part users
-            f_key, l_key = np.zeros(shape), np.zeros(shape)
-            for r, f, lin in users:
-                f_key = np.maximum(f_key, np.where(inc[r], f, 0.0))
-                l_key = np.maximum(l_key, np.where(inc[r], lin, 0.0))
-            F, L = F + f_key, L + l_key
-        return F, L
-
-    F, _ = sums(inc)
+    F, _ = _level_sums(parts, inc, shape)
     crowded = F >= level
     if np.any(crowded):
         inc = {r: v & ~(crowded & (np.asarray(route_fixed[r]) > 0)) for r, v in inc.items()}
-    F, L = sums(inc)
+    F, L = _level_sums(parts, inc, shape)
     with np.errstate(divide="ignore", invalid="ignore"):
         c = np.where(L > 0, np.minimum(1.0, (level - F) / L), 1.0)
     return c, inc

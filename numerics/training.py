@@ -129,6 +129,18 @@ def _make_optimizer(name: str, params: list[torch.Tensor], lr: float) -> torch.o
     return torch.optim.Adam(params, lr=lr)
 
 
+def _step(forward, xb, yb, loss: str, tensors: list, opt, step: int, lr) -> float:
+    """One optimiser step on the batch ``(xb, yb)``; its mean loss (before the step)."""
+    value = per_sample_loss(forward(xb), yb, loss).mean()
+    if not torch.isfinite(value):
+        raise DivergenceError(step, value.item(), float(lr))
+    grads = torch.autograd.grad(value, tensors)
+    for p, g in zip(tensors, grads):
+        p.grad = g
+    opt.step()
+    return value.item()
+
+
 def train(model: Callable, params, x: torch.Tensor, y: torch.Tensor, *, optimizer: str = "adam",
           lr: float = 1e-2, steps: int = 100, batch_size: int | None = None, seed: int = 0,
           loss: str = "squared", caps: Mapping[str, float] | None = None, compile: bool = False) -> TrainResult:
@@ -169,14 +181,7 @@ def train(model: Callable, params, x: torch.Tensor, y: torch.Tensor, *, optimize
     forward = torch.compile(model) if compile else model
     for step in range(steps):
         idx = torch.randint(n, (bs,), generator=gen) if bs < n else slice(None)
-        value = per_sample_loss(forward(x[idx]), y[idx], loss).mean()
-        if not torch.isfinite(value):
-            raise DivergenceError(step, value.item(), float(lr))
-        losses[step] = value.item()
-        grads = torch.autograd.grad(value, tensors)
-        for p, g in zip(tensors, grads):
-            p.grad = g
-        opt.step()
+        losses[step] = _step(forward, x[idx], y[idx], loss, tensors, opt, step, lr)
         projections += project_to_caps(named, caps)
     final = empirical_risk(model, x, y, loss)
     if not math.isfinite(final):

@@ -254,6 +254,15 @@ def _negated_domain(d) -> list[Constraint]:
     return _linear.to_constraints(neg, "not(conclusion)")
 
 
+def _with_sign_constraints(base: list, alternatives: list) -> tuple[list, list[str]]:
+    """``base`` plus the sign constraints of every atom (of the premises and the alternatives), and
+    the names of the non-linear atoms."""
+    atoms = {a for c in base for a in c.coeffs}
+    for alt in alternatives:
+        atoms |= {a for c in alt for a in c.coeffs}
+    return base + _linear.sign_constraints(atoms), sorted(str(a) for a in atoms if _linear.is_nonlinear_atom(a))
+
+
 def farkas_check(subject: str, premises: list[tuple[str, object]], conclusion, goal_domain=(),
                  hypotheses=None, timeout_s: float = EXACT_TIMEOUT_S) -> Check:
     """Entailment by an exact Farkas certificate over monomial atoms (THEORY §5, §6 chains).
@@ -286,11 +295,7 @@ def farkas_check(subject: str, premises: list[tuple[str, object]], conclusion, g
     except _linear.TooLarge as exc:
         return Check(subject, "entailment/farkas", "N/A", "farkas-lp+exact", f"not applicable: {exc}; z3 decides",
                      seconds=time.perf_counter() - t0)
-    atoms = {a for c in base for a in c.coeffs}
-    for alt in alternatives:
-        atoms |= {a for c in alt for a in c.coeffs}
-    base += _linear.sign_constraints(atoms)
-    nonlinear = sorted((str(a) for a in atoms if _linear.is_nonlinear_atom(a)))
+    base, nonlinear = _with_sign_constraints(base, alternatives)
     certificates = []
     for alt in alternatives:
         try:

@@ -41,6 +41,22 @@ def _check_phi(phi: torch.Tensor) -> None:
         raise ValueError(f"expected phi of shape (n, r) with n >= 1, got {tuple(phi.shape)}.")
 
 
+def _sign_norm_sum(phi: torch.Tensor, d: int, n_draws: int, seed: int) -> float:
+    """``sum over n_draws sign draws of ||s^T phi||_F``, ``s in {±1}^{n×d}``, in batches of one matmul."""
+    n = phi.shape[0]
+    gen = torch.Generator().manual_seed(seed)
+    per_batch = max(1, _SIGNS_PER_BATCH // (n * d))
+    col_sum = phi.sum(dim=0)
+    total = 0.0
+    for start in range(0, n_draws, per_batch):
+        b = min(per_batch, n_draws - start)
+        bits = random_bits(b * d * n, gen, phi.dtype).reshape(b * d, n)
+        # s = 2 bits - 1, so s^T phi = 2 bits^T phi - 1^T phi: one matmul for all b draws.
+        st_phi = (bits @ phi).mul_(2).sub_(col_sum)
+        total += float(st_phi.reshape(b, -1).norm(dim=1).sum())
+    return total
+
+
 def rademacher_readout_mc(phi: torch.Tensor, d: int, nu_V: float, n_draws: int, seed: int = 0, *,
                           delta_mc: float = 1e-3) -> tuple[float, float]:
     """``Rad^vec_n = (nu_V / n) E_s ||s^T phi||_F`` by Monte Carlo over ``s in {±1}^{n×d}`` (THEORY §4).
@@ -78,17 +94,7 @@ def rademacher_readout_mc(phi: torch.Tensor, d: int, nu_V: float, n_draws: int, 
     if not nu_V >= 0:
         raise ValueError(f"nu_V == {nu_V!r}, must be >= 0.")
     n = phi.shape[0]
-    gen = torch.Generator().manual_seed(seed)
-    per_batch = max(1, _SIGNS_PER_BATCH // (n * d))
-    col_sum = phi.sum(dim=0)
-    total = 0.0
-    for start in range(0, n_draws, per_batch):
-        b = min(per_batch, n_draws - start)
-        bits = random_bits(b * d * n, gen, phi.dtype).reshape(b * d, n)
-        # s = 2 bits - 1, so s^T phi = 2 bits^T phi - 1^T phi: one matmul for all b draws.
-        st_phi = (bits @ phi).mul_(2).sub_(col_sum)
-        total += float(st_phi.reshape(b, -1).norm(dim=1).sum())
-    value = nu_V * total / (n_draws * n)
+    value = nu_V * _sign_norm_sum(phi, d, n_draws, seed) / (n_draws * n)
     # the error formula is written once, in bounds (THEORY §4); the variants' ledger checks it there
     mc_error = float(evaluate(mc_error_expression(), {"nu_V": nu_V, "M": n, "d": d, "delta_mc": delta_mc,
                                                       "phi_sq_sum": float(phi.pow(2).sum()), "n_draws": n_draws}))

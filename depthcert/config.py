@@ -165,6 +165,15 @@ def setup_from_dict(cfg: Mapping[str, Any]) -> tuple[Setup, float | None]:
     return setup, level
 
 
+def setup_to_toml(setup: Setup, level: float | None = None) -> str:
+    """The ``depthcert bounds`` file of ``setup`` (:func:`bounds.setup_io.setup_to_dict`): reading it
+    back with :func:`setup_from_dict` gives the same setup."""
+    from bounds.setup_io import setup_to_dict
+    from plumbing.io import to_toml
+
+    return to_toml(setup_to_dict(setup, level))
+
+
 def _warn_unknown(cfg: Mapping) -> None:
     """One line per ignored key, naming its table and where it belongs (:mod:`depthcert._config_keys`)."""
     from depthcert._config_keys import unknown_key_warnings

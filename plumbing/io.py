@@ -11,11 +11,12 @@ import os
 import platform
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from plumbing.validation import InputError
 
-__all__ = ["atomic_write", "atomic_write_json", "atomic_write_text", "check_writable_dir", "dumps", "to_plain", "versions"]
+__all__ = ["atomic_write", "atomic_write_json", "atomic_write_text", "check_writable_dir", "dumps", "to_plain", "to_toml",
+           "versions"]
 
 
 def _jsonable(obj: Any) -> Any:
@@ -105,3 +106,33 @@ def to_plain(obj: Any) -> Any:
         {'a': 0.5, 'b': [1.0, None]}
     """
     return _jsonable(obj)
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, int):
+        return str(v)
+    return repr(float(v))  # repr round-trips a float64 exactly
+
+
+def to_toml(data: Mapping[str, Any]) -> str:
+    """Flat top-level keys then one level of ``[tables]`` (enough for setups and configs).
+
+    Floats are written with ``repr`` (a float64 round-trips exactly).
+
+    Example:
+        >>> print(to_toml({"M": 20, "delta": 0.05, "loss": {"B": 1.5}}), end="")
+        M = 20
+        delta = 0.05
+        <BLANKLINE>
+        [loss]
+        B = 1.5
+    """
+    lines = [f"{k} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, Mapping)]
+    for k, v in data.items():
+        if isinstance(v, Mapping):
+            lines += ["", f"[{k}]"] + [f"{kk} = {_toml_value(vv)}" for kk, vv in v.items()]
+    return "\n".join(lines) + "\n"

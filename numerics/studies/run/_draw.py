@@ -246,7 +246,8 @@ def _block_of(fixed: Fixed, group: SampleGroup, sel: Selection, b: int) -> tuple
 def certify_draw(fixed: Fixed, group: SampleGroup, sel: Selection, ev: Evaluation, b: int) -> Certificate:
     """Every quantity of draw ``b`` and both routes (plus ``any`` and ``population_risk``)."""
     from bounds.confidence import empirical_bernstein_lower
-    from bounds.routes import Setup, evaluate_routes
+    from bounds.routes import evaluate_routes
+    from numerics.studies.run._outputs import setup_of_quantities
     from numerics.studies.run._variants import evaluate_variants_of_draw
 
     cfg, c, n = fixed.cfg, fixed.const, ev.n_population
@@ -262,12 +263,9 @@ def certify_draw(fixed: Fixed, group: SampleGroup, sel: Selection, ev: Evaluatio
          "extra_head_input": c.extra_head_input, "d": fixed.expanded.block.d, "r": fixed.expanded.block.r,
          **{k: cfg["sizes"][k] for k in ("M", "K", "delta", "delta_prime")},
          "jumpboard_returned": sel.returned[b] != "trained", "returned": sel.returned[b]}
-    family, block, q_caps = _block_of(fixed, group, sel, b)
+    family, _, q_caps = _block_of(fixed, group, sel, b)
     q.update(q_caps)
-    setup = Setup(L_test_old=L["old"], delta_R=delta_R, delta_erm=q["delta_erm_pop"], delta_test_R=q["delta_test_R"],
-                  M=q["M"], K=q["K"], delta=q["delta"], delta_prime=q["delta_prime"], B=c.B, L_loss=c.L_loss,
-                  family=family, block=block, delta_erm_S=q["delta_erm_S"], delta_R_failure=DELTA_R_LEVEL,
-                  R_old=max(ev.R["R_old"], 0.0), n_grid=q_caps["n_grid"])
+    setup = setup_of_quantities(q, L["old"], ev.R["R_old"])
     report = evaluate_routes(setup, cfg["level"])
     q.update(eps_M=float(report.eps_M), eps_K=float(report.eps_K))
     variances = ev.variances_T

@@ -10,10 +10,11 @@ from typing import Mapping
 
 from bounds.parameters import BLOCK_PARAMETERS
 from plumbing.figures import pyplot, save_figure
-from plumbing.io import atomic_write_text, dumps, versions
+from plumbing.io import atomic_write_text, dumps, to_toml, versions
 from plumbing.store import load_result
 
-__all__ = ["bounds_config", "format_table", "plot_bound_vs_observed", "to_json", "to_toml", "write_outputs"]
+__all__ = ["QUANTITY_OF", "bounds_config", "format_table", "plot_bound_vs_observed", "setup_of_quantities", "to_json",
+           "to_toml", "write_outputs"]
 
 #: A setup key -> the name of the run's quantity it is read from (where they differ).
 QUANTITY_OF = {"L_top": "L_top_certified", "delta_erm": "delta_erm_pop"}
@@ -22,18 +23,25 @@ QUANTITY_OF = {"L_top": "L_top_certified", "delta_erm": "delta_erm_pop"}
 TEST_RISK_ROUTES = ("population", "direct")
 
 
+def setup_of_quantities(q: Mapping, L_test_old: float, R_old: float):
+    """The :class:`bounds.routes.Setup` of a run's measured quantities ``q``: the one place where
+    the run's names become the setup's (:data:`QUANTITY_OF`)."""
+    from bounds.routes import Setup
+
+    family = q.get("family", "readout")
+    block = {k: q[QUANTITY_OF.get(k, k)] for k in BLOCK_PARAMETERS[family]}
+    return Setup(L_test_old=L_test_old, delta_R=q["delta_R"], delta_erm=q[QUANTITY_OF["delta_erm"]],
+                 delta_test_R=q["delta_test_R"], M=q["M"], K=q["K"], delta=q["delta"], delta_prime=q["delta_prime"],
+                 B=q["B"], L_loss=q["L_loss"], family=family, block=block, delta_erm_S=q["delta_erm_S"],
+                 delta_R_failure=q["delta_R_failure"], R_old=max(R_old, 0.0), n_grid=q.get("n_grid", 1))
+
+
 def bounds_config(result: Mapping) -> dict:
     """The ``depthcert bounds --config`` setup of ``result`` (same numbers, same formula)."""
-    q = result["quantities"]
-    top = {"L_test_old": result["L_test_old"], "delta_R": q["delta_R"], "delta_erm": q[QUANTITY_OF["delta_erm"]],
-           "delta_test_R": q["delta_test_R"], "M": q["M"], "K": q["K"], "delta": q["delta"],
-           "delta_prime": q["delta_prime"], "delta_erm_S": q["delta_erm_S"],
-           "delta_R_failure": q["delta_R_failure"], "R_old": result["R_old"], "level": result["level"]}
-    if q.get("n_grid", 1) > 1:   # caps chosen after training: the union bound over the grid
-        top["n_grid"] = q["n_grid"]
-    family = q.get("family", "readout")
-    block = {"family": family, **{k: q[QUANTITY_OF.get(k, k)] for k in BLOCK_PARAMETERS[family]}}
-    out = {**top, "loss": {"B": q["B"], "L_loss": q["L_loss"]}, "block": block}
+    from bounds.setup_io import setup_to_dict
+
+    setup = setup_of_quantities(result["quantities"], result["L_test_old"], result["R_old"])
+    out = setup_to_dict(setup, level=result["level"])
     table = _variants_table(result)
     if table:
         out["variants"] = table
@@ -53,25 +61,6 @@ def _variants_table(result: Mapping) -> dict:
     out = {k: q[k] for k in _MEASURED if q.get(k) is not None}
     out.update({k: cfg[k] for k in _LEVELS if k in cfg})
     return out
-
-
-def _toml_value(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(v, int):
-        return str(v)
-    return repr(float(v))  # repr round-trips a float64 exactly
-
-
-def to_toml(data: Mapping) -> str:
-    """Flat top-level keys then one level of ``[tables]`` (enough for setups and configs)."""
-    lines = [f"{k} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, Mapping)]
-    for k, v in data.items():
-        if isinstance(v, Mapping):
-            lines += ["", f"[{k}]"] + [f"{kk} = {_toml_value(vv)}" for kk, vv in v.items()]
-    return "\n".join(lines) + "\n"
 
 
 def format_table(result: Mapping) -> str:

@@ -60,8 +60,8 @@ def paired_delta_R_lower(mean_gain, var_gain, n, setup: LocalisedSetup, level):
 
     Example:
         >>> st = LocalisedSetup(M=10, K=10, L_test_old=1, B=8, L_loss=1, L_top=1, d=1, rho_phi=1, nu_V=0.01)
-        >>> round(float(paired_delta_R_lower(6.3e-5, 0.0, 10**6, st, 0.01)), 8)   # 2 r_d = 0.02
-        6.05e-05
+        >>> round(float(paired_delta_R_lower(6.3e-5, 0.0, 10**6, st, 0.01)), 8)   # 14 r_d ln(200)/(3 (n-1)) = 2.47e-7
+        6.275e-05
     """
     return empirical_bernstein_lower(mean_gain, var_gain, n, 2 * setup.r_d(), level)
 

@@ -105,9 +105,8 @@ class LocalisedSetup:
             raise InputError("localised.exact_applies", "a bool", self.exact_applies)
         for bound, level in PAIRED:
             if (getattr(self, bound) is None) != (getattr(self, level) is None):
-                missing = level if getattr(self, level) is None else bound
-                raise InputError(f"localised.{missing}", f"given together with localised.{bound if missing == level else level}",
-                                 MISSING)
+                missing, other = (level, bound) if getattr(self, level) is None else (bound, level)
+                raise InputError(f"localised.{missing}", f"given together with localised.{other}", MISSING)
         self._check_variances()
         return self
 
@@ -123,8 +122,8 @@ class LocalisedSetup:
             bad = ~(arr <= cap * (1 + 1e-12))
             if np.any(bad):
                 i = np.flatnonzero(bad)[0]
-                raise InputError(f"localised.{key}", f"in [0, {float(cap.flat[i]):.6g}] (= r_d^2 {size}/({size}-1), the "
-                                 "largest unbiased sample variance of values in [-r_d, r_d])", float(arr.flat[i]))
+                raise InputError(f"localised.{key}", f"in [0, {float(cap.flat[i]):.6g}] (= r_d^2 {size}/({size}-1), "
+                                 "the largest unbiased sample variance of values in [-r_d, r_d])", float(arr.flat[i]))
 
     def r_d(self) -> np.ndarray:
         """``min(B, L_loss L_top nu_V rho_phi)``: the differences lie in ``[-r_d, r_d]`` (THEORY §6b)."""

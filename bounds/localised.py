@@ -110,7 +110,7 @@ def bernstein_difference(n, variance, level, copies=1, value_range=RANGE) -> sp.
 
 
 def e_G(level, copies=1, sigma2=sigma2_ub) -> sp.Expr:
-    """``||G_S - G||_F <= 4 b_xi L/(3M) + sqrt(2 sigma^2 L/M)``, ``L = ln(2 copies/level)`` (Pinelis, Bernstein form)."""
+    """``||G_S - G||_F <= 4 b_xi L/(3M) + sqrt(2 sigma^2 L/M)``, ``L = ln(2 copies/level)`` (Pinelis, Bernstein)."""
     L = sp.log(2 * copies / level)
     return 4 * b_xi * L / (3 * s.M) + sp.sqrt(2 * sigma2 * L / s.M)
 
@@ -127,7 +127,7 @@ def remainder(level, copies=1) -> sp.Expr:
 
 
 def lambda_bound(level, copies=1, sigma_norm=Sigma_ub) -> sp.Expr:
-    """``lambda_max(Sigma_phi - Sigma_phi,S) <= sqrt(2 rho^2 S L/M) + 2 S L/(3M)``, ``L = ln(r copies/level)`` (Tropp)."""
+    """``lambda_max(Sigma_phi - Sigma_phi,S) <= sqrt(2 rho^2 S L/M) + 2 S L/(3M)``, ``L = ln(r copies/level)``."""
     L = sp.log(s.r * copies / level)
     return sp.sqrt(2 * s.rho_phi**2 * sigma_norm * L / s.M) + 2 * sigma_norm * L / (3 * s.M)
 

@@ -74,7 +74,7 @@ def _constants(setup: LocalisedSetup) -> dict:
     v = {k: _arr(getattr(setup, k)) for k in _SIZES if getattr(setup, k) is not None}
     v["rad_M"] = v["nu_V"] * np.sqrt(v["d"]) * v["rho_phi"] / np.sqrt(v["M"])
     b2 = v.get("b_xi", np.float64(np.inf)) ** 2
-    # sure bounds (level 0), or the signal sample's upper bounds (their minimum with the sure one is valid on the same event)
+    # sure bounds (level 0), or the signal sample's bounds (their minimum with the sure one holds on the same event)
     v["sigma2_ub"] = b2 if setup.sigma2_ub is None else np.minimum(_arr(setup.sigma2_ub), b2)
     v["delta_sigma"] = np.float64(0.0) if setup.delta_sigma is None else _arr(setup.delta_sigma)
     rho2 = v["rho_phi"] ** 2

@@ -63,7 +63,7 @@ def _expected(ev):
 
 
 def localised_derived(ev, n, value_range):
-    """``(stated, derived, "deviation")`` for a (b)/(c) record (``n``, ``value_range`` unused: the terms have their own)."""
+    """``(stated, derived, "deviation")`` for a (b)/(c) record (``n``, ``value_range``: unused)."""
     return ev.tail.deviation, _expected(ev)[0], "deviation"
 
 

@@ -37,14 +37,14 @@ def check_hoeffding_difference(deviation: sp.Expr | None = None):
 
 @_timed("localised/bernstein_difference_14_over_3", "sympy")
 def check_bernstein_difference(deviation: sp.Expr | None = None):
-    """Maurer--Pontil on ``(d + r_d)/(2 r_d) in [0, 1]``: ``2 r_d`` times the unit statement; range term ``14 r_d/3``."""
+    """Maurer--Pontil on ``(d + r_d)/(2 r_d) in [0, 1]``: ``2 r_d`` times the unit statement (range term 14 r_d/3)."""
     dev = loc.bernstein_difference(s.n, _V, _lvl, _c, 2 * _r) if deviation is None else deviation
     ref = 2 * _r * maurer_pontil_unit(_V / (2 * _r) ** 2, s.n, _lvl / _c)
     coeff = sp.simplify(sp.diff(dev.subs(_V, 0), _r) * 3 * (s.n - 1) / sp.log(2 * _c / _lvl))
     if not _zero(dev - ref) or coeff != 14:
         return "FAIL", f"{dev} != 2 r_d MP09 Thm 4 at V/(2 r_d)^2 (range coefficient {coeff}, must be 14/3)", _point(
             dev - ref)
-    return "PASS", "sqrt(2 V L/n) + 14 r_d L/(3(n-1)), L = ln(2c/level): MP09 Thm 4 on an interval of length 2 r_d", None
+    return "PASS", "sqrt(2 V L/n) + 14 r_d L/(3(n-1)), L = ln(2c/level): MP09 Thm 4 on an interval of 2 r_d", None
 
 
 @_timed("localised/sure_uniform_mcdiarmid", "sympy")
@@ -56,7 +56,8 @@ def check_sure_uniform(uniform: sp.Expr | None = None):
     contraction = 2 * sp.sqrt(2) * s.L_loss * s.L_top * loc.rad_M
     conf = expr - contraction
     tail = sp.exp(-2 * conf**2 / (s.M * (2 * _r / s.M) ** 2)) - _lvl / _c
-    closed = contraction.subs(loc.rad_M, rad) - 2 * sp.sqrt(2 * s.d) * s.L_loss * s.L_top * s.nu_V * s.rho_phi / sp.sqrt(s.M)
+    theirs = 2 * sp.sqrt(2 * s.d) * s.L_loss * s.L_top * s.nu_V * s.rho_phi / sp.sqrt(s.M)
+    closed = contraction.subs(loc.rad_M, rad) - theirs
     if not _zero(tail) or not _zero(closed) or not _zero(sp.diff(conf, _r) - conf / _r):
         return "FAIL", f"{expr} is not 2 Rad + the McDiarmid deviation (bounded differences 2 r_d/M)", _point(tail)
     return "PASS", ("U_S(a) = 2 sqrt(2d) L_loss L_top nu rho_phi/sqrt(M) + 2 r_d sqrt(ln(c/level)/(2M)); THEORY's "
@@ -76,7 +77,7 @@ def check_e_G(e: sp.Expr | None = None):
     num = sp.Poly(sp.numer(sp.together(sp.diff(g, u, 2))), u)
     bennett = g.subs(u, 0) == 0 and sp.diff(g, u).subs(u, 0) == 0 and all(c >= 0 for c in num.all_coeffs())
     if not _zero(gap) or not bennett:
-        return "FAIL", f"at e = {e}: M e^2 - 2L(sigma^2 + 2 b e/3) - M x y = {sp.simplify(gap)} (must be 0)", _point(gap)
+        return "FAIL", f"at e = {e}: M e^2 - 2L(sigma^2 + 2 b e/3) - M x y = {sp.simplify(gap)}, not 0", _point(gap)
     return "PASS", ("e_G = 4 b_xi L/(3M) + sqrt(2 sigma^2 L/M) satisfies Pinelis' Bernstein tail (a = 2 b_xi) with "
                     "slack M x y >= 0; Bennett -> Bernstein: g(0) = g'(0) = 0, g'' numerator u^3 + 9u^2"), None
 
@@ -126,9 +127,9 @@ def check_remainder(rem: sp.Expr | None = None):
     width = loc.kappa * s.nu_V**2 * s.rho_phi**2
     tail = sp.exp(-2 * s.M * conf**2 / width**2) - _lvl / _c
     if not _zero(tail) or not _zero(sp.diff(conf, s.d)):
-        return "FAIL", f"{rem} is not 2 sqrt(2) kappa nu^2 rho^2 sqrt(d/M) + McDiarmid (width kappa nu^2 rho^2)", _point(
-            tail)
-    return "PASS", "2 * sqrt(2) * (kappa nu rho_phi) * nu sqrt(d) rho_phi/sqrt(M) + kappa nu^2 rho^2 sqrt(ln(c/l)/(2M))", None
+        why = f"{rem} is not 2 sqrt(2) kappa nu^2 rho^2 sqrt(d/M) + McDiarmid (width kappa nu^2 rho^2)"
+        return "FAIL", why, _point(tail)
+    return "PASS", "2 sqrt(2) (kappa nu rho_phi) nu sqrt(d) rho_phi/sqrt(M) + kappa nu^2 rho^2 sqrt(ln(c/l)/(2M))", None
 
 
 @_timed("localised/squared_loss_at_the_top", "sympy")
@@ -151,7 +152,8 @@ def check_squared_loss_expansions():
     p = sp.Symbol("p", positive=True)
     Hce = sp.Matrix([[p, 0], [0, 1 - p]]) - sp.Matrix([p, 1 - p]) * sp.Matrix([[p, 1 - p]])
     eig = sorted(Hce.eigenvals(), key=lambda e: e != 0)
-    ce_ok = eig[0] == 0 and _zero(eig[1] - 2 * p * (1 - p)) and sp.maximum(2 * p * (1 - p), p, sp.Interval(0, 1)) == sp.S.Half
+    top = sp.maximum(2 * p * (1 - p), p, sp.Interval(0, 1))
+    ce_ok = eig[0] == 0 and _zero(eig[1] - 2 * p * (1 - p)) and top == sp.S.Half
     rng = np.random.default_rng(0)
     P = (lambda a: a.T @ a)(rng.normal(size=(3, 3)))
     sup_ok = True   # the sup over the ball is nu^2 max(0, lambda_max(Q (x) P)); V = 0 is in the ball
@@ -160,7 +162,7 @@ def check_squared_loss_expansions():
         kron = max(np.linalg.eigvalsh(np.kron(Q, P)).max(), 0.0)
         sup_ok &= bool(np.isclose(kron, np.linalg.eigvalsh(P).max() * max(np.linalg.eigvalsh(Q).max(), 0.0)))
     if not (ident and kappa_ok and ce_ok and sup_ok):
-        return "FAIL", f"identity {ident}, grad q = 2 A^T A h {kappa_ok}, CE Hessian {ce_ok}, Kronecker sup {sup_ok}", None
+        return "FAIL", f"identity {ident}, grad q = 2A^T A h {kappa_ok}, CE Hessian {ce_ok}, sup {sup_ok}", None
     return "PASS", "d_V = <m phi^T, V> + tr(V^T A^T A V phi phi^T); kappa = 2||A||^2 (squared), ||A||^2/2 (CE)", None
 
 

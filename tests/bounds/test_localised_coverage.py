@@ -159,7 +159,7 @@ def test_linearised_halved_is_flagged_and_its_remainder_is_needed():
 
 
 def test_sure_uniform_term_covers():
-    """(a) on the same world, bounded: |f - y| <= alpha + nu rho, B = (alpha + nu rho)^2, L_loss = 2 (alpha + nu rho)."""
+    """(a) on the same world, bounded: |f - y| <= F = alpha + nu rho, B = F^2, L_loss = 2 F."""
     M, p, rho, alpha, nu = 5000, 0.1, 1.5, 1.0, 0.2
     g1, q = _draw(np.random.default_rng(3), M, p, alpha, rho)
     sup = _supremum(g1, q, nu)

@@ -111,3 +111,19 @@ def test_missing_required_and_paired_levels():
     with pytest.raises(InputError, match="level == 0.001"):
         evaluate_localised(LocalisedSetup(**FULL, delta_R_failure=0.002), 0.001)
     assert set(LOCALISED_PARAMETERS) >= {"delta_train", "delta_R", "delta_erm_pop", "sigma2_ub", "Sigma_ub"}
+
+
+def _invalid(interval):
+    """A value outside ``interval`` generated from its data (scikit-learn's generate_invalid_param_val idea)."""
+    if interval.integer:
+        return 1.5 if interval.low is None or interval.low < 1.5 else interval.low + 0.5
+    if interval.low is not None:
+        return interval.low - 1.0 if interval.closed_low else float(interval.low)
+    return float("inf")
+
+
+@pytest.mark.parametrize("key", sorted(LOCALISED_PARAMETERS))
+def test_every_key_rejects_a_generated_invalid_value(key):
+    value = _invalid(LOCALISED_PARAMETERS[key])
+    with pytest.raises(InputError, match=rf"localised\.{key} == {value!r}, must be"):
+        LocalisedSetup(**{**FULL, key: value}).validate()

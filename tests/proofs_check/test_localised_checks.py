@@ -46,6 +46,7 @@ def test_dropped_premise_breaks_entailment():
 
 
 _l, _c, _r, _V = sal._lvl, sal._c, sal._r, sal._V
+_mean = sp.Symbol("mean", nonnegative=True)
 
 
 def _halved_mcdiarmid():
@@ -60,7 +61,7 @@ WRONG = {   # each the check's expression with one constant halved (or its range
     "sure_mcdiarmid": (sal.check_sure_uniform, _halved_mcdiarmid),
     "e_G_linear": (sal.check_e_G, lambda: loc.e_G(_l, _c) - 2 * loc.b_xi * sp.log(2 * _c / _l) / (3 * s.M)),
     "e_G_sqrt": (sal.check_e_G, lambda: loc.e_G(_l, _c) - sp.sqrt(2 * loc.sigma2_ub * sp.log(2 * _c / _l) / s.M) / 2),
-    "sigma2_range": (sal.check_sigma2_upper, lambda: loc.sigma2_upper_expression(s.n, sp.Symbol("mean", nonnegative=True), _V, _l)
+    "sigma2_range": (sal.check_sigma2_upper, lambda: loc.sigma2_upper_expression(s.n, _mean, _V, _l)
                      - 7 * loc.b_xi**2 * sp.log(2 / _l) / (6 * (s.n - 1))),
     "lambda_linear": (sal.check_lambda_bound, lambda: loc.lambda_bound(_l, _c)
                       - loc.Sigma_ub * sp.log(s.r * _c / _l) / (3 * s.M)),

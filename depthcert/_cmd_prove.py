@@ -22,8 +22,9 @@ def add_parser(sub) -> None:
     from proofs_check import describe_limits
 
     p = sub.add_parser("prove", help="machine-check the proof chains (or a user's chain)",
-                       description="Verify Theorems 1-3 and this project's tighter variants of 2-3 (entailment by "
-                       "Farkas and z3, necessity, probability ledger), reject the built-in mutants, check the side algebra.",
+                       description="Verify Theorems 1-3, this project's tighter variants of 2-3 and its localised "
+                       "certificates on loss differences (THEORY §6b) (entailment by Farkas and z3, necessity, "
+                       "probability ledger), reject the built-in mutants, check the side algebra.",
                        epilog="With --chain: exit 0 entailed, 1 not entailed / vacuous / unknown, 2 bad input. "
                        + describe_limits())
     p.add_argument("--chain", default=None, metavar="TOML", help="check a user chain file instead")

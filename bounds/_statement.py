@@ -44,7 +44,8 @@ class Hoeffding:
 #: Kinds of :class:`Tail`: one-function tails (the function must not depend on the sample),
 #: uniform deviations over the capped class (closed-form or empirical Rademacher), and the
 #: Monte-Carlo error of an empirical Rademacher estimate (THEORY §4, §6).
-TAIL_KINDS = ("hoeffding", "bernstein", "uniform", "uniform_empirical", "monte_carlo")
+TAIL_KINDS = ("hoeffding", "bernstein", "uniform", "uniform_empirical", "monte_carlo",
+              "uniform_linearised", "uniform_exact")   # the last two: THEORY §6b(b), (c), bounds.localised
 ONE_FUNCTION_KINDS = ("hoeffding", "bernstein")
 
 
@@ -59,7 +60,8 @@ class Tail:
             read the numeric value from here (the formula is written once).
         n: the size of the sample the event is about (``M`` for ``S``, ``K`` for ``T``).
         level: the event's probability (the union over ``copies`` and ``sides``).
-        range: the loss range ``B``.
+        range: the length of the interval holding the function's values: the loss range ``B``,
+            or ``2 r_d`` for a loss difference (:data:`bounds.dependence.RANGES`).
         variance: Bernstein only: the sample-variance symbol of the function's losses.
         sides: uniform kinds: 2 when premises use both directions (each side at
             ``level / 2``), 1 when only one is used.

@@ -50,6 +50,10 @@ LEVEL_KEYS: Mapping[str, Mapping[str, str]] = {
     "direct": {"delta_T_new": "delta_T_new", "delta_T_jump_S": "delta_T_jump"},
 }
 _MC = ("rad_hat", "delta_mc")
+#: Said whenever a direct variant is evaluated without ``delta_erm_S`` (issue 17, item 6: it used to be silent).
+ERM_SUBSTITUTION_NOTE = (
+    "direct variants: delta_erm_S not given, so Delta_ERM relative to f~_pop (delta_erm) stands in for Delta_ERM "
+    "relative to f~_S (THEORY §6); optimistic whenever R_S(f~_S) < R_S(f~_pop): give delta_erm_S when it is measured.")
 #: What ``use`` may name: the paper's routes and every variant.
 ROUTE_NAMES = ("population_route", "direct_route") + tuple(VARIANT_SPECS)
 #: ``mc_error(level) / mc_error(delta_mc)``, read from the one formula of the error.

@@ -21,6 +21,11 @@ a Rademacher value or a Monte-Carlo estimate other than the ones below.
 * :data:`VARIANCES` -- each sample-variance symbol: the function and the sample.
 * :data:`RADEMACHER` -- each Rademacher symbol: ``closed`` (the family's closed form at
   the sample's size) or ``empirical`` (measured on the sample).
+* :data:`RANGES` -- the length of the interval of each function's values: ``B`` for a
+  loss, ``2 r_d`` (:func:`difference_range`, at the cap ``nu_V``) for a paired difference
+  ``d_V = l(f_V) - l(f_old)`` of THEORY §6b (``d_new``, ``d_pop``).
+* :data:`CONSTANT_BOUNDS` -- the bounds on ``sigma^2`` and ``||Sigma_phi||`` the localised
+  uniform terms may use, with the sample they come from (THEORY §6b).
 * :func:`monte_carlo_estimates` -- the upper bounds of the exact empirical ``rad_S`` that a
   Monte-Carlo event may use: ``rad_S_mc + mc_error(level)``, or its minimum with Jensen's
   sure bound (THEORY §4).
@@ -56,6 +61,10 @@ FUNCTIONS: Mapping[str, Role] = {
                    "sample), fixed before S; its step eta = min(1/beta, nu_V/||G||) depends on the cap"),
     "f~_S": Role(("S",), True, "the jumpboard of the training sample (built from S, inside the capped class)"),
     "f_new": Role(("S",), True, "the selected expanded model (trained on S, inside the capped class)"),
+    # THEORY §6b: paired loss differences against the reference (bounds.localised)
+    "d_new": Role(("S",), True, "l(f_new) - l(f_old): f_new is trained on S inside the ball ||V||_F <= nu_V"),
+    "d_pop": Role((), True, "l(f~_pop) - l(f_old): V_pop fixed before S (signal sample), rounded into the ball; "
+                  "its step depends on the cap"),
 }
 #: Any function the tables do not know: it depends on every sample and on the cap.
 UNKNOWN = Role(tuple(SAMPLE_SIZES), True, "unknown function: taken to depend on every sample and on the cap")
@@ -67,10 +76,59 @@ RISK_TERMS: Mapping[str, tuple[str, str]] = {
     "L_test_new": ("f_new", "T"), "R_new": ("f_new", "population"), "RS_new": ("f_new", "S"),
     "L_test_old": ("f_old", "T"), "R_old": ("f_old", "population"),
     "L_test_jump": (JUMPBOARD, "T"), "R_jump": (JUMPBOARD, "population"), "RS_jump": (JUMPBOARD, "S"),
+    # THEORY §6b: means of the paired differences d_V = l(f_V) - l(f_old)
+    "DT_new": ("d_new", "T"), "D_new": ("d_new", "population"), "DS_new": ("d_new", "S"),
+    "D_pop": ("d_pop", "population"), "DS_pop": ("d_pop", "S"),
 }
 
 VARIANCES: Mapping[str, tuple[str, str]] = {
     "V_S_jump": (JUMPBOARD, "S"), "V_T_new": ("f_new", "T"), "V_T_old": ("f_old", "T"), "V_T_jump": (JUMPBOARD, "T"),
+    # THEORY §6b: sample variances of the paired differences (V_S_dnew is measured, but no tail may use it)
+    "V_T_dnew": ("d_new", "T"), "V_S_dpop": ("d_pop", "S"), "V_S_dnew": ("d_new", "S"),
+}
+
+
+def difference_range(cap: sp.Expr = s.nu_V) -> sp.Expr:
+    """``2 r_d`` with ``r_d = min(B, L_loss L_top cap rho_phi)``: the paired differences lie in ``[-r_d, r_d]``.
+
+    THEORY §6b: ``|l(f_V) - l(f_old)| <= min(B, L_loss L_top ||V phi||)`` and ``||V phi|| <= ||V||_F rho_phi``,
+    ``L_top`` certified on the tube ``{u + h : ||h|| <= cap rho_phi}``.
+
+    Example:
+        >>> difference_range()
+        2*Min(B, L_loss*L_top*nu_V*rho_phi)
+    """
+    return 2 * sp.Min(s.B, s.L_loss * s.L_top * cap * s.rho_phi)
+
+
+#: The length of the interval of each function's values (losses: ``[0, B]``; differences at the cap ``nu_V``).
+RANGES: Mapping[str, sp.Expr] = {f: s.B for f in ("f_old", "f~_pop", "f~_S", "f_new", JUMPBOARD)}
+RANGES = {**RANGES, "d_new": difference_range(), "d_pop": difference_range()}
+
+
+def value_range(functions) -> sp.Expr:
+    """The range of the values of ``functions`` (all must share one): ``B`` for losses, ``2 r_d`` for differences."""
+    found = {RANGES.get(f, s.B) for f in functions} or {s.B}
+    return found.pop() if len(found) == 1 else s.B
+
+
+@dataclasses.dataclass(frozen=True)
+class Bound:
+    """A measured constant that enters a deviation: where it comes from and whether it is a sure bound."""
+
+    sample: str | None
+    level: str | None
+    description: str
+
+
+#: THEORY §6b: the bounds on ``sigma^2 = E ||m phi^T||_F^2`` and on ``||Sigma_phi||`` that ``E_U`` may use:
+#: fixed before ``S`` (sure, or an upper confidence bound on the signal sample at its own level).
+CONSTANT_BOUNDS: Mapping[str, Bound] = {
+    "sigma2_ub": Bound("signal", "delta_sigma", "upper confidence bound on sigma^2 from the signal sample "
+                       "(or the sure b_xi^2 at delta_sigma = 0)"),
+    "Sigma_ub": Bound("signal", "delta_Sn", "upper bound on ||Sigma_phi||_2 from the signal sample (or the sure "
+                      "rho_phi^2 at delta_Sn = 0)"),
+    "sigma2_S": Bound("S", None, "the plain mean of ||m_i phi_i^T||^2 on S: no level, and chosen with S"),
 }
 
 

@@ -77,6 +77,7 @@ def degenerate_regime(setup: Setup, level_value: float = 0.05) -> DegenerateRegi
     m_thr = float(evaluate(margin_e, v))
     f_thr = float(evaluate(failure_e, {**v, "delta": delta_eff})) if level_value > delta_eff else float("inf")
     crossover = max(m_thr, f_thr, 0.0)
+    # the direct route of evaluate_routes: Delta_ERM relative to f~_pop stands in when delta_erm_S is absent (stated)
     erm_S = setup.delta_erm if setup.delta_erm_S is None else setup.delta_erm_S
     # L_old - dR/2 - dERM + 2 eps_M == L_old - dTR - dERM_S + 2 eps_M + 2 eps_K
     equal = 2 * (setup.delta_test_R + erm_S - setup.delta_erm - 2 * float(rep.eps_K))
@@ -89,6 +90,9 @@ def degenerate_regime(setup: Setup, level_value: float = 0.05) -> DegenerateRegi
     summary = (f"{which[(pop, dire)]}; {some}; the population route needs Delta_R > {crossover:.4g} "
                f"(margin: {m_thr:.4g}, failure probability: {f_thr:.4g}) at K={float(setup.K):g}; "
                f"as Delta_R -> 0 its failure probability -> {delta_eff + 2:.4g} (vacuous).")
+    if setup.delta_erm_S is None:
+        summary += (" The direct route (and delta_R_equal_bounds) uses Delta_ERM relative to f~_pop for the one "
+                    "relative to f~_S: delta_erm_S is not given (optimistic whenever R_S(f~_S) < R_S(f~_pop)).")
     return DegenerateRegime(pop, dire, m_thr, f_thr, crossover, float(equal), delta_eff + 2.0, summary,
                             any_ok, any_fail)
 

@@ -41,14 +41,14 @@ from plumbing.io import to_plain
 from bounds._route_terms import bound_terms, paper_terms, slack_events, terms_to_dicts
 from bounds._statement import evaluate
 from plumbing.validation import InputError, LEVEL
-from bounds._variant_inputs import VARIANCE_KEYS, VARIANT_PARAMETERS, VariantInputs, given_levels
+from bounds._variant_inputs import ERM_SUBSTITUTION_NOTE, VARIANCE_KEYS, VARIANT_PARAMETERS, VariantInputs, given_levels
 from bounds.generalisation import jensen_readout_expression, rad_vec_closed_form
 from bounds._union import ANY_OF
 from bounds.route_choice import AnyRouteResult, RouteCandidate, event_key, level_scale, union_of_routes
 from bounds.routes import RouteResult, Setup, evaluate_routes
 from bounds.theorems import THEOREM_2, THEOREM_3
 
-__all__ = ["PAPER_ROUTES", "VARIANT_PARAMETERS", "VariantInputs", "VariantResult", "VariantsReport",
+__all__ = ["ERM_SUBSTITUTION_NOTE", "PAPER_ROUTES", "VARIANT_PARAMETERS", "VariantInputs", "VariantResult", "VariantsReport",
            "any_with_variants", "bonferroni_levels", "bound_terms", "evaluate_chain", "evaluate_variants", "variant_values"]
 
 #: The paper's routes, as ``use`` and ``any_route`` name them.
@@ -141,7 +141,7 @@ def variant_values(setup: Setup, inputs: VariantInputs, route: str, uniform: str
               for key, (sym, _) in VARIANCE_KEYS.items() if inputs.get(key) is not None})
     if uniform == "empirical":
         _empirical_values(v, setup, inputs)
-    if route == "direct" and setup.delta_erm_S is not None:
+    if route == "direct" and setup.delta_erm_S is not None:   # else delta_erm stands in: ERM_SUBSTITUTION_NOTE
         v["delta_erm"] = np.asarray(setup.delta_erm_S, dtype=np.float64)
     if last is not None:
         target = np.asarray(setup.delta, dtype=np.float64) + np.asarray(setup.delta_prime, dtype=np.float64)
@@ -418,6 +418,7 @@ def _notes(setup: Setup, skipped: Mapping[str, str], choice: AnyRouteResult | No
     if np.any(np.asarray(setup.n_grid) > 1):
         notes.append("cap grid: every event about a function that depends on the cap (the uniform term; f~_pop on "
                      "S; f_new and f~_S on T) is paid over the n_grid caps.")
+    notes += [ERM_SUBSTITUTION_NOTE] if setup.delta_erm_S is None else []   # stated, as bounds.routes does
     if skipped:
         notes.append("skipped variants: " + "; ".join(f"{k} ({v})" for k, v in skipped.items()))
     return tuple(notes)

@@ -34,8 +34,8 @@ def add_parser(sub) -> None:
 
 DESCRIPTION = """\
 Do the theorems really follow from their premises? Without --chain, this checks every
-proof chain of the toolkit by machine: Theorems 1-3 and this project's tighter variants
-of Theorems 2 and 3 are entailed by their premises (Farkas certificates and the z3
+proof chain of the toolkit by machine: Theorems 1-3, this project's tighter variants
+of Theorems 2 and 3 and its localised certificates on loss differences (THEORY §6b) are entailed by their premises (Farkas certificates and the z3
 solver), every premise is needed, the failure probabilities add up; every built-in
 wrong version of a theorem (a mutant) is rejected; and the side algebra holds.
 

@@ -36,7 +36,7 @@ from bounds._statement import ONE_FUNCTION_KINDS
 from proofs_check._results import Check
 from proofs_check._symbolic import slack_matches, symbolic_equal, witness
 
-_UNIFORM = ("uniform", "uniform_empirical")
+_UNIFORM = ("uniform", "uniform_empirical", "uniform_linearised", "uniform_exact")
 
 
 def _samples(theorem, function: str) -> set[str]:

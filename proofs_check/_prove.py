@@ -4,6 +4,7 @@ from __future__ import annotations
 import time
 
 from bounds import ALL_THEOREMS
+from bounds.localised import LOCALISED_THEOREMS
 from bounds.variants import VARIANT_THEOREMS
 from proofs_check._results import MutantResult, ProveReport
 from proofs_check._verify import DEFAULT_TIMEOUT_S, verify
@@ -20,8 +21,9 @@ def verify_mutants(timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[MutantResult, 
     return tuple(out)
 
 
-#: What ``depthcert prove`` verifies: the paper's statements and this project's variants (THEORY §6, Choice).
-DEFAULT_THEOREMS = ALL_THEOREMS + VARIANT_THEOREMS
+#: What ``depthcert prove`` verifies: the paper's statements, this project's variants (THEORY §6, Choice) and
+#: the localised certificates on loss differences (THEORY §6b, Choice).
+DEFAULT_THEOREMS = ALL_THEOREMS + VARIANT_THEOREMS + LOCALISED_THEOREMS
 
 
 def verify_all(theorems=DEFAULT_THEOREMS, timeout_s: float = DEFAULT_TIMEOUT_S, *, mutants: bool = True,

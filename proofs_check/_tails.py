@@ -15,6 +15,8 @@ is about and the formula of its deviation.
   the exact empirical value by one of :func:`bounds.dependence.monte_carlo_estimates` at
   the event's own probability (the estimate plus its McDiarmid error, or its minimum with
   Jensen's sure bound) and nothing else.
+* THEORY §6b's localised records (differences in ``[-r_d, r_d]``, the uniform terms (b), (c)):
+  :mod:`proofs_check._localised_tails`; every range is read from :data:`bounds.dependence.RANGES`.
 * ``ledger/dependence/<event>`` and ``ledger/declared_data`` -- :mod:`proofs_check._dependence`.
 
 A failure comes with a witness point where the stated probability (or deviation) differs
@@ -29,12 +31,14 @@ import sympy as sp
 from bounds import _symbols as s
 from bounds import dependence as dep
 from proofs_check._dependence import dependence_checks
+from proofs_check._localised_tails import LOCALISED_KINDS, localised_derived, localised_problems
 from proofs_check._results import Check
 from proofs_check._symbolic import symbolic_equal, witness
 
 _UNIFORM = ("uniform", "uniform_empirical")
 #: The Rademacher kind each tail kind needs (:data:`bounds.dependence.RADEMACHER`).
-_RAD_KIND = {"uniform": "closed", "uniform_empirical": "empirical", "monte_carlo": "empirical"}
+_RAD_KIND = {"uniform": "closed", "uniform_empirical": "empirical", "monte_carlo": "empirical",
+             "uniform_linearised": "closed"}
 
 
 def maurer_pontil_unit(variance: sp.Expr, n: sp.Expr, level: sp.Expr) -> sp.Expr:
@@ -51,18 +55,25 @@ def _contraction(rademacher: sp.Expr) -> sp.Expr:
 
 
 def _derived(theorem, ev):
-    """``(stated, derived, what)`` for the event's tail; equal iff the deviation is right."""
-    t, n = ev.tail, dep.SAMPLE_SIZES.get(ev.sample, ev.tail.n)
+    """``(stated, derived, what)`` for the event's tail; equal iff the deviation is right.
+
+    The range is the one of the event's function in :data:`bounds.dependence.RANGES` (``B``
+    for a loss, ``2 r_d`` for a THEORY §6b difference), never the record's own.
+    """
+    t, n, R = ev.tail, dep.SAMPLE_SIZES.get(ev.sample, ev.tail.n), dep.value_range(ev.functions)
+    if t.kind in LOCALISED_KINDS:
+        return localised_derived(ev, n, R)
     if t.kind == "hoeffding":
-        return ev.probability, t.copies * sp.exp(-2 * n * t.deviation**2 / s.B**2), "probability"
+        return ev.probability, t.copies * sp.exp(-2 * n * t.deviation**2 / R**2), "probability"
     if t.kind == "bernstein":
-        ref = s.B * maurer_pontil_unit(t.variance / s.B**2, n, ev.probability / t.copies)
+        w = sp.Symbol("range_w", positive=True)   # the range is positive: sqrt(V/w^2) w = sqrt(V)
+        ref = (w * maurer_pontil_unit(t.variance / w**2, n, ev.probability / t.copies)).subs(w, R)
         return t.deviation, ref, "deviation"
     if t.kind in _UNIFORM:
         conf = sp.expand(t.deviation - _contraction(t.rademacher))
         if t.kind == "uniform":
-            return ev.probability, t.sides * t.copies * sp.exp(-2 * n * conf**2 / s.B**2), "probability"
-        return ev.probability, 2 * t.sides * t.copies * sp.exp(-2 * n * (conf / 3) ** 2 / s.B**2), "probability"
+            return ev.probability, t.sides * t.copies * sp.exp(-2 * n * conf**2 / R**2), "probability"
+        return ev.probability, 2 * t.sides * t.copies * sp.exp(-2 * n * (conf / 3) ** 2 / R**2), "probability"
     uniform = _uniform_of(theorem, t)
     if uniform is None:
         return t.deviation, sp.nan, "deviation"
@@ -116,13 +127,17 @@ def _record_problems(theorem, ev) -> list[tuple]:
         out.append((f"sample {ev.sample!r} is not one of {list(dep.SAMPLE_SIZES)}", None, None))
     elif not symbolic_equal(t.n, dep.SAMPLE_SIZES[ev.sample]):
         out.append((f"sample size {t.n} is not the size {dep.SAMPLE_SIZES[ev.sample]} of {ev.sample}", None, None))
-    if not symbolic_equal(t.range, s.B):
-        out.append((f"range {t.range} is not the loss bound B", None, None))
+    R = dep.value_range(ev.functions)
+    if not symbolic_equal(t.range, R):
+        out.append((f"range {t.range} is not the range {R} of {list(ev.functions)} (bounds.dependence.RANGES)",
+                    None, None))
     if not symbolic_equal(t.level, ev.probability):
         out.append((f"tail level {t.level} != event probability {ev.probability}", None, None))
     if t.kind == "monte_carlo":
         out += [(why, None, None) for why in _mc_premises(theorem, ev)]
     out += [p for p in (_rademacher_problem(ev), _estimate_problem(theorem, ev)) if p is not None]
+    if t.kind in LOCALISED_KINDS:
+        out += localised_problems(ev)
     return out
 
 

@@ -17,6 +17,7 @@ import sympy as sp
 from bounds import (THEOREM_1, THEOREM_1_OPTIMAL, THEOREM_2, THEOREM_2_GENERAL, THEOREM_3, THEOREM_POPULATION_RISK,
                     Hoeffding)
 from bounds import _symbols as s
+from proofs_check._localised_mutants import LOCALISED_MUTANT_SPECS
 from proofs_check._variant_mutants import VARIANT_MUTANT_SPECS
 
 
@@ -119,7 +120,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("pop_risk_unpaid_estimate", "R(f_new) bound at failure delta: the estimated Delta_R not paid for",
            "ledger/union_bound",
            lambda: THEOREM_POPULATION_RISK.replace(name="pop_risk_unpaid_estimate", failure_probability=s.delta)),
-) + tuple(Mutant(*spec) for spec in VARIANT_MUTANT_SPECS)   # the THEORY §6 variants (Choice)
+) + tuple(Mutant(*spec) for spec in VARIANT_MUTANT_SPECS + LOCALISED_MUTANT_SPECS)   # THEORY §6, §6b (Choice)
 
 
 def mutant(name: str) -> Mutant:

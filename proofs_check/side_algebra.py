@@ -21,6 +21,7 @@ from proofs_check._algebra import is_zero as _zero
 from proofs_check._algebra import timed as _timed
 from proofs_check._algebra import witness_point as _point
 from proofs_check._results import Check
+from proofs_check.side_algebra_localised import localised_checks
 from proofs_check.side_algebra_variants import variant_checks
 
 _u = sp.Symbol("u", positive=True)
@@ -320,4 +321,5 @@ def side_algebra_checks() -> tuple[Check, ...]:
     checks += appendix_m_checks()
     checks.append(check_u_statistic())
     checks += variant_checks()   # THEORY §6 variants (Choice)
+    checks += localised_checks()   # THEORY §6b localised certificates (Choice)
     return tuple(checks)

@@ -26,11 +26,9 @@ assumed for the solve (this project's **Choice**; the report says so).
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Mapping
 
 import numpy as np
-import sympy as sp
 
 from bounds import _symbols as s
 from bounds._statement import evaluate
@@ -40,72 +38,12 @@ from bounds.generalisation import eps_expression
 from bounds._union import ANY_OF, AnyRouteResult, any_route  # noqa: F401  (re-exported)
 from bounds.theorems import THEOREM_2, THEOREM_3, THEOREM_POPULATION_RISK
 
-ROUTES = ("population", "direct")
-THEOREMS = {"population": THEOREM_2, "direct": THEOREM_3}
-#: The population-level route (a bound on ``R(f_new)``, not on ``L_test(f_new)``).
-POPULATION_RISK = "population_risk"
-_ALL = {**THEOREMS, POPULATION_RISK: THEOREM_POPULATION_RISK}
-#: What each route's bound is compared with to certify an improvement.
-_REFERENCE = {"population": s.L_test_old, "direct": s.L_test_old, POPULATION_RISK: s.R_old}
+from bounds import _route_expressions
+from bounds._route_expressions import (POPULATION_RISK, ROUTES, THEOREMS, _REFERENCE, _route, c_K,  # noqa: F401
+                                      c_M, improvement_expression, min_K_expression, min_M_expression)
 
-#: Scales ``c_M = eps_M sqrt(M)`` and ``c_K = eps_K sqrt(K)``.
-c_M = sp.Symbol("c_M", positive=True)
-c_K = sp.Symbol("c_K", positive=True)
-level = sp.Symbol("level", positive=True)
-
-
-# ---------------------------------------------------------------------------- symbolic
-def improvement_expression(route: str) -> sp.Expr:
-    """``L_test_old - bound`` (``R_old - bound`` for ``population_risk``): certified iff > 0.
-
-    Example:
-        >>> improvement_expression("population_risk")
-        delta_R + delta_erm - 2*eps_M
-    """
-    route = _route(route, extra=True)
-    return sp.expand(_REFERENCE[route] - _ALL[route].bound)
-
-
-@functools.lru_cache(maxsize=None)
-def min_M_expression(route: str) -> sp.Expr:
-    """Closed-form ``M`` at which the improvement margin is exactly 0 (``sympy.solve``).
-
-    Written in the scale ``c_M = eps_M sqrt(M)``; the other route quantities held fixed.
-
-    Example:
-        >>> min_M_expression("population")
-        16*c_M**2/(delta_R + 2*delta_erm)**2
-    """
-    margin = improvement_expression(_route(route, extra=True)).subs(s.eps_M, c_M / sp.sqrt(s.M))
-    return _unique_positive_root(margin, s.M)
-
-
-@functools.lru_cache(maxsize=None)
-def min_K_expression(route: str) -> sp.Expr:
-    """Closed-form ``K`` at which the route starts to certify, others held fixed.
-
-    * population: the failure probability equals the level,
-      ``delta + 2 exp(-K Delta_R^2/(8 B^2)) = level``;
-    * direct: the margin is 0 with ``eps_K = c_K / sqrt(K)``.
-    """
-    if _route(route) == "population":
-        return _unique_positive_root(THEOREM_2.failure_probability - level, s.K)
-    margin = improvement_expression("direct").subs(s.eps_K, c_K / sp.sqrt(s.K))
-    return _unique_positive_root(margin, s.K)
-
-
-def _unique_positive_root(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
-    roots = sp.solve(sp.Eq(expr, 0), var)
-    if len(roots) != 1:
-        raise ArithmeticError(f"expected one root of {expr} in {var}, got {roots}")
-    return sp.simplify(roots[0])
-
-
-def _route(route: str, extra: bool = False) -> str:
-    allowed = ROUTES + ((POPULATION_RISK,) if extra else ())
-    if route not in allowed:
-        raise ValueError(f"route == {route!r}, must be one of {list(allowed)}.")
-    return route
+#: The symbol of the user's level in :func:`min_K_expression` (re-exported).
+level_symbol = _route_expressions.level
 
 
 # ---------------------------------------------------------------------------- setup
@@ -281,6 +219,20 @@ def costs(setup: Setup) -> tuple[np.ndarray, np.ndarray]:
     return out[0], out[1]
 
 
+def _setup_notes(setup: Setup) -> list[str]:
+    """What the setup's overrides and cap grid change in the routes' reading."""
+    notes = []
+    if setup.eps_M is not None or setup.eps_K is not None:
+        notes.append("eps overridden by measured values: min_M/min_K assume eps_n ∝ 1/sqrt(n).")
+    if np.any(np.asarray(setup.n_grid) > 1) and (setup.eps_M is None or setup.eps_K is None):
+        notes.append("caps chosen after training: delta and delta' are split over the cap grid (union bound).")
+    if np.any(np.asarray(setup.n_grid) > 1):
+        notes.append("cap grid: the population route's Hoeffding tails (at t = Delta_R/4, which depends on the cap) "
+                     "hold given S and pay no grid, so the cap must be chosen with S (after training), never with "
+                     "T; the direct route and the variants stay valid whichever data the cap is chosen with.")
+    return notes
+
+
 def evaluate_routes(setup: Setup, level: float = 0.05, *, validate: bool = True) -> RoutesReport:
     """Both routes of Paper A on ``setup`` at the user's failure ``level``.
 
@@ -308,15 +260,7 @@ def evaluate_routes(setup: Setup, level: float = 0.05, *, validate: bool = True)
         setup.validate()
     eps_M, eps_K = costs(setup)
     v = {**setup.values(), "eps_M": eps_M, "eps_K": eps_K, "level": np.float64(level)}
-    notes = []
-    if setup.eps_M is not None or setup.eps_K is not None:
-        notes.append("eps overridden by measured values: min_M/min_K assume eps_n ∝ 1/sqrt(n).")
-    if np.any(np.asarray(setup.n_grid) > 1) and (setup.eps_M is None or setup.eps_K is None):
-        notes.append("caps chosen after training: delta and delta' are split over the cap grid (union bound).")
-    if np.any(np.asarray(setup.n_grid) > 1):
-        notes.append("cap grid: the population route's Hoeffding tails (at t = Delta_R/4, which depends on the cap) "
-                     "hold given S and pay no grid, so the cap must be chosen with S (after training), never with "
-                     "T; the direct route and the variants stay valid whichever data the cap is chosen with.")
+    notes = _setup_notes(setup)
     pop = _population(v)
     v_dir = dict(v)
     if setup.delta_erm_S is not None:
@@ -404,3 +348,9 @@ def _population_risk(v) -> RouteResult:
                          evaluate(min_M_expression(POPULATION_RISK), {**v, "c_M": v["eps_M"] * np.sqrt(v["M"])}),
                          np.nan)
     return _finish(POPULATION_RISK, T, bound, fail, v, min_M, np.nan, improvement=improvement)
+
+
+def __getattr__(name: str):
+    if name == "level":   # the symbol, as it was importable before (the functions' argument shadows it)
+        return _route_expressions.level
+    raise AttributeError(f"module 'bounds.routes' has no attribute {name!r}")

@@ -10,6 +10,8 @@ import sys
 import torch
 import torch.nn.functional as F
 
+from plumbing.validation import check_positive, check_probability  # noqa: F401  (one home: plumbing)
+
 LOSSES = ("cross_entropy", "squared")
 
 
@@ -78,29 +80,6 @@ def psd_pinv(sigma: torch.Tensor, rel_floor: float = 1e-10) -> torch.Tensor:
     return (evecs * inv) @ evecs.T
 
 
-def check_probability(name: str, value: float) -> float:
-    """Validate ``value`` in ``(0, 1)``.
-
-    Raises:
-        ValueError: ``{name} == value, must be in (0, 1).``
-    """
-    if not (0.0 < float(value) < 1.0):
-        raise ValueError(f"{name} == {value!r}, must be in (0, 1).")
-    return float(value)
-
-
-def check_positive(name: str, value, *, integer: bool = False):
-    """Validate a positive (integer) scalar, naming the argument on failure."""
-    if integer and (not isinstance(value, int) or isinstance(value, bool)):
-        raise TypeError(f"{name} == {value!r}, must be a positive int.")
-    if not value > 0:
-        raise ValueError(f"{name} == {value!r}, must be > 0.")
-    return value
-
-
-_BYTE_BITS: dict = {}
-
-
 def sure_bound(observed: float, b: float | None, what: str = "max_i ||X_i||") -> tuple[float, bool]:
     """``(bound, from_data)``: the data-free bound ``b`` when given (checked against the sample's
     largest norm ``observed``, relative tolerance 1e-9 for rounding), else ``observed`` itself.
@@ -113,6 +92,9 @@ def sure_bound(observed: float, b: float | None, what: str = "max_i ||X_i||") ->
     if observed > b * (1 + 1e-9):
         raise ValueError(f"b == {b!r}, must be >= {what} == {observed!r}.")
     return float(b), False
+
+
+_BYTE_BITS: dict = {}
 
 
 def random_bits(count: int, generator: torch.Generator, dtype: torch.dtype) -> torch.Tensor:

@@ -16,14 +16,13 @@ batch (up to floating-point summation order).
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Sequence
 
 import numpy as np
 import torch
 
 from numerics._numerics import per_sample_loss
-from numerics.training import OPTIMIZERS, DivergenceError
+from numerics.training import DivergenceError, check_optimiser_args
 
 __all__ = ["BlockTrainResult", "candidate_losses", "candidate_outputs", "sample_risks", "train_readout_blocks"]
 
@@ -112,14 +111,7 @@ def _project(V: torch.Tensor, caps: torch.Tensor) -> torch.Tensor:
 
 
 def _check(optimizer, lr, steps, batch_size, u, y, seeds, caps) -> None:
-    if optimizer not in OPTIMIZERS:
-        raise ValueError(f"optimizer == {optimizer!r}, must be one of {list(OPTIMIZERS)}.")
-    if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
-        raise ValueError(f"lr == {lr!r}, must be a finite number > 0.")
-    if not (isinstance(steps, int) and steps >= 0):
-        raise ValueError(f"steps == {steps!r}, must be an integer >= 0.")
-    if not (isinstance(batch_size, int) and batch_size >= 1):
-        raise ValueError(f"batch_size == {batch_size!r}, must be an integer >= 1.")
+    check_optimiser_args(optimizer, lr, steps, batch_size, full_batch=False)
     if u.shape[:2] != y.shape[:2] or len(seeds) != u.shape[0] or caps.shape != (u.shape[0],):
         raise ValueError(f"expected u (B, M, ...), y (B, M, ...), B seeds and B caps, got {tuple(u.shape)}, "
                          f"{tuple(y.shape)}, {len(seeds)} seeds and caps of shape {tuple(caps.shape)}.")

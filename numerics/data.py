@@ -26,6 +26,9 @@ from typing import Iterator, Mapping
 import numpy as np
 import torch
 
+from plumbing.validation import check_integer as _check_int
+from plumbing.validation import check_number as _check_pos
+
 __all__ = [
     "SAMPLE_CHUNK",
     "TeacherClassification",
@@ -44,19 +47,6 @@ __all__ = [
 #: chunks of this many rows, so memory stays bounded and the draw does not depend on who
 #: consumes it (the run and the validity study see the same ``S`` for the same seed).
 SAMPLE_CHUNK = 1 << 16
-
-
-def _check_int(name: str, value, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} == {value!r}, must be an integer >= {low}.")
-    return int(value)
-
-
-def _check_pos(name: str, value, allow_zero: bool = False) -> float:
-    ok = isinstance(value, (int, float)) and math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
-    if not ok:
-        raise ValueError(f"{name} == {value!r}, must be a finite number {'>=' if allow_zero else '>'} 0.")
-    return float(value)
 
 
 def _build_teacher(d_in: int, n_out: int, depth: int, width: int, seed: int):

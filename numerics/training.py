@@ -30,6 +30,7 @@ __all__ = [
     "LOSSES",
     "OPTIMIZERS",
     "TrainResult",
+    "check_optimiser_args",
     "empirical_risk",
     "project_to_caps",
     "train",
@@ -99,17 +100,27 @@ def project_to_caps(named: Mapping[str, torch.Tensor], caps: Mapping[str, float]
     return active
 
 
-def _check_train_args(named, caps, optimizer, lr, steps, loss, x, y, batch_size):
+def check_optimiser_args(optimizer, lr, steps, batch_size, *, full_batch: bool = True) -> None:
+    """The optimiser arguments every trainer takes (:func:`train`, the batched block training).
+
+    Raises:
+        ValueError: naming the argument, the allowed values and the value (``batch_size=None``,
+            full batch, is allowed when ``full_batch``).
+    """
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer == {optimizer!r}, must be one of {list(OPTIMIZERS)}.")
-    if loss not in LOSSES:
-        raise ValueError(f"loss == {loss!r}, must be one of {list(LOSSES)}.")
     if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
         raise ValueError(f"lr == {lr!r}, must be a finite number > 0.")
     if not (isinstance(steps, int) and steps >= 0):
         raise ValueError(f"steps == {steps!r}, must be an integer >= 0.")
-    if batch_size is not None and not (isinstance(batch_size, int) and batch_size >= 1):
-        raise ValueError(f"batch_size == {batch_size!r}, must be None or an integer >= 1.")
+    if (batch_size is not None or not full_batch) and not (isinstance(batch_size, int) and batch_size >= 1):
+        raise ValueError(f"batch_size == {batch_size!r}, must be {'None or ' if full_batch else ''}an integer >= 1.")
+
+
+def _check_train_args(named, caps, optimizer, lr, steps, loss, x, y, batch_size):
+    check_optimiser_args(optimizer, lr, steps, batch_size)
+    if loss not in LOSSES:
+        raise ValueError(f"loss == {loss!r}, must be one of {list(LOSSES)}.")
     if x.shape[0] != y.shape[0]:
         raise ValueError(f"expected x (n, ...) and y (n, ...) with the same n, got {tuple(x.shape)} "
                          f"and {tuple(y.shape)}")

@@ -11,7 +11,8 @@ import dataclasses
 import math
 from typing import Any, Mapping, Sequence
 
-__all__ = ["LEVEL", "MISSING", "InputError", "Interval", "check_schema", "check_value", "check_values", "split_sections"]
+__all__ = ["LEVEL", "MISSING", "InputError", "Interval", "check_integer", "check_number", "check_positive", "check_probability",
+           "check_schema", "check_value", "check_values", "split_sections"]
 
 
 class _Missing:
@@ -196,3 +197,54 @@ def split_sections(config: Mapping, schema: Mapping[str, Mapping[str, Any]],
             table = schema.get(key, {})
             own[key] = {k: v for k, v in value.items() if not foreign(f"{key}.{k}", k in table)}
     return own, notes
+
+
+# ---- scalar arguments of the Python API (ValueError / TypeError naming the argument) -------------
+def check_probability(name: str, value: float) -> float:
+    """``value`` in ``(0, 1)``.
+
+    Raises:
+        ValueError: ``{name} == value, must be in (0, 1).``
+    """
+    if not (0.0 < float(value) < 1.0):
+        raise ValueError(f"{name} == {value!r}, must be in (0, 1).")
+    return float(value)
+
+
+def check_positive(name: str, value, *, integer: bool = False):
+    """A positive scalar (a positive ``int`` when ``integer``), naming the argument on failure.
+
+    Raises:
+        TypeError: not an int when ``integer``; ValueError: not ``> 0``.
+    """
+    if integer and (not isinstance(value, int) or isinstance(value, bool)):
+        raise TypeError(f"{name} == {value!r}, must be a positive int.")
+    if not value > 0:
+        raise ValueError(f"{name} == {value!r}, must be > 0.")
+    return value
+
+
+def check_integer(name: str, value, low: int) -> int:
+    """An integer (Python or numpy, not bool) ``>= low``.
+
+    Raises:
+        ValueError: ``{name} == value, must be an integer >= low.``
+    """
+    import numpy as np
+
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} == {value!r}, must be an integer >= {low}.")
+    return int(value)
+
+
+def check_number(name: str, value, allow_zero: bool = False) -> float:
+    """A finite number ``> 0`` (``>= 0`` when ``allow_zero``).
+
+    Raises:
+        ValueError: ``{name} == value, must be a finite number > 0.``
+    """
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+        and (value >= 0 if allow_zero else value > 0)
+    if not ok:
+        raise ValueError(f"{name} == {value!r}, must be a finite number {'>=' if allow_zero else '>'} 0.")
+    return float(value)

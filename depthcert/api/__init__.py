@@ -1,0 +1,19 @@
+"""depthcert on your own network: the public API for any ``nn.Module`` and any data (issue 16).
+
+* :func:`saturation` -- scan every site: ``"improvable"``, ``"saturated"`` (within ``eps``) or
+  ``"undetermined"`` (THEORY §8), in each site's state layout (THEORY §10);
+* :func:`insert_block` -- a copy of the model with one block inserted (``init="zero"``:
+  function-preserving; ``"jumpboard"``: Theorem 1's step from a scan);
+* :func:`grow` -- scan, insert, train, until saturated within ``eps``.
+
+Data: a ``DataLoader``, a ``Dataset``, a tuple ``(x, y)`` of tensors or numpy arrays, or any
+re-iterable of ``(x, y)`` batches, streamed on the model's device and dtype.
+"""
+from depthcert.api._growth import GrowthResult, grow
+from depthcert.api._insert import insert_block
+from depthcert.api._layout import LAYOUTS
+from depthcert.api._report import SaturationReport
+from depthcert.api._saturation import saturation
+from depthcert.api._verdict import DEFAULT_EPS
+
+__all__ = ["DEFAULT_EPS", "GrowthResult", "LAYOUTS", "SaturationReport", "grow", "insert_block", "saturation"]

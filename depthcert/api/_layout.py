@@ -7,7 +7,8 @@ A site's state ``u`` of one sample is read as
 * ``"NCL"`` -- ``(C, L)`` channels-first 1-D conv state, ``d = C``, ``P = L``;
 * ``"NCHW"`` -- ``(C, H, W)`` channels-first image, ``d = C``, ``P = H W``.
 
-Inference (**Choice**, ours): a 1-D state is ``"ND"``. Otherwise the module at the site and
+Inference (**Choice**, ours): a 1-D state is ``"ND"``; a block inserted by depthcert keeps the
+layout it was built for. Otherwise the module at the site and
 its submodules are read: the channel counts of convolutions, group-norms and batch-norms
 (axis 1, channels-first) and the feature counts of linear layers, layer/RMS norms and
 attention (last axis). The state is channels-first iff its first axis matches a channel
@@ -60,6 +61,9 @@ def infer_layout(module: nn.Module, state_shape: Sequence[int], site: str) -> st
     shape = tuple(state_shape)
     if len(shape) == 1:
         return "ND"
+    own = {getattr(m, "layout", None) for m in module.modules()} & {k for k, v in LAYOUTS.items() if v == len(shape)}
+    if len(own) == 1:   # a block inserted by depthcert records the layout it was built for
+        return own.pop()
     first, last = _channels(module)
     cf, cl = shape[0] in first, shape[-1] in last
     if cf and not cl:

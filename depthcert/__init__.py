@@ -1,14 +1,15 @@
 """depthcert: when does adding depth to a normalised residual network provably help?
 
 The thin user-facing layer: the public API for a user's own network (:mod:`depthcert.api`,
-re-exported here: ``dc.saturation``, ``dc.insert_block``, ``dc.grow``), the ``depthcert``
+re-exported here: ``dc.saturation``, ``dc.insert_block``, ``dc.grow``,
+``dc.certify_insertion``), the ``depthcert``
 CLI, config loading and reports. The mathematics lives in :mod:`bounds` (symbolic
 statements), :mod:`proofs_check` (machine checks of their proof chains) and :mod:`numerics`
 (torch measurements).
 """
 __version__ = "0.1.0"
-__all__ = ["DEFAULT_EPS", "GrowthResult", "LAYOUTS", "SaturationReport", "__version__", "grow", "insert_block",
-           "saturation"]
+__all__ = ["Certificate", "DEFAULT_EPS", "GrowthResult", "LAYOUTS", "ROUTES", "RouteSpec", "SaturationReport",
+           "__version__", "certify_insertion", "grow", "insert_block", "register_route", "saturation"]
 
 _API = frozenset(__all__) - {"__version__"}
 

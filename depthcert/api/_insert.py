@@ -23,7 +23,7 @@ from numerics.estimators import curvature_along
 from numerics.families import FAMILIES, ProtocolBlock
 from numerics.sites import insert_unit
 
-__all__ = ["INITS", "insert_block"]
+__all__ = ["INITS", "family_block", "insert_block"]
 
 INITS = ("zero", "jumpboard")
 
@@ -41,15 +41,33 @@ def _check(model, site, family, init, scan) -> None:
         raise ValueError(f"init == {init!r}, must be one of {list(INITS)}.")
 
 
-def _jumpboard(net, site: str, block: ProtocolBlock, G_f: torch.Tensor, scan: SaturationReport) -> torch.Tensor:
+def _jumpboard(net, site: str, block: ProtocolBlock, G_f: torch.Tensor, scan: SaturationReport):
+    """``(V, beta_f)``: Theorem 1's step along ``-G_f`` (zero and None when there is no descent)."""
     if not float(G_f.norm()) > 0:
-        return torch.zeros_like(block.V)
+        return torch.zeros_like(block.V), None
     xc, yc = scan._curvature
     with eval_mode(net):
         est, slope, _, _ = curvature_along(net, site, block, xc, yc, G_f, G_f, scan._loss)
     if not slope > 0:
-        return torch.zeros_like(block.V)
-    return (-(slope / est.beta) * G_f / G_f.norm()).to(block.V.dtype)
+        return torch.zeros_like(block.V), est.beta
+    return (-(slope / est.beta) * G_f / G_f.norm()).to(block.V.dtype), est.beta
+
+
+def family_block(net: nn.Module, site: str, family: str, init: str, scan: SaturationReport):
+    """``(block, beta_f)``: the scan's block of one family at ``site``, ``V`` set by ``init``
+    (``beta_f``: the curvature along ``-G_f``; None for ``init="zero"``)."""
+    proto = scan._blocks[site]
+    width = len(proto.slices["readout"]) if "readout" in proto.slices else 16
+    block = ProtocolBlock(proto.state_shape, [family], width, site_seed(scan.seed, site), proto.V.dtype,
+                          layout=proto.layout).to(proto.V.device)
+    block.positions = proto.positions
+    beta = None
+    if init == "jumpboard":
+        cols = torch.as_tensor(proto.slices[family], dtype=torch.long, device=proto.V.device)
+        V, beta = _jumpboard(net, site, block, scan._stats[site].G[:, cols], scan)
+        with torch.no_grad():
+            block.V.copy_(V)
+    return block, beta
 
 
 def insert_block(model: nn.Module, site: str, family: str = "readout", init: str = "jumpboard",
@@ -71,17 +89,7 @@ def insert_block(model: nn.Module, site: str, family: str = "readout", init: str
         TypeError, ValueError: bad model, site, family, init or scan (named).
     """
     _check(model, site, family, init, scan)
-    proto = scan._blocks[site]
     net = copy.deepcopy(model)
-    width = len(proto.slices["readout"]) if "readout" in proto.slices else 16
-    block = ProtocolBlock(proto.state_shape, [family], width, site_seed(scan.seed, site), proto.V.dtype,
-                          layout=proto.layout).to(proto.V.device)
-    block.positions = proto.positions
-    if init == "jumpboard":
-        cols = torch.as_tensor(proto.slices[family], dtype=torch.long, device=proto.V.device)
-        G_f = scan._stats[site].G[:, cols]
-        V = _jumpboard(net, site, block, G_f, scan)
-        with torch.no_grad():
-            block.V.copy_(V)
+    block, _ = family_block(net, site, family, init, scan)
     insert_unit(net, site, block)
     return net.eval()

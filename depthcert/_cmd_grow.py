@@ -14,8 +14,11 @@ import argparse
 def add_parser(sub) -> None:
     p = sub.add_parser("grow", help="grow a network to saturation (resumable)",
                        description="Growth to first-order saturation, step by step.")
-    p.add_argument("--config", required=True, help="TOML: the saturation sections plus [growth]")
-    p.add_argument("--out", required=True, help="output folder (trajectory.json, checkpoint.pt, growth.png)")
+    p.add_argument("--config", required=False, help="TOML: the saturation sections plus [growth]")
+    p.add_argument("--out", required=False, help="output folder (trajectory.json, checkpoint.pt, growth.png)")
+    from depthcert._cmd_user import add_user_arguments
+
+    add_user_arguments(p, "grow")
     p.add_argument("--json", action="store_true", help="print the trajectory as one JSON object")
 
 
@@ -29,6 +32,10 @@ def _table(traj: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.model or not args.config:   # a user's own model and data (depthcert._cmd_user)
+        from depthcert._cmd_user import run_user
+
+        return run_user(args, "grow")
     from depthcert._cmd_study import bad_input
     from depthcert._io import dumps
     from depthcert.config import read_toml

@@ -15,12 +15,19 @@ import argparse
 def add_parser(sub) -> None:
     p = sub.add_parser("saturation", help="scan every insertion site: where would one more block help?",
                        description="Paper B's saturation scan and test at a stated level.")
-    p.add_argument("--config", required=True, help="TOML with [task] [model] [reference] [saturation]")
+    p.add_argument("--config", required=False, help="TOML with [task] [model] [reference] [saturation]")
     p.add_argument("--out", default=None, help="output folder (saturation.json, saturation.png)")
+    from depthcert._cmd_user import add_user_arguments
+
+    add_user_arguments(p, "saturation")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.model or not args.config:   # a user's own model and data (depthcert._cmd_user)
+        from depthcert._cmd_user import run_user
+
+        return run_user(args, "saturation")
     from depthcert._cmd_study import bad_input
     from depthcert._io import dumps, versions
     from depthcert.config import read_toml

@@ -118,8 +118,7 @@ def _signal(model, site, signal, loss, family, layout, seed, B, level):
                       families=[family], batch_size=signal.batch_size)
     block, beta = family_block(model, site, family, "jumpboard", scan)
     if beta is None or not float(block.V.detach().norm()) > 0:
-        raise ValueError(f"site == {site!r}: no first-order descent direction on signal (G = 0 or slope <= 0); "
-                         "nothing to certify.")
+        return scan, None, beta, {"n_signal": n}   # no descent direction: nothing to certify
     held = signal.part(2 * n // 3, n)
     z = _losses(model, held, as_loss(loss)) - _losses(model, held, as_loss(loss), site, block)
     dR = None if B is None else float(empirical_bernstein_lower(float(z.mean()), float(z.var()), z.numel(),
@@ -191,17 +190,30 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
     check_disjoint(roles)
     loss_fn = as_loss(loss)
     scan, block, beta, q = _signal(model, site, roles["signal"], loss, "readout", layout, seed, B, level)
+    if block is None:
+        return _nothing_to_certify(route or DEFAULT_ROUTE, q, c)
     q.update(_measure_S_T(model, site, block, beta, roles["S"], roles["T"], loss_fn, erm_steps))
     q["rho_phi"] = rho_phi if rho_phi is not None else max(q["rho_phi_S"], scan._stats[site].phi_max)
     q["beta"] = beta
     inputs = VariantInputs(var_S_jump_pop=q["var_S_jump_pop"], var_T_new=q["var_T_new"], var_T_old=q["var_T_old"],
                            var_T_jump_S=q["var_T_jump_S"], phi_sq_sum=q["phi_sq_sum"])
     rows = evaluate_table(lambda: _setup(q, c, level), level, inputs, c)
-    chosen = route or DEFAULT_ROUTE
-    row = next((r for r in rows if r["route"] == chosen), None)
+    row = _chosen(rows, route)
+    return Certificate(bool(row["certified"]), row["route"], row["bound"], rows, q, c, _cert_notes(route, rho_phi, q))
+
+
+def _chosen(rows: list, route) -> dict:
+    row = next((r for r in rows if r["route"] == (route or DEFAULT_ROUTE)), None)
     if row is None:
         raise ValueError(f"route == {route!r}, must be None or one of {[r['route'] for r in rows]}.")
-    return Certificate(bool(row["certified"]), chosen, row["bound"], rows, q, c, _cert_notes(route, rho_phi, q))
+    return row
+
+
+def _nothing_to_certify(route: str, q: dict, c: dict) -> Certificate:
+    note = "no first-order descent direction at the site on signal (G = 0 or slope <= 0): nothing to certify"
+    rows = [{"route": route, "certified": False, "bound": None, "improvement": None,
+             "failure_probability": None, "missing": [], "message": note}]
+    return Certificate(False, route, None, rows, q, c, [note])
 
 
 def _cert_notes(route, rho_phi, q) -> list[str]:

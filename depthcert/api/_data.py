@@ -108,7 +108,7 @@ def _sources(data, arg: str):
         x, y = _pair(data, arg)
         return (lambda: iter([(x, y)])), x.shape[0]
     if isinstance(data, DataLoader):
-        return (lambda: (_pair(b, arg) for b in data)), _count(lambda: (_pair(b, arg) for b in data))
+        return (lambda: (_pair(b, arg) for b in data)), _loader_size(data, arg)
     if isinstance(data, Dataset) and hasattr(data, "__len__"):
         loader = DataLoader(data, batch_size=256, shuffle=False)
         return (lambda: (_pair(b, arg) for b in loader)), len(data)
@@ -119,6 +119,19 @@ def _sources(data, arg: str):
         raise TypeError(f"{arg} is a one-shot iterator ({type(data).__name__}), must be re-iterable "
                         "(a list of batches, a DataLoader or a Dataset): the data are read more than once.")
     return (lambda: (_pair(b, arg) for b in data)), _count(lambda: (_pair(b, arg) for b in data))
+
+
+def _loader_size(loader: DataLoader, arg: str) -> int:
+    """Samples per pass of a loader in a fixed order (a shuffled one would make the parts of two passes overlap)."""
+    from torch.utils.data import RandomSampler
+
+    if isinstance(loader.sampler, RandomSampler) or isinstance(getattr(loader.batch_sampler, "sampler", None),
+                                                                RandomSampler):
+        raise ValueError(f"{arg} is a DataLoader with shuffle=True, must iterate in a fixed order (the probe and the "
+                         "curvature sample are disjoint parts of one order): use shuffle=False.")
+    if loader.batch_size is not None and not loader.drop_last and hasattr(loader.dataset, "__len__"):
+        return len(loader.dataset)
+    return _count(lambda: (_pair(b, arg) for b in loader))
 
 
 def _count(source) -> int:

@@ -60,6 +60,7 @@ def test_streaming_holds_one_batch(setup):
     ("kind", TypeError, "data is a str, must be a DataLoader"),
     ("layout", ValueError, "layout == 'NHWC', must be one of"),
     ("level", ValueError, r"level == 1.5, must be in \(0, 1\)"),
+    ("shuffled", ValueError, "data is a DataLoader with shuffle=True, must iterate in a fixed order"),
 ])
 def test_bad_input_names_the_argument_and_value(setup, bad, exc, match):
     net, x, y = setup
@@ -82,6 +83,8 @@ def test_bad_input_names_the_argument_and_value(setup, bad, exc, match):
         args["layout"] = "NHWC"
     elif bad == "level":
         args["level"] = 1.5
+    elif bad == "shuffled":
+        args["data"] = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True)
     with pytest.raises(exc, match=match):
         dc.saturation(**args)
 

@@ -121,5 +121,8 @@ class SaturationReport:
     def __str__(self) -> str:
         line = {"improvable": f"improvable: best site {self.best_site}, certified gain >= {self.certified_gain:.3g}",
                 "saturated": f"saturated within eps = {self.eps:g} (gain <= {self.gain_ucb:.3g})",
-                "undetermined": f"undetermined at n = {self.n}; n_needed = {self.n_needed}"}[self.verdict]
+                "undetermined": f"undetermined at n = {self.n}; " + (
+                    f"n_needed = {self.n_needed}" if self.n_needed else
+                    "no probe size decides at the measured effect (the bets did not grow and the plug-in gain "
+                    "is not below eps)")}[self.verdict]
         return f"{line} (level {self.level:g})"

@@ -87,3 +87,18 @@ def test_n_needed_never_below_the_probe_size_used():
         ucb = g_norm + chebyshev_radius(sigma2, n, level)
         assert ucb**2 / (2 * beta) < eps <= (g_norm + chebyshev_radius(sigma2, n - 1, level))**2 / (2 * beta)
     assert n_to_saturate(math.sqrt(2 * eps), 1.0, level, 1.0, eps) is None   # the plug-in gain itself is >= eps
+
+
+def test_the_old_planning_number_was_below_the_probe_size_where_the_new_one_is_not(net):
+    # issue 16's inconsistency, reproduced: the old n_needed planned for a site at the TARGET gain with a bet
+    # perfectly aligned with G (mu = ||G||); the real bets' direction (learnt from earlier chunks in d*r = 8*25
+    # dimensions) has cosine ~0.03-0.08 with G_hat, so the wealth grows (cosine)^2 ~ 1e-3 times slower.
+    from numerics.estimators._site_stats import n_needed_adaptive
+
+    x, y = synthetic(160, length=16, seed=5)
+    rep = dc.saturation(net, (x, y), curvature_n=32, width=8, batch_size=64, eps=1e-3)
+    r = rep.site("blocks.0")
+    acc = rep._stats["blocks.0"]
+    old = n_needed_adaptive(acc.z_var, acc.b_bet, 2 * r["beta"] * 1e-3, rep.level / 2, acc.chunk)
+    assert not r["reject"] and old < r["n"]                 # "n_needed below the n used, yet not rejected"
+    assert r["n_to_reject"] > r["n"] and rep.n_needed > rep.n and rep.verdict == "undetermined"

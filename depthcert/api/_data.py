@@ -78,21 +78,20 @@ class DataStream:
         return x, y.to(self.device, self.dtype if y.is_floating_point() else y.dtype)
 
     def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        buf_x, buf_y, held, seen = [], [], 0, 0
+        pending, held, seen = [], 0, 0
         for bx, by in self._source():
             lo, hi = max(self.start - seen, 0), min(self.stop - seen, bx.shape[0])
             seen += bx.shape[0]
             if hi > lo:
-                buf_x.append(bx[lo:hi]), buf_y.append(by[lo:hi])
+                pending.append((bx[lo:hi], by[lo:hi]))
                 held += hi - lo
             while held >= self.batch_size:
-                x, y = torch.cat(buf_x), torch.cat(buf_y)
-                yield self._move(x[: self.batch_size], y[: self.batch_size])
-                buf_x, buf_y, held = [x[self.batch_size:]], [y[self.batch_size:]], held - self.batch_size
+                held -= self.batch_size
+                yield self._move(*_pop(pending, self.batch_size))
             if seen >= self.stop:
                 break
         if held:
-            yield self._move(torch.cat(buf_x), torch.cat(buf_y))
+            yield self._move(*_pop(pending, held))
 
     def take(self, k: int) -> tuple[torch.Tensor, torch.Tensor]:
         """The first ``k`` samples, concatenated (for the small curvature and example samples)."""
@@ -100,6 +99,21 @@ class DataStream:
         if not xs:
             raise ValueError(f"{self.arg} has no samples, must have at least 1.")
         return torch.cat(xs), torch.cat(ys)
+
+
+def _pop(pending: list, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The first ``k`` rows of the pending chunks (views where possible; O(k) work, never O(n))."""
+    xs, ys = [], []
+    while k:
+        x, y = pending[0]
+        take = min(k, x.shape[0])
+        xs.append(x[:take]), ys.append(y[:take])
+        if take == x.shape[0]:
+            pending.pop(0)
+        else:
+            pending[0] = (x[take:], y[take:])
+        k -= take
+    return (xs[0], ys[0]) if len(xs) == 1 else (torch.cat(xs), torch.cat(ys))
 
 
 def _sources(data, arg: str):

@@ -48,6 +48,11 @@ def test_streaming_holds_one_batch(setup):
     sizes = [b[0].shape[0] for b in stream]
     assert sizes == [64] * 5 and len(stream) == 320
     assert [b[0].shape[0] for b in stream.part(10, 100)] == [64, 26]
+    big_x, big_y = torch.zeros(200_000, 3, dtype=torch.float64), torch.zeros(200_000, dtype=torch.long)
+    big = as_stream((big_x, big_y), "data", net, batch_size=256)
+    first = next(iter(big))[0]   # a view of the caller's tensor: the stream copies nothing it need not
+    assert first.untyped_storage().data_ptr() == big_x.untyped_storage().data_ptr()
+    assert sum(b[0].shape[0] for b in big) == 200_000
 
 
 @pytest.mark.parametrize("bad, exc, match", [

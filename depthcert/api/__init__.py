@@ -14,7 +14,7 @@ re-iterable of ``(x, y)`` batches, streamed on the model's device and dtype.
 from depthcert.api._certify import Certificate, certify_insertion
 from depthcert.api._growth import GrowthResult, grow
 from depthcert.api._insert import insert_block
-from depthcert.api._layout import LAYOUTS
+from numerics.layouts import LAYOUTS
 from depthcert.api._report import SaturationReport
 from depthcert.api._routes import ROUTES, RouteSpec, register_route
 from depthcert.api._saturation import saturation

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from depthcert.api._data import DataStream, model_device_dtype
-from depthcert.api._layout import positions, resolve_layout
+from numerics.layouts import positions, resolve_layout
 from depthcert.api._loss import check_per_sample
 from numerics.estimators import SiteAccumulator
 from numerics.families import ProtocolBlock, to_tokens

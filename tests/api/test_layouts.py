@@ -81,3 +81,22 @@ def test_an_ambiguous_state_is_an_error_never_a_guess():
     assert rep.sites[0]["d"] == 4 and rep.sites[0]["layout"] == "NCL"
     with pytest.raises(ValueError, match="layout == 'ND' at site '1', must fit a state"):
         dc.saturation(net, (x, y), sites=["1"], layout="ND", **KW)
+
+
+@pytest.mark.parametrize("module, shape, expected", [
+    (nn.Conv2d(4, 4, 3, padding=1), (4, 5, 6), "NCHW"),
+    (nn.Sequential(nn.Linear(6, 6), nn.LayerNorm(6)), (5, 6), "NLD"),
+    (nn.GroupNorm(2, 4), (4, 9), "NCL"),
+    (nn.Linear(7, 7), (7,), "ND"),
+    (nn.Sequential(nn.Conv1d(4, 4, 1), nn.Linear(9, 9)), (4, 9), None),   # both readings fit: ambiguous
+    (nn.Sequential(nn.Conv1d(6, 6, 1)), (6, 6), "NCL"),                  # C == L, but only a conv: channels-first
+    (nn.Linear(6, 6), (4, 5, 6), None),                                   # a channels-last image: not a layout
+])
+def test_infer_layout(module, shape, expected):
+    from numerics.layouts import infer_layout
+
+    if expected is None:
+        with pytest.raises(ValueError, match="ambiguous"):
+            infer_layout(module, shape, "s")
+    else:
+        assert infer_layout(module, shape, "s") == expected

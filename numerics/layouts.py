@@ -1,5 +1,8 @@
 """State layouts at a site (THEORY §10): declared, or inferred from the module at the site.
 
+Used by the public API (:mod:`depthcert.api`); a study builds a site's block in its layout with
+``ProtocolBlock(..., layout=resolve_layout(None, module_at(net, site), state_shape, site))``.
+
 A site's state ``u`` of one sample is read as
 
 * ``"ND"`` -- ``(d,)`` features (``P = 1``);

@@ -100,3 +100,28 @@ def test_infer_layout(module, shape, expected):
             infer_layout(module, shape, "s")
     else:
         assert infer_layout(module, shape, "s") == expected
+
+
+class Conv2dNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(1, 4, 3, padding=1)
+        self.blocks = nn.ModuleList(nn.Sequential(nn.Conv2d(4, 4, 3, padding=1), nn.GroupNorm(2, 4)) for _ in range(2))
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        x = self.stem(x)
+        for b in self.blocks:
+            x = x + b(x)
+        return self.head(x.mean(dim=(2, 3)))
+
+
+def test_image_states_are_channels_first_and_the_block_family_fits_each_layout(nets):
+    torch.manual_seed(0)
+    x, y = torch.randn(256, 1, 5, 6, dtype=torch.float64), torch.randint(0, 2, (256,))
+    rep = dc.saturation(Conv2dNet().double(), (x, y), families=["readout", "block"], **KW)
+    assert {(r["layout"], r["d"], r["P"]) for r in rep.sites} == {("NCHW", 4, 30)}
+    net, _, x1, y1 = nets
+    rep1 = dc.saturation(net, (x1, y1), families=["readout", "block"], **KW)   # conv features on (C, L): no attention
+    assert all(type(f).__name__ == "_Conv" for f in rep1._blocks["blocks.0"].features[-1:])
+    assert rep1.sites[0]["P_block"] is not None and rep1.sites[0]["layout"] == "NCL"

@@ -108,6 +108,16 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
 
     Raises:
         TypeError, ValueError: bad model, data, loss, site, layout, level or eps (named).
+
+    Example:
+        >>> import torch
+        >>> from torch import nn
+        >>> _ = torch.manual_seed(0)
+        >>> net = nn.Sequential(nn.Linear(3, 8), nn.Sequential(nn.Linear(8, 8), nn.Tanh()), nn.Linear(8, 2)).double()
+        >>> x = torch.randn(512, 3, dtype=torch.float64)
+        >>> rep = saturation(net, (x, (x[:, 0] > 0).long()), sites=["1"], curvature_n=64)
+        >>> rep.verdict in ("improvable", "saturated", "undetermined"), rep.sites[0]["layout"], rep.sites[0]["d"]
+        (True, 'ND', 8)
     """
     check_model(model)
     _check(level, eps, curvature_n)
@@ -117,8 +127,7 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
     blocks = site_blocks(model, sites, layout, curv[0][:2], fams, width, seed)   # refuses batch-norm in train mode
     with eval_mode(model):
         accs = accumulate(model, probe, blocks, loss_fn, n_chunks=n_chunks)
-        level_site = level / len(blocks)
-        records = [_record(model, s, blocks[s], accs[s], curv, loss_fn, level_site, eps) for s in blocks]
+        records = [_record(model, s, blocks[s], accs[s], curv, loss_fn, level / len(blocks), eps) for s in blocks]
     model_v = verdict(records, eps)
     return SaturationReport(**model_v, level=level, eps=eps, n=len(probe), n_curvature=int(curv[0].shape[0]),
                             curvature_source=curv_note, seed=seed, loss=loss if isinstance(loss, str) else "callable",

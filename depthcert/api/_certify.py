@@ -145,7 +145,7 @@ def _measure_S_T(model, site, block, beta, S, T, loss, erm_steps):
     V_new, R_new = _erm(model, site, block, S, loss, [V_pop, V_S], beta, cap, erm_steps)
     lT = {k: _losses(model, T, loss, site, None if V is None else _with_V(block, V))
           for k, V in (("old", None), ("jump_S", V_S), ("new", V_new))}
-    q = {"M": len(S), "K": len(T), "nu_V": cap, "d": block.d, "P": block.positions, "rho_phi_S": acc.phi_max,
+    q = {"M": len(S), "K": len(T), "nu_V": cap, "layout": block.layout, "d": block.d, "P": block.positions, "rho_phi_S": acc.phi_max,
          "phi_sq_sum": float(torch.trace(acc.S_sum)), "R_S_jump_pop": float(l_pop.mean()),
          "R_S_jump_S": float(l_jS.mean()), "R_S_new": R_new, "var_S_jump_pop": float(l_pop.var()),
          **{f"L_T_{k}": float(v.mean()) for k, v in lT.items()}, **{f"var_T_{k}": float(v.var()) for k, v in lT.items()}}

@@ -98,6 +98,7 @@ def grow(model, train, probe, loss="cross_entropy", max_blocks: int = 3, level: 
         reports.append(rep)
         stop = "saturated" if rep.saturated else ("max_blocks" if k >= max_blocks else None)
         rows.append({"step": k, "blocks_added": k, "verdict": rep.verdict, "best_site": rep.best_site,
+                     "layout": rep.site(rep.best_site)["layout"],
                      "predicted_gain": rep.predicted_gain, "certified_gain": rep.certified_gain,
                      "gain_ucb": rep.gain_ucb, "immediate_gain": gain,
                      "probe_loss": _mean_loss(net, probe_s, loss_fn), "stop": stop})

@@ -28,7 +28,7 @@ def test_every_route_is_evaluated_and_the_default_is_stated(roles):
     # the bound is Theorem 3's: L_test_old - Delta_test^R - Delta_ERM_S + 2 (eps_M + eps_K) >= L_test_old - margins
     q = cert.quantities
     assert cert.bound > q["L_T_old"] - q["delta_test_R"] - q["delta_erm_S"]
-    assert q["delta_erm"] >= 0 and q["delta_erm_S"] >= 0 and q["d"] == 8 and q["P"] == 16
+    assert q["delta_erm"] >= 0 and q["delta_erm_S"] >= 0 and q["d"] == 8 and q["P"] == 16 and q["layout"] == "NCL"
     assert all(torch.equal(v, before[k]) for k, v in net.state_dict().items())
 
 

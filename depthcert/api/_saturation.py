@@ -44,8 +44,9 @@ def _split(data, curvature_data, model, batch_size: int, curvature_n: int, n_chu
         return stream, (xc, yc), f"curvature_data (its first {xc.shape[0]} samples)"
     k = min(curvature_n, len(stream) // 4)   # **Choice**: at most a quarter of data goes to curvature
     if len(stream) - k < max(4, 2 * n_chunks) or k < 2:
-        raise ValueError(f"data has {len(stream)} samples, must have >= {4 * max(4, 2 * n_chunks)} when "
-                         "curvature_data is None (a disjoint part of data is the curvature sample).")
+        raise ValueError(f"data has {len(stream)} samples, must leave >= {max(4, 2 * n_chunks)} probe samples and "
+                         f">= 2 curvature samples (n - min(curvature_n, n // 4) == {len(stream) - k}, n // 4 == {k}) "
+                         "when curvature_data is None (a disjoint part of data is the curvature sample).")
     return stream.part(k, len(stream)), stream.take(k), f"a disjoint part of data: its first {k} samples"
 
 

@@ -66,6 +66,8 @@ def test_streaming_holds_one_batch(setup):
     ("layout", ValueError, "layout == 'NHWC', must be one of"),
     ("level", ValueError, r"level == 1.5, must be in \(0, 1\)"),
     ("shuffled", ValueError, "data is a DataLoader with shuffle=True, must iterate in a fixed order"),
+    ("few", ValueError, r"data has 40 samples, must leave >= 32 probe samples .* == 30"),
+    ("eps", ValueError, "eps == 0, must be > 0"),
 ])
 def test_bad_input_names_the_argument_and_value(setup, bad, exc, match):
     net, x, y = setup
@@ -88,6 +90,10 @@ def test_bad_input_names_the_argument_and_value(setup, bad, exc, match):
         args["layout"] = "NHWC"
     elif bad == "level":
         args["level"] = 1.5
+    elif bad == "few":
+        args["data"] = (x[:40], y[:40])
+    elif bad == "eps":
+        args["eps"] = 0
     elif bad == "shuffled":
         args["data"] = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True)
     with pytest.raises(exc, match=match):

@@ -1,8 +1,23 @@
 """depthcert: when does adding depth to a normalised residual network provably help?
 
-The thin user-facing layer: the ``depthcert`` CLI, config loading and reports. The
-mathematics lives in :mod:`bounds` (symbolic statements), :mod:`proofs_check` (machine
-checks of their proof chains) and :mod:`numerics` (torch measurements).
+The thin user-facing layer: the public API for a user's own network (:mod:`depthcert.api`,
+re-exported here: ``dc.saturation``, ``dc.insert_block``, ``dc.grow``,
+``dc.certify_insertion``), the ``depthcert``
+CLI, config loading and reports. The mathematics lives in :mod:`bounds` (symbolic
+statements), :mod:`proofs_check` (machine checks of their proof chains) and :mod:`numerics`
+(torch measurements).
 """
 __version__ = "0.1.0"
-__all__ = ["__version__"]
+__all__ = ["Certificate", "DEFAULT_EPS", "GrowthResult", "LAYOUTS", "ROUTES", "RouteSpec", "SaturationReport",
+           "__version__", "certify_insertion", "grow", "insert_block", "register_route", "saturation"]
+
+_API = frozenset(__all__) - {"__version__"}
+
+
+def __getattr__(name):
+    # the API (torch) is imported on first use, so `depthcert bounds` and `--help` stay light
+    if name in _API:
+        from depthcert import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'depthcert' has no attribute {name!r}")

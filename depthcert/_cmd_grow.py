@@ -16,10 +16,13 @@ from depthcert._help import BAD_INPUT, epilog
 def add_parser(sub) -> None:
     p = sub.add_parser("grow", help="grow a network one block at a time until it is deep enough (resumable)",
                        description=DESCRIPTION, epilog=EPILOG)
-    p.add_argument("--config", required=True, metavar="FILE",
+    p.add_argument("--config", required=False, metavar="FILE",
                    help="TOML: the tables of `depthcert saturation` plus [growth]; "
-                   "see depthcert/configs/digits_cnn.toml")
-    p.add_argument("--out", required=True, metavar="DIR", help="output folder; running again with it resumes")
+                   "see depthcert/configs/digits_cnn.toml (or --model and --data for your own network)")
+    p.add_argument("--out", required=False, metavar="DIR", help="output folder; running again with it resumes")
+    from depthcert._cmd_user import add_user_arguments
+
+    add_user_arguments(p, "grow")
     p.add_argument("--json", action="store_true", help="print the trajectory as one JSON object instead of the table")
 
 
@@ -35,7 +38,8 @@ EPILOG = epilog(
     [("stdout", "one row per step (depth, site, losses, AG_max) and why it stopped"),
      ("DIR/trajectory.json", "every step, rewritten after each one"),
      ("DIR/checkpoint.pt", "the grown network (what a re-run resumes from)"),
-     ("DIR/growth.png", "AG_max and the losses against depth, the stop marked")],
+     ("DIR/growth.png", "AG_max and the losses against depth, the stop marked"),
+     ("DIR/sites.csv", "with --model: one row per site of your network")],
     ["depthcert grow --config depthcert/configs/digits_cnn.toml --out runs/grow"],
     [(0, "the growth ran to its stop"), BAD_INPUT])
 
@@ -50,6 +54,10 @@ def _table(traj: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.model or not args.config:   # a user's own model and data (depthcert._cmd_user)
+        from depthcert._cmd_user import run_user
+
+        return run_user(args, "grow")
     from depthcert._cmd_study import bad_input
     from depthcert._io import dumps
     from depthcert.config import read_toml

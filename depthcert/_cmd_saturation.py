@@ -17,11 +17,15 @@ from depthcert._help import epilog
 def add_parser(sub) -> None:
     p = sub.add_parser("saturation", help="is the network deep enough? where would one more block help?",
                        description=DESCRIPTION, epilog=EPILOG)
-    p.add_argument("--config", required=True, metavar="FILE",
+    p.add_argument("--config", required=False, metavar="FILE",
                    help="TOML with [task], [model], [reference] and [saturation] (a [growth] table, read by "
-                   "`depthcert grow`, may be there too); see depthcert/configs/digits_cnn.toml")
+                   "`depthcert grow`, may be there too); see depthcert/configs/digits_cnn.toml (or --model and "
+                   "--data for your own network)")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="output folder for saturation.json and saturation.png (default: write no files)")
+    from depthcert._cmd_user import add_user_arguments
+
+    add_user_arguments(p, "saturation")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object instead of the table")
 
 
@@ -37,7 +41,8 @@ stated level."""
 EPILOG = epilog(
     [("stdout", "one row per site and the verdict (JSON with --json)"),
      ("DIR/saturation.json", "with --out: every number of the scan, the config, versions"),
-     ("DIR/saturation.png", "with --out: the scan per site")],
+     ("DIR/saturation.png", "with --out: the scan per site"),
+     ("DIR/sites.csv", "with --model: one row per site of your network")],
     ["depthcert saturation --config depthcert/configs/digits_cnn.toml --out runs/saturation"],
     [(0, "the scan ran, whatever the verdict (saturated or not is an answer)"),
      (2, "bad input: an unknown key or site, batch norm, a site that changes the shape;\n"
@@ -45,6 +50,10 @@ EPILOG = epilog(
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.model or not args.config:   # a user's own model and data (depthcert._cmd_user)
+        from depthcert._cmd_user import run_user
+
+        return run_user(args, "saturation")
     from depthcert._cmd_study import bad_input
     from depthcert._io import dumps, versions
     from depthcert.config import read_toml

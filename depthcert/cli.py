@@ -30,6 +30,7 @@ COMMANDS = {
     "validity": "depthcert._cmd_validity",
     "saturation": "depthcert._cmd_saturation",
     "grow": "depthcert._cmd_grow",
+    "certify": "depthcert._cmd_certify",
     "study": "depthcert._cmd_study",
 }
 

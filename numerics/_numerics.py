@@ -39,12 +39,15 @@ def per_sample_loss(logits: torch.Tensor, y: torch.Tensor, loss: str) -> torch.T
     Args:
         logits: ``(n, C)``.
         y: targets as above.
-        loss: ``"cross_entropy"`` or ``"squared"``.
+        loss: ``"cross_entropy"``, ``"squared"``, or a callable ``loss(logits, y) -> (n,)``
+            (a user's per-sample loss, :mod:`depthcert.api`; called as is).
 
     Example:
         >>> per_sample_loss(torch.zeros(2, 1), torch.ones(2), "squared")
         tensor([1., 1.])
     """
+    if callable(loss):
+        return loss(logits, y)
     check_loss(loss)
     if loss == "cross_entropy" and logits.dim() == 3:
         # sequence models: logits (n, T, C), labels (n, T) or probabilities (n, T, C); the

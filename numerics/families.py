@@ -33,18 +33,24 @@ import torch.nn.functional as F
 
 from plumbing.validation import InputError
 
-__all__ = ["FAMILIES", "ProtocolBlock", "from_tokens", "to_tokens", "token_dim"]
+__all__ = ["FAMILIES", "LAYOUTS", "ProtocolBlock", "from_tokens", "to_tokens", "token_dim"]
 
 FAMILIES = ("linear", "affine", "readout", "block")
+#: state layouts (THEORY §10) and the rank of one sample's state in each.
+LAYOUTS = {"ND": 1, "NLD": 2, "NCL": 2, "NCHW": 3}
 
 
-def to_tokens(u: torch.Tensor) -> torch.Tensor:
-    """``(n, d) -> (n, 1, d)``, ``(n, T, d)`` unchanged, ``(n, C, H, W) -> (n, H W, C)``.
+def to_tokens(u: torch.Tensor, layout: str | None = None) -> torch.Tensor:
+    """``(n, d) -> (n, 1, d)``, ``(n, T, d)`` unchanged, ``(n, C, H, W) -> (n, H W, C)``;
+    with ``layout="NCL"`` a channels-first 1-D conv state ``(n, C, L) -> (n, L, C)`` (THEORY §10:
+    the block acts on the channel vector at each position). ``layout=None``: by rank as above.
 
     Example:
-        >>> to_tokens(torch.zeros(2, 3, 4, 5)).shape
-        torch.Size([2, 20, 3])
+        >>> to_tokens(torch.zeros(2, 3, 4, 5)).shape, to_tokens(torch.zeros(2, 3, 4), "NCL").shape
+        (torch.Size([2, 20, 3]), torch.Size([2, 4, 3]))
     """
+    if layout == "NCL":
+        return u.transpose(1, 2)
     if u.dim() == 2:
         return u.unsqueeze(1)
     if u.dim() == 3:
@@ -54,9 +60,9 @@ def to_tokens(u: torch.Tensor) -> torch.Tensor:
     raise ValueError(f"expected a state of shape (n, d), (n, T, d) or (n, C, H, W), got {tuple(u.shape)}.")
 
 
-def from_tokens(h: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+def from_tokens(h: torch.Tensor, like: torch.Tensor, layout: str | None = None) -> torch.Tensor:
     """Inverse of :func:`to_tokens` for ``h`` of shape ``(n, T, d)`` into ``like``'s shape."""
-    if like.dim() == 4:
+    if like.dim() == 4 or layout == "NCL":
         return h.transpose(1, 2).reshape(like.shape)
     return h.reshape(like.shape)
 
@@ -164,11 +170,14 @@ class ProtocolBlock(nn.Module):
     """``h(u) = V phi(u)`` with ``phi`` the concatenated features of ``families`` (THEORY §8 protocol).
 
     Args:
-        state_shape: per-sample state shape ``(d,)``, ``(T, d)`` or ``(C, H, W)``.
+        state_shape: per-sample state shape ``(d,)``, ``(T, d)``, ``(C, L)`` or ``(C, H, W)``.
         families: subset of :data:`FAMILIES`.
         width: ``r`` of the random-feature families.
         seed: seed of the feature parameters (drawn once, before any gradient).
         dtype: parameter dtype.
+        layout: one of :data:`LAYOUTS` or None (by rank: ``(T, d)`` is a token stream). ``"NCL"``
+            reads ``(C, L)`` channels-first, ``d = C``; its features are those of an image
+            ``(C, L, 1)`` (the ``block`` family a 3-tap convolution, never attention).
 
     Attributes:
         V: ``(d, r_total)``, zeros (the block is the zero function).
@@ -183,13 +192,16 @@ class ProtocolBlock(nn.Module):
     """
 
     def __init__(self, state_shape: Sequence[int], families: Sequence[str], width: int, seed: int,
-                 dtype: torch.dtype = torch.float64):
+                 dtype: torch.dtype = torch.float64, layout: str | None = None):
         super().__init__()
         bad = [f for f in families if f not in FAMILIES]
         if bad or not families:
             raise InputError("families", f"a non-empty list from {list(FAMILIES)}", list(families))
-        rank, d = len(state_shape), token_dim(state_shape)
-        self.state_shape, self.families, self.d = tuple(state_shape), list(families), d
+        if layout is not None and LAYOUTS.get(layout) != len(state_shape):
+            raise InputError("layout", f"one of {list(LAYOUTS)} matching a state of shape {tuple(state_shape)}", layout)
+        shape = (*state_shape, 1) if layout == "NCL" else tuple(state_shape)   # (C, L) as an image (C, L, 1)
+        rank, d = len(shape), token_dim(shape)
+        self.state_shape, self.families, self.d, self.layout = tuple(state_shape), list(families), d, layout
         mods: dict[str, list[nn.Module]] = {}
         if {"linear", "affine"} & set(families):
             mods["linear"] = [_Identity(d)]
@@ -211,7 +223,8 @@ class ProtocolBlock(nn.Module):
 
     def phi(self, u: torch.Tensor) -> torch.Tensor:
         """Features ``(n, T, r_total)`` of the state ``u``."""
+        u = u.unsqueeze(-1) if self.layout == "NCL" else u
         return torch.cat([f(u) for f in self.features], dim=2)
 
     def forward(self, u: torch.Tensor) -> torch.Tensor:
-        return from_tokens(self.phi(u) @ self.V.T, u)
+        return from_tokens(self.phi(u) @ self.V.T, u, self.layout)

@@ -65,17 +65,22 @@ class GrownSite(nn.Module):
 
 
 def check_no_batchnorm(model: nn.Module, key: str = "model") -> None:
-    """Refuse batch-norm (THEORY §1: it couples samples, so ``m_i`` is undefined).
+    """Refuse batch-norm that uses batch statistics (THEORY §1: it couples samples, so ``m_i`` is undefined).
+
+    Batch-norm in eval mode with running statistics is a fixed per-channel affine map (no
+    coupling) and is accepted; in train mode, or without running statistics, it is refused.
 
     Raises:
-        InputError: naming the first batch-norm module.
+        InputError: naming the first such batch-norm module.
     """
     mods = list(model.named_modules())
-    bad = [n for n, m in mods if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    bad = [n for n, m in mods if isinstance(m, nn.modules.batchnorm._BatchNorm)
+           and (m.training or not m.track_running_stats)]
     bad += [n or "the model" for n, m in mods if not getattr(m, "per_sample_safe", True)]
     if bad:
-        raise InputError(key, "a network without batch-norm (it couples samples: per-sample activation "
-                         "gradients are undefined; use group or layer norm)", f"batch-norm at {bad[0]!r}")
+        raise InputError(key, "a network without batch-norm in train mode (batch statistics couple samples: "
+                         "per-sample activation gradients are undefined; call model.eval() to use the running "
+                         "statistics, or use group or layer norm)", f"batch-norm at {bad[0]!r}")
 
 
 def module_at(model: nn.Module, path: str, key: str = "sites") -> nn.Module:

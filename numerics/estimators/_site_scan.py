@@ -61,7 +61,7 @@ def accumulate_site_stats(model, x: torch.Tensor, y: torch.Tensor, blocks: Mappi
             ms = probe.grads(per_sample_loss(model(x[i:j]), y[i:j], loss).sum())   # one backward, every site
             with torch.no_grad():
                 for s, acc in accs.items():
-                    acc.update(to_tokens(ms[s]), blocks[s].phi(probe.states[s]))
+                    acc.update(to_tokens(ms[s], getattr(blocks[s], "layout", None)), blocks[s].phi(probe.states[s]))
             if soft_y is not None:
                 probe.reset()
                 ms = probe.grads(per_sample_loss(model(x[i:j]), soft_y[i:j], loss).sum())
@@ -86,7 +86,7 @@ def _mean_loss_derivatives(model, site, block, x, y, loss, base_V, direction, ba
         V = base_V + s * direction
 
         def add(u, V=V):
-            return from_tokens(block.phi(u) @ V.T.to(u.dtype), u)
+            return from_tokens(block.phi(u) @ V.T.to(u.dtype), u, getattr(block, "layout", None))
 
         with add_at_site(model, site, add), _math_attention():   # fused attention kernels lack double backward
             value = per_sample_loss(model(x[i:j]), y[i:j], loss).sum()
@@ -150,6 +150,7 @@ def loss_change(model, site: str, block, V: torch.Tensor, x: torch.Tensor, y: to
     n, before, after = x.shape[0], 0.0, 0.0
     for i, j in _batches(n, 0, n, batch_size):
         before += float(per_sample_loss(model(x[i:j]), y[i:j], loss).sum())
-        with add_at_site(model, site, lambda u: from_tokens(block.phi(u) @ V.T.to(u.dtype), u)):
+        with add_at_site(model, site, lambda u: from_tokens(block.phi(u) @ V.T.to(u.dtype), u,
+                                                            getattr(block, "layout", None))):
             after += float(per_sample_loss(model(x[i:j]), y[i:j], loss).sum())
     return (before - after) / n if math.isfinite(before) else math.nan

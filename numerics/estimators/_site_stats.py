@@ -68,16 +68,16 @@ class SiteAccumulator:
     """
 
     def __init__(self, d: int, r: int, n_total: int, n_chunks: int = 16, b: float | None = None,
-                 direction: str = "hotelling"):
+                 direction: str = "hotelling", device: torch.device | str | None = None):
         self.d, self.r, self.n_total, self.b_prior = d, r, int(n_total), b
         self.rule = direction
-        self.E_sum = torch.zeros(d, d, dtype=F64)
+        self.E_sum = torch.zeros(d, d, dtype=F64, device=device)   # sums on the model's device, in float64
         k = max(1, min(int(n_chunks), n_total))   # k equal chunks
         self.ends = sorted({math.ceil(n_total * (j + 1) / k) for j in range(k)})
         self.chunk = self.ends[0]
         self.n = 0
-        self.G_sum = torch.zeros(d, r, dtype=F64)
-        self.S_sum = torch.zeros(r, r, dtype=F64)
+        self.G_sum = torch.zeros(d, r, dtype=F64, device=device)
+        self.S_sum = torch.zeros(r, r, dtype=F64, device=device)
         self.m_sq = self.x_sq = self.x_max = self.ag_max = self.phi_max = 0.0
         self.m_bar_sq: float | None = None
         self.direction: torch.Tensor | None = None
@@ -171,12 +171,12 @@ class SiteAccumulator:
     @property
     def z(self) -> torch.Tensor:
         """The betting scalars ``Z_i`` so far, in probe order."""
-        return torch.cat(self._z) if self._z else torch.zeros(0, dtype=F64)
+        return torch.cat(self._z).cpu() if self._z else torch.zeros(0, dtype=F64)
 
     @property
     def lams(self) -> torch.Tensor:
         """The bet ``lambda`` applied to each ``Z_i``."""
-        return torch.cat(self._lams) if self._lams else torch.zeros(0, dtype=F64)
+        return torch.cat(self._lams).cpu() if self._lams else torch.zeros(0, dtype=F64)
 
     def log_wealth(self, m0: float = 0.0, z=None, lam=None) -> float:
         """``sum_i log(1 + lambda_i (Z_i - m0))``: the betting wealth against ``H0(m0): ||G|| <= m0``."""
@@ -197,7 +197,7 @@ def _ridge_solve(A: torch.Tensor, B: torch.Tensor, rel: float = 1e-3) -> torch.T
     ridge = rel * float(torch.trace(A)) / k
     if not ridge > 0:
         return torch.zeros_like(B)
-    A32 = (A + ridge * torch.eye(k, dtype=A.dtype)).float()   # a direction needs no float64 solve
+    A32 = (A + ridge * torch.eye(k, dtype=A.dtype, device=A.device)).float()   # a direction needs no float64 solve
     return torch.linalg.solve(A32, B.float().T).T.to(B.dtype)
 
 

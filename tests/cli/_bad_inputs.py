@@ -295,3 +295,39 @@ def _study(tmp: Path):
     broken = _BROKEN_TOML.map(lambda t: [name, "--config", _write(tmp, "b.toml", t), "--out", str(tmp / "st"),
                                          "--quick"])
     return st.one_of(bad_cfg, outs, broken).map(lambda a: ["study"] + a)
+
+
+#: A light user file for ``--model FILE.py:factory --data FILE.py:roles`` (depthcert._cmd_user).
+USER_FILE = '''
+import torch
+from torch import nn
+
+def factory():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(3, 4), nn.Sequential(nn.Linear(4, 4), nn.Tanh()), nn.Linear(4, 2)).double()
+
+def roles():
+    x = torch.randn(600, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    y = (x[:, 0] > 0).long()
+    return {"signal": (x[:200], y[:200]), "S": (x[200:400], y[200:400]), "T": (x[400:], y[400:])}
+
+def not_roles():
+    return [1, 2]
+'''
+
+
+@register("certify")
+def _certify(tmp: Path):
+    user = _write(tmp, "user.py", USER_FILE)
+    ok = ["--model", f"{user}:factory", "--data", f"{user}:roles", "--site", "1", "--out", str(tmp / "c")]
+    specs = st.sampled_from([
+        ["--model", f"{user}:nope", "--data", f"{user}:roles"], ["--model", user, "--data", f"{user}:roles"],
+        ["--model", str(tmp / "missing.py:factory"), "--data", f"{user}:roles"],
+        ["--model", f"{user}:factory", "--data", f"{user}:not_roles"], ["--model", f"{user}:factory"], [],
+        ["--model", f"{user}:factory", "--data", f"{user}:roles", "--weights", _write(tmp, "w.pt", "not a checkpoint")]])
+    values = st.sampled_from([["--level", v] for v in ("2", "0", "-0.5", "nan")]
+                             + [["--B", v] for v in ("-1", "0", "inf")] + [["--site", "no.such"]]
+                             + [["--route", "nope", "--B", "5", "--L-top", "3"]])
+    unwritable = st.sampled_from(UNWRITABLE).map(lambda o: ok[:-1] + [o])
+    return st.one_of(specs.map(lambda a: a + ["--out", str(tmp / "c")]), values.map(lambda a: ok + a),
+                     unwritable).map(lambda a: ["certify"] + a)

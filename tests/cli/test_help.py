@@ -32,6 +32,7 @@ OUTPUTS = {
     "saturation": ["DIR/saturation.json", "DIR/saturation.png"],
     "grow": ["DIR/trajectory.json", "DIR/checkpoint.pt", "DIR/growth.png"],
     "study": ["DIR/NAME.json", "DIR/NAME.png"],
+    "certify": ["stdout", "DIR/certify.json", "DIR/routes.csv"],
 }
 #: The commands whose run() can return 1 (a conclusion failed or the experiment could not run).
 EXIT_1 = {"prove", "run", "demo", "validity"}

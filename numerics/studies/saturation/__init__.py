@@ -36,7 +36,7 @@ from typing import Any, Mapping
 
 import torch
 
-from plumbing.validation import Interval
+from plumbing.validation import InputError, Interval
 from plumbing.config import merge_config
 from plumbing.validation import check_schema
 from numerics.families import FAMILIES
@@ -81,7 +81,21 @@ def block_for(net, site: str, state_shape, sat: Mapping, streams: Streams, tag):
 
     fams = list(dict.fromkeys(["linear", "affine", *sat["families"]]))
     dtype = next(net.parameters()).dtype
-    return ProtocolBlock(state_shape, fams, sat["width"], seed_of(streams, "insertion", site, tag), dtype)
+    layout = None
+    if len(state_shape) == 2:   # (C, L) of a conv net or (T, d) tokens: read from the module, never guessed
+        from numerics.layouts import infer_layout
+        from numerics.sites import module_at
+
+        try:
+            layout = infer_layout(module_at(net, site), state_shape, site)
+        except ValueError as exc:
+            if any(isinstance(m, torch.nn.Embedding) for m in net.modules()):
+                layout = "NLD"      # a token model (chars, Hugging Face): its (T, d) states are token streams
+            else:
+                raise InputError("saturation.sites", "sites whose state layout can be told from the module",
+                                 str(exc)) from None
+    return ProtocolBlock(state_shape, fams, sat["width"], seed_of(streams, "insertion", site, tag), dtype,
+                         layout=layout)
 
 
 def site_blocks(net, x_example, sat: Mapping, streams: Streams, tag=0) -> dict:

@@ -157,3 +157,19 @@ def test_acceptance_deep_enough_saturated_too_shallow_not_at_cli_defaults():
     print(f"depth-3 students declared improvable: {false_alarms}/5 (one-sided p = {p_value:.3g} against 0.05)")
     assert p_value > 0.05, verdicts
     assert not any(verdicts[s, 0] for s in range(5)), verdicts
+
+
+def test_the_study_reads_a_conv_state_as_channels_never_as_tokens():
+    """A 1-D conv net's (C, L) state at a block site: layout NCL, d = C (THEORY §10), in the built-in study."""
+    import torch
+
+    from numerics.seeding import Streams
+    from numerics.studies.saturation import DEFAULT_CONFIG, block_for
+    from numerics.zoo_cnn1d import ResCNN1d
+
+    net = ResCNN1d(1, width=8, depth=2, n_out=3, seed=0)
+    sat = {**DEFAULT_CONFIG["saturation"], "families": ["linear", "block"]}
+    block = block_for(net, "blocks.0", (8, 40), sat, Streams(0, 0), 0)
+    assert block.layout == "NCL" and block.d == 8          # tokens would give d = 40
+    out = block(torch.randn(5, 8, 40))
+    assert out.shape == (5, 8, 40)

@@ -1,0 +1,160 @@
+"""``depthcert saturation|grow|certify --model FILE.py:factory [--weights CKPT.pt] --data FILE.py:function``.
+
+A user's own network and data through the public API (:mod:`depthcert.api`): ``factory()``
+returns the ``nn.Module``; ``--weights`` is a state dict loaded with
+``torch.load(..., weights_only=True)`` (a crafted file cannot run code); ``function()``
+returns the data roles as a dict -- ``saturation``: ``probe`` (and optionally ``curvature``),
+``grow``: ``train`` and ``probe``, ``certify``: ``signal``, ``S`` and ``T`` -- each any kind of
+data the API accepts. Writes ``DIR/<command>.json``, a figure and ``DIR/sites.csv`` (``certify``:
+``DIR/routes.csv``). Bad input: exit 2 with one line.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+from depthcert.errors import InputError
+
+__all__ = ["ROLES", "add_user_arguments", "load_object", "run_user"]
+
+ROLES = {"saturation": ("probe",), "grow": ("train", "probe"), "certify": ("signal", "S", "T")}
+
+
+def add_user_arguments(p: argparse.ArgumentParser, command: str) -> None:
+    """The options of a user's model (next to ``--config`` for the built-in workloads)."""
+    p.add_argument("--model", help="FILE.py:factory returning your nn.Module (instead of --config)")
+    p.add_argument("--weights", help="a state dict (torch.save(model.state_dict())), loaded with weights_only=True")
+    p.add_argument("--data", help=f"FILE.py:function returning a dict of data roles {list(ROLES[command])}")
+    p.add_argument("--loss", default="cross_entropy", choices=["cross_entropy", "squared"])
+    p.add_argument("--sites", default="blocks.*", help="module paths, comma-separated, or 'name.*'")
+    p.add_argument("--layout", default=None, choices=["ND", "NLD", "NCL", "NCHW"])
+    p.add_argument("--level", type=float, default=0.05)
+    p.add_argument("--seed", type=int, default=0)
+    if command in ("saturation", "grow"):
+        p.add_argument("--eps", type=float, default=None, help="tolerance of 'saturated within eps'")
+    if command == "grow":
+        p.add_argument("--max-blocks", type=int, default=3)
+        p.add_argument("--steps", type=int, default=200, help="Adam steps after each insertion")
+    if command == "certify":
+        p.add_argument("--site", required=False, help="the insertion site")
+        p.add_argument("--B", type=float, default=None, help="loss bound B (THEORY §1)")
+        p.add_argument("--L-top", dest="L_top", type=float, default=None, help="Lipschitz constant of f_top")
+        p.add_argument("--route", default=None)
+
+
+def load_object(spec: str, arg: str):
+    """``FILE.py:name`` -> the object ``name`` of the module at ``FILE.py``.
+
+    Raises:
+        InputError: not of that form, no such file, the file fails to import, no such name.
+    """
+    path, sep, name = (spec or "").rpartition(":")
+    if not sep or not path.endswith(".py") or not name:
+        raise InputError(arg, "FILE.py:name", spec)
+    if not Path(path).is_file():
+        raise InputError(arg, "FILE.py:name with an existing FILE.py", spec)
+    mod_spec = importlib.util.spec_from_file_location(f"depthcert_user_{Path(path).stem}", path)
+    module = importlib.util.module_from_spec(mod_spec)
+    sys.path.insert(0, str(Path(path).resolve().parent))
+    try:
+        mod_spec.loader.exec_module(module)
+    except Exception as exc:   # the user's file: report, never a traceback
+        raise InputError(arg, "a Python file that imports cleanly", f"{spec} ({type(exc).__name__}: {exc})") from None
+    finally:
+        sys.path.pop(0)
+    if not hasattr(module, name):
+        raise InputError(arg, f"a name defined in {path}", name)
+    return getattr(module, name)
+
+
+def _model(args):
+    import torch
+
+    model = load_object(args.model, "--model")()
+    if not isinstance(model, torch.nn.Module):
+        raise InputError("--model", "a factory returning a torch.nn.Module", type(model).__name__)
+    if args.weights:
+        try:
+            state = torch.load(args.weights, map_location="cpu", weights_only=True)
+            model.load_state_dict(state)
+        except Exception as exc:
+            raise InputError("--weights", "a state dict of the model (weights_only=True)",
+                             f"{args.weights} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})") from None
+    return model.eval()
+
+
+def _roles(args, command: str) -> dict:
+    roles = load_object(args.data, "--data")()
+    need = ROLES[command]
+    if not isinstance(roles, dict) or any(k not in roles for k in need):
+        got = sorted(roles) if isinstance(roles, dict) else type(roles).__name__
+        raise InputError("--data", f"a function returning a dict with keys {list(need)}", got)
+    return roles
+
+
+def _call(args, command: str, model, roles, out: Path) -> dict:
+    import depthcert as dc
+
+    sites = args.sites.split(",") if "," in args.sites else args.sites
+    common = dict(loss=args.loss, level=args.level, sites=sites, layout=args.layout)
+    eps = {"eps": args.eps} if getattr(args, "eps", None) is not None else {}
+    if command == "saturation":
+        rep = dc.saturation(model, roles["probe"], seed=args.seed, curvature_data=roles.get("curvature"),
+                            **common, **eps)
+        rep.to_json(out / "saturation.json"), rep.plot(out / "saturation.png")
+        rep.table().to_csv(out / "sites.csv", index=False)
+        return rep.to_dict()
+    if command == "grow":
+        g = dc.grow(model, roles["train"], roles["probe"], max_blocks=args.max_blocks, steps=args.steps,
+                    seed=args.seed, **common, **eps)
+        g.trajectory.to_csv(out / "trajectory.csv", index=False)
+        g.reports[-1].table().to_csv(out / "sites.csv", index=False), g.reports[-1].plot(out / "saturation.png")
+        result = {"stop": g.stop, "trajectory": json.loads(g.trajectory.to_json(orient="records"))}
+        (out / "grow.json").write_text(json.dumps(result, indent=1, default=str))
+        return result
+    site = args.site or dc.saturation(model, roles["signal"], seed=args.seed, **common).best_site
+    cert = dc.certify_insertion(model, site, roles["signal"], roles["S"], roles["T"], loss=args.loss,
+                                level=args.level, route=args.route, B=args.B, L_top=args.L_top, layout=args.layout,
+                                seed=args.seed)
+    cert.table().to_csv(out / "routes.csv", index=False)
+    result = {"site": site, "certified": cert.certified, "route": cert.route, "bound": cert.bound,
+              "routes": cert.rows, "quantities": cert.quantities, "constants": cert.constants, "notes": cert.notes}
+    (out / "certify.json").write_text(json.dumps(result, indent=1, default=str))
+    return result
+
+
+def run_user(args: argparse.Namespace, command: str) -> int:
+    """Run ``command`` on the user's model and data; exit 2 with one line on bad input."""
+    if not args.model:
+        raise InputError("--model", "FILE.py:factory (or --config FILE for a built-in workload)", None)
+    if not args.data:
+        raise InputError("--data", "FILE.py:function (with --model)", None)
+    out = Path(args.out or f"{command}_out")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        result = _call(args, command, _model(args), _roles(args, command), out)
+    except InputError:
+        raise
+    except (ValueError, TypeError, OSError) as exc:   # the API names the argument and the value
+        raise _OneLine(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    print(json.dumps(result, default=str) if args.json else _summary(command, result, out))
+    return 0
+
+
+class _OneLine(InputError):
+    """An API error passed through as it is (it already names the argument and the value)."""
+
+    def __init__(self, message: str):
+        self.key, self.allowed, self.value = "", "", message
+        ValueError.__init__(self, message)
+
+
+def _summary(command: str, result: dict, out: Path) -> str:
+    if command == "saturation":
+        return f"{result['verdict']} (best site {result['best_site']}); outputs in {out}"
+    if command == "grow":
+        return f"stopped: {result['stop']} after {len(result['trajectory']) - 1} blocks; outputs in {out}"
+    return f"certified={result['certified']} ({result['route']}, bound {result['bound']}); outputs in {out}"

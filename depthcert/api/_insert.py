@@ -1,0 +1,95 @@
+"""``dc.insert_block``: a copy of the model with ``u -> u + h(u)`` inserted at a site (THEORY §1, §3).
+
+Wrap, never mutate: the caller's model is deep-copied first; the block is inserted into the
+copy with :func:`numerics.sites.insert_unit`. The block is a
+:class:`numerics.families.ProtocolBlock` of one family with the scan's features (same seed,
+same state layout), so the scan's statistics of that family's columns are its statistics.
+
+* ``init="zero"`` -- ``V = 0``: ``h = 0``, the copy computes exactly the model's function.
+* ``init="jumpboard"`` -- Theorem 1's step along ``-G_f`` (``G_f`` the scan's cross-gradient of
+  the family's columns): ``V = -(slope / beta_f) G_f / ||G_f||``, ``beta_f`` the curvature along
+  ``-G_f`` on the scan's curvature sample and ``slope = <G_x, G_f/||G_f||>`` on it.
+"""
+from __future__ import annotations
+
+import copy
+
+import torch
+from torch import nn
+
+from depthcert.api._report import SaturationReport
+from depthcert.api._scan import eval_mode, site_seed
+from numerics.estimators import curvature_along
+from numerics.families import FAMILIES, ProtocolBlock
+from numerics.sites import insert_unit
+
+__all__ = ["INITS", "family_block", "insert_block"]
+
+INITS = ("zero", "jumpboard")
+
+
+def _check(model, site, family, init, scan) -> None:
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model is a {type(model).__name__}, must be a torch.nn.Module.")
+    if not isinstance(scan, SaturationReport) or scan._blocks is None:
+        raise TypeError(f"scan is a {type(scan).__name__}, must be the SaturationReport of dc.saturation(model, ...) "
+                        "(it fixes the block's features and the state layout).")
+    scan.site(site)   # raises ValueError naming the scanned sites
+    if family not in FAMILIES or family not in scan._blocks[site].slices:
+        raise ValueError(f"family == {family!r}, must be one of the scanned families {list(scan._blocks[site].slices)}.")
+    if init not in INITS:
+        raise ValueError(f"init == {init!r}, must be one of {list(INITS)}.")
+
+
+def _jumpboard(net, site: str, block: ProtocolBlock, G_f: torch.Tensor, scan: SaturationReport):
+    """``(V, beta_f)``: Theorem 1's step along ``-G_f`` (zero and None when there is no descent)."""
+    if not float(G_f.norm()) > 0:
+        return torch.zeros_like(block.V), None
+    xc, yc = scan._curvature
+    with eval_mode(net):
+        est, slope, _, _ = curvature_along(net, site, block, xc, yc, G_f, G_f, scan._loss)
+    if not slope > 0:
+        return torch.zeros_like(block.V), est.beta
+    return (-(slope / est.beta) * G_f / G_f.norm()).to(block.V.dtype), est.beta
+
+
+def family_block(net: nn.Module, site: str, family: str, init: str, scan: SaturationReport):
+    """``(block, beta_f)``: the scan's block of one family at ``site``, ``V`` set by ``init``
+    (``beta_f``: the curvature along ``-G_f``; None for ``init="zero"``)."""
+    proto = scan._blocks[site]
+    width = len(proto.slices["readout"]) if "readout" in proto.slices else 16
+    block = ProtocolBlock(proto.state_shape, [family], width, site_seed(scan.seed, site), proto.V.dtype,
+                          layout=proto.layout).to(proto.V.device)
+    block.positions = proto.positions
+    beta = None
+    if init == "jumpboard":
+        cols = torch.as_tensor(proto.slices[family], dtype=torch.long, device=proto.V.device)
+        V, beta = _jumpboard(net, site, block, scan._stats[site].G[:, cols], scan)
+        with torch.no_grad():
+            block.V.copy_(V)
+    return block, beta
+
+
+def insert_block(model: nn.Module, site: str, family: str = "readout", init: str = "jumpboard",
+                 scan=None) -> nn.Module:
+    """A copy of ``model`` with one residual block of ``family`` right after ``site`` (module docstring).
+
+    Args:
+        model: the network the scan was made on (never changed).
+        site: a scanned site, e.g. ``scan.best_site``.
+        family: one of the scanned families (``"linear"``, ``"affine"``, ``"readout"``, ...).
+        init: ``"zero"`` (function-preserving) or ``"jumpboard"``.
+        scan: the :class:`SaturationReport` of ``dc.saturation(model, ...)`` (its ``seed`` and
+            the site's name fix the block's features).
+
+    Returns:
+        The grown copy (in eval mode); the block is trainable (``V`` and its features).
+
+    Raises:
+        TypeError, ValueError: bad model, site, family, init or scan (named).
+    """
+    _check(model, site, family, init, scan)
+    net = copy.deepcopy(model)
+    block, _ = family_block(net, site, family, init, scan)
+    insert_unit(net, site, block)
+    return net.eval()

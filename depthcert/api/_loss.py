@@ -1,0 +1,59 @@
+"""Losses of the public API: a name or a user's callable returning per-sample losses (THEORY §1, §10).
+
+* ``"cross_entropy"`` -- integer labels ``(n,)`` or probability rows ``(n, C)``;
+* ``"squared"`` -- ``||f(x) - y||^2`` per sample; **Choice**: integer labels ``(n,)`` with
+  ``C > 1`` outputs are one-hot encoded (``y -> e_y``), so ``"squared"`` works on a
+  classification data set as it is;
+* a callable ``loss(output, y) -> (n,)`` -- called as is; a scalar (a mean) is refused, since
+  per-sample losses are what the gradients of every site are made of.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+
+from numerics._numerics import per_sample_loss
+
+__all__ = ["LOSS_NAMES", "as_loss", "check_per_sample"]
+
+LOSS_NAMES = ("cross_entropy", "squared")
+
+
+def _squared(out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    if not y.is_floating_point() and out.dim() == 2 and out.shape[1] > 1 and y.dim() == 1:
+        y = F.one_hot(y.long(), out.shape[1]).to(out.dtype)
+    return per_sample_loss(out, y.to(out.dtype), "squared")
+
+
+def _cross_entropy(out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return per_sample_loss(out, y, "cross_entropy")
+
+
+def as_loss(loss) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+    """The per-sample loss ``(output, y) -> (n,)`` for a name or a callable.
+
+    Raises:
+        ValueError: an unknown name. TypeError: neither a name nor a callable.
+    """
+    if isinstance(loss, str):
+        if loss not in LOSS_NAMES:
+            raise ValueError(f"loss == {loss!r}, must be one of {list(LOSS_NAMES)} or a callable.")
+        return _cross_entropy if loss == "cross_entropy" else _squared
+    if not callable(loss):
+        raise TypeError(f"loss == {loss!r}, must be one of {list(LOSS_NAMES)} or a callable (output, y) -> (n,).")
+    return loss
+
+
+def check_per_sample(values, n: int, loss) -> torch.Tensor:
+    """``values`` if it is a tensor of shape ``(n,)``.
+
+    Raises:
+        ValueError: names the loss and the shape it returned.
+    """
+    shape = tuple(values.shape) if isinstance(values, torch.Tensor) else type(values).__name__
+    if shape != (n,):
+        raise ValueError(f"loss {getattr(loss, '__name__', loss)!r} returned shape {shape} on a batch of {n}, "
+                         f"must return per-sample losses of shape ({n},) (use reduction='none').")
+    return values

@@ -1,0 +1,128 @@
+"""``SaturationReport``: one scan, one report (a table one row per site, JSON, a figure)."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SaturationReport", "TABLE_COLUMNS"]
+
+#: the columns of :meth:`SaturationReport.table`, in order.
+TABLE_COLUMNS = ("site", "layout", "d", "P", "r", "n", "P_all", "G_sq", "AG_max", "beta", "predicted_gain",
+                 "certified_gain", "gain_ucb", "realised_gain", "log_wealth", "threshold", "reject",
+                 "n_to_reject", "n_to_saturate")
+
+
+def _json_safe(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if isinstance(v, dict):
+        return {k: _json_safe(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_json_safe(x) for x in v]
+    return v
+
+
+@dataclasses.dataclass(frozen=True)
+class SaturationReport:
+    """The verdict of :func:`depthcert.saturation` and every site's scores.
+
+    Attributes:
+        verdict: ``"improvable"`` (a site's test rejects ``G = 0``; ``certified_gain > 0``),
+            ``"saturated"`` (every site's ``gain_ucb < eps``) or ``"undetermined"`` (``n_needed``:
+            the probe size that would decide at the measured effect).
+        saturated: ``verdict == "saturated"``.
+        best_site, predicted_gain: the suggested insertion and its plug-in Theorem 1 gain.
+        certified_gain: the largest level-``(1 - level/K)`` lower bound on a rejecting site's gain (0 if none).
+        gain_ucb: the largest upper confidence bound on a site's first-order gain.
+        sites: one dict per site (layout, ``d``, ``P`` positions, scores, tests).
+        curvature_source: which sample gave ``beta`` (by default a disjoint part of ``data``).
+    """
+
+    verdict: str
+    saturated: bool
+    best_site: str
+    predicted_gain: float
+    certified_gain: float
+    gain_ucb: float
+    n_needed: int | None
+    n_needed_improvable: int | None
+    n_needed_saturated: int | None
+    level: float
+    eps: float
+    n: int
+    n_curvature: int
+    curvature_source: str
+    loss: str
+    seed: int
+    sites: list
+    notes: list
+    _blocks: Any = dataclasses.field(default=None, repr=False, compare=False)
+    _stats: Any = dataclasses.field(default=None, repr=False, compare=False)
+    _curvature: Any = dataclasses.field(default=None, repr=False, compare=False)
+    _loss: Any = dataclasses.field(default=None, repr=False, compare=False)
+
+    def site(self, name: str) -> dict:
+        """The record of one site.
+
+        Raises:
+            ValueError: ``name`` is not a scanned site (lists them).
+        """
+        for rec in self.sites:
+            if rec["site"] == name:
+                return rec
+        raise ValueError(f"site == {name!r}, must be one of the scanned sites {[r['site'] for r in self.sites]}.")
+
+    def to_dict(self) -> dict:
+        """JSON-ready: every public field (non-finite floats as strings)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if not f.name.startswith("_")}
+        return _json_safe(out)
+
+    def table(self):
+        """``pandas.DataFrame``, one row per site (:data:`TABLE_COLUMNS`)."""
+        import pandas as pd
+
+        return pd.DataFrame([{c: rec.get(c) for c in TABLE_COLUMNS} for rec in self.sites], columns=TABLE_COLUMNS)
+
+    def to_json(self, path) -> Path:
+        """Write :meth:`to_dict` to ``path`` (atomically) and return it."""
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(self.to_dict(), indent=1, default=str))
+        os.replace(tmp, path)
+        return path
+
+    def plot(self, path) -> Path:
+        """Per site: predicted, certified and upper-bound gains (log scale) against ``eps``."""
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+
+        names = [r["site"] for r in self.sites]
+        fig, ax = plt.subplots(figsize=(max(4.0, 0.8 * len(names) + 2), 3.2))
+        for k, (key, mark) in enumerate((("predicted_gain", "o"), ("certified_gain", "^"), ("gain_ucb", "v"))):
+            vals = [r[key] if r[key] and math.isfinite(r[key]) and r[key] > 0 else float("nan") for r in self.sites]
+            ax.plot(range(len(names)), vals, mark, label=key)
+        ax.axhline(self.eps, color="grey", ls="--", label=f"eps = {self.eps:g}")
+        ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
+        ax.set_yscale("log")
+        ax.set_title(f"{self.verdict} (level {self.level:g}, n = {self.n})")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = Path(path)
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        return path
+
+    def __str__(self) -> str:
+        line = {"improvable": f"improvable: best site {self.best_site}, certified gain >= {self.certified_gain:.3g}",
+                "saturated": f"saturated within eps = {self.eps:g} (gain <= {self.gain_ucb:.3g})",
+                "undetermined": f"undetermined at n = {self.n}; " + (
+                    f"n_needed = {self.n_needed}" if self.n_needed else
+                    "no probe size decides at the measured effect (the bets did not grow and the plug-in gain "
+                    "is not below eps)")}[self.verdict]
+        return f"{line} (level {self.level:g})"

@@ -1,0 +1,83 @@
+"""The route table of ``dc.certify_insertion``: every route of the theorem objects, extensible.
+
+A route is a :class:`RouteSpec`: the constants it needs (``B``, ``L_loss``, ``L_top``, and for
+later routes e.g. ``kappa``) and a function ``rows(setup, level, inputs, constants)`` that
+evaluates it from the theorem objects (:func:`bounds.routes.evaluate_routes`,
+:func:`bounds.variant_routes.evaluate_variants`) and returns ``[(name, RouteResult)]``.
+:func:`register_route` adds a route (e.g. the localised routes of THEORY §6b, when they
+exist in ``bounds/``) without touching this module. A route whose constants are missing is
+listed with ``missing`` and not evaluated.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import numpy as np
+
+from bounds.routes import evaluate_routes
+from bounds.variant_routes import evaluate_variants
+
+__all__ = ["DEFAULT_ROUTE", "ROUTES", "RouteSpec", "evaluate_table", "register_route"]
+
+#: **Choice**: the route fixed by default, before any data: Theorem 3 (direct; no estimate of Delta_R).
+DEFAULT_ROUTE = "direct_route"
+
+
+@dataclasses.dataclass(frozen=True)
+class RouteSpec:
+    """One entry of the route table: ``rows(setup, level, inputs, constants) -> [(name, RouteResult)]``."""
+
+    name: str
+    needs: tuple
+    rows: Callable
+    names: tuple = ()
+
+
+def _paper(setup, level, inputs, constants):
+    rep = evaluate_routes(setup, level)
+    return [("population_route", rep.population), ("direct_route", rep.direct)]
+
+
+def _variants(setup, level, inputs, constants):
+    rep = evaluate_variants(setup, level, inputs, any_route=False)
+    return sorted(rep.variants.items())
+
+
+ROUTES: dict[str, RouteSpec] = {
+    "paper": RouteSpec("paper", ("B", "L_loss", "L_top"), _paper, ("population_route", "direct_route")),
+    "variants": RouteSpec("variants", ("B", "L_loss", "L_top"), _variants),
+}
+
+
+def register_route(spec: RouteSpec, *, replace: bool = False) -> None:
+    """Add ``spec`` to :data:`ROUTES`.
+
+    Raises:
+        ValueError: the name is taken (and ``replace`` is False).
+    """
+    if spec.name in ROUTES and not replace:
+        raise ValueError(f"route table entry {spec.name!r} exists, must be a new name (or replace=True).")
+    ROUTES[spec.name] = spec
+
+
+def _row(name: str, res, missing=()) -> dict:
+    if res is None:
+        return {"route": name, "certified": False, "bound": None, "improvement": None,
+                "failure_probability": None, "missing": list(missing), "message": f"not evaluated: missing {list(missing)}"}
+    d = res.to_dict()
+    return {"route": name, "certified": bool(np.all(res.certified)), "bound": d["bound"],
+            "improvement": d["improvement"], "failure_probability": d["failure_probability"],
+            "missing": [], "message": d["message"]}
+
+
+def evaluate_table(setup_fn, level: float, inputs, constants: dict) -> list[dict]:
+    """Every route of :data:`ROUTES` as a table row; ``setup_fn()`` builds the Setup (only when needed)."""
+    rows = []
+    for spec in ROUTES.values():
+        missing = [k for k in spec.needs if constants.get(k) is None]
+        if missing:
+            rows += [_row(n, None, missing) for n in (spec.names or (spec.name,))]
+            continue
+        rows += [_row(n, r) for n, r in spec.rows(setup_fn(), level, inputs, constants)]
+    return rows

@@ -1,0 +1,88 @@
+"""Verdicts a user can act on (Paper B, THEORY §8): improvable, saturated within ``eps``, undetermined.
+
+At each of the ``K`` sites, at level ``level / K`` (Bonferroni), the first-order gain of the
+protocol block is Theorem 1's ``g = ||G||^2 / (2 beta)`` (the gain of the step ``-G / beta``;
+``beta`` the curvature along ``-G`` measured on the curvature sample, a plug-in):
+
+* **improvable** -- some site's betting test rejects ``G = 0``; its level-``(1 - level/K)``
+  lower confidence bound ``LCB(||G||)`` gives the certified gain ``LCB^2 / (2 beta)`` (> 0).
+* **saturated within eps** -- at every site the upper confidence bound on the gain,
+  ``UCB(||G||)^2 / (2 beta)``, is below ``eps``. **Choice** (ours): the UCB is Chebyshev's
+  inequality in the Hilbert space of ``(d, r)`` matrices: ``E||G_hat - G||^2 = tr Cov(X)/n <=
+  E||X||^2 / n =: sigma^2 / n``, so Markov's inequality gives ``P(||G_hat - G|| >= sqrt(sigma^2
+  / (n delta))) <= delta`` for every distribution with finite second moment (no bound ``b`` on
+  ``||X||`` needed); ``sigma^2`` is the probe's ``mean ||X_i||^2`` (a plug-in, as the betting
+  test's ``b``). Saturation is checked first: a certified gain below the user's tolerance is
+  still "saturated within eps".
+* **undetermined** -- neither; ``n_needed`` is the probe size that would decide at the
+  measured effect: the smaller of (a) the size at which a site's betting wealth, growing at
+  its *observed* mean rate ``log W / n_bet`` per sample, reaches ``ln(K/level)`` and (b) the
+  size at which every site's UCB, with the same ``G_hat`` and ``sigma^2``, drops below ``eps``.
+  Both exceed the probe size used by construction (a planning number, not a guarantee).
+"""
+from __future__ import annotations
+
+import math
+
+__all__ = ["DEFAULT_EPS", "chebyshev_radius", "gain_ucb", "n_to_reject", "n_to_saturate", "verdict"]
+
+#: **Choice**: the default tolerance on the first-order gain (loss units, mean per sample).
+DEFAULT_EPS = 1e-3
+
+
+def chebyshev_radius(sigma2: float, n: int, delta: float) -> float:
+    """``sqrt(sigma^2 / (n delta))``: ``P(||G_hat - G|| >= radius) <= delta`` when ``E||X - G||^2 <= sigma^2``.
+
+    Example:
+        >>> chebyshev_radius(4.0, 100, 0.04)
+        1.0
+    """
+    return math.sqrt(max(sigma2, 0.0) / (n * delta))
+
+
+def gain_ucb(g_norm: float, sigma2: float, n: int, delta: float, beta: float | None) -> float:
+    """``(||G_hat|| + radius)^2 / (2 beta)``: level-``(1 - delta)`` upper bound on ``||G||^2 / (2 beta)``."""
+    ucb = g_norm + chebyshev_radius(sigma2, n, delta)
+    if ucb == 0.0:
+        return 0.0
+    return ucb**2 / (2 * beta) if beta else math.inf
+
+
+def n_to_saturate(g_norm: float, sigma2: float, delta: float, beta: float | None, eps: float) -> int | None:
+    """Smallest ``n`` with ``gain_ucb < eps`` at the same ``G_hat`` and ``sigma^2`` (None: never)."""
+    if not beta:
+        return None
+    room = math.sqrt(2 * beta * eps) - g_norm
+    if not room > 0:
+        return None
+    return math.floor(sigma2 / (delta * room**2)) + 1
+
+
+def n_to_reject(log_wealth: float, n_bet: int, chunk: int, level: float) -> int | None:
+    """Probe size at which the wealth, growing at its observed rate ``log W / n_bet``, reaches ``ln(1/level)``.
+
+    None if the observed rate is not positive (no rejection in sight) or the test already rejected.
+    """
+    target = math.log(1.0 / level)
+    if log_wealth >= target or not n_bet or not log_wealth > 0:
+        return None
+    return chunk + math.ceil(target * n_bet / log_wealth)
+
+
+def verdict(records: list[dict], eps: float) -> dict:
+    """Model verdict from the per-site records (each with ``reject``, ``gain_ucb``, ``certified_gain``,
+    ``predicted_gain``, ``n_to_reject``, ``n_to_saturate``)."""
+    saturated = all(r["gain_ucb"] < eps for r in records)
+    rejecting = [r for r in records if r["reject"]]
+    best = max(rejecting or records, key=lambda r: r["predicted_gain"])
+    kind = "saturated" if saturated else ("improvable" if rejecting else "undetermined")
+    n_rej = [r["n_to_reject"] for r in records if r["n_to_reject"] is not None]
+    n_sat = [r["n_to_saturate"] for r in records]
+    n_sat = max(n_sat) if n_sat and None not in n_sat else None
+    options = [v for v in (min(n_rej) if n_rej else None, n_sat) if v is not None]
+    return {"verdict": kind, "saturated": saturated, "best_site": best["site"],
+            "predicted_gain": best["predicted_gain"],
+            "certified_gain": max((r["certified_gain"] for r in rejecting), default=0.0),
+            "gain_ucb": max(r["gain_ucb"] for r in records),
+            "n_needed": min(options) if kind == "undetermined" and options else None,
+            "n_needed_improvable": min(n_rej) if n_rej else None, "n_needed_saturated": n_sat}

@@ -7,12 +7,15 @@ Extends the shared ``[task]``/``[model]``/``[reference]`` sections of
   conditionals; ``branch_scale`` multiplies the teacher's residual branches), ``digits``
   (scikit-learn, 8x8), ``chars`` (the standard library's source,
   :mod:`numerics.corpus`; ``seq_len``, ``max_chars``) and ``cifar`` (python-pickle batches
-  in a local folder ``path``; ``which`` = 10 or 100); ``n_test``, ``n_population`` sizes;
+  in a local folder ``path``; ``which`` = 10 or 100) and ``mnist1d`` (i.i.d. draws of the
+  ``mnist1d`` package's generator, :mod:`numerics.mnist1d`: every role its own stream, no
+  finite pool); ``n_test``, ``n_population`` sizes;
 * ``model.kind``: ``mlp`` (:class:`~numerics.models.PostNormResMLP`, the default), ``cnn``
   (:class:`~numerics.models.PostNormResCNN`; ``norm = "batch"`` is accepted here and
   refused by the scan), ``resnet`` (:class:`~numerics.zoo.GroupNormResNet`), ``gpt2``
   (:class:`~numerics.zoo.CharGPT`; ``heads``) and ``hf`` (a local Hugging Face causal LM,
-  ``path``); ``dtype``.
+  ``path``), ``cnn1d`` (:class:`~numerics.zoo_cnn1d.ResCNN1d`, for ``mnist1d``: ``norm`` group /
+  layer / rms, ``groups``); ``dtype``.
 
 Every random draw comes from a role stream of :class:`numerics.seeding.Streams`: the
 teacher, the reference's initialisation, sample and mini-batch order derive from ``seed``;
@@ -34,8 +37,8 @@ __all__ = ["ListOf", "Text", "WORKLOAD_SCHEMA", "Workload", "build_network", "ma
            "seed_of", "train_network"]
 
 TEACHERS = ("regression", "classification")
-DATA_KINDS = TEACHERS + ("digits", "chars", "cifar")
-MODEL_KINDS = ("mlp", "cnn", "resnet", "gpt2", "hf")
+DATA_KINDS = TEACHERS + ("digits", "chars", "cifar", "mnist1d")
+MODEL_KINDS = ("mlp", "cnn", "resnet", "gpt2", "hf", "cnn1d")
 
 
 class Text:
@@ -190,6 +193,25 @@ def _chars(cfg: Mapping, streams: Streams, probe_n: int) -> Workload:
     return w
 
 
+def _mnist1d(cfg: Mapping, streams: Streams, probe_n: int) -> Workload:
+    """MNIST-1D as a generator (THEORY §10): the reference's sample, ``T``, the probe and the
+    population sample drawn i.i.d. from their own role streams (the published split is for
+    accuracy comparisons only, :func:`numerics.mnist1d.published_split`)."""
+    from numerics import mnist1d
+
+    t, dtype = cfg["task"], getattr(torch, cfg["model"].get("dtype", "float32"))
+    draw = {role: mnist1d.sample(n, streams.seed_for(role), dtype=dtype) for role, n in (
+        ("reference_sample", cfg["reference"]["n"]), ("T", t["n_test"]), ("probe", probe_n),
+        ("population", t["n_population"]))}
+    if cfg["model"].get("kind", "mlp") == "mlp":
+        draw = {k: (x.reshape(x.shape[0], -1), y) for k, (x, y) in draw.items()}
+    x0 = draw["T"][0]
+    return Workload("mnist1d", "cross_entropy", draw["reference_sample"], draw["T"], draw["probe"],
+                    draw["population"], mnist1d.N_CLASSES, tuple(x0.shape[1:]),
+                    notes=["mnist1d: i.i.d. draws of the mnist1d generator, each role its own stream; population "
+                           "quantities are estimates on the population sample (no exact conditionals)"])
+
+
 def make_workload(cfg: Mapping, streams: Streams, probe_n: int) -> Workload:
     """The samples of ``cfg["task"]`` (see the module docstring for the roles)."""
     kind = cfg["task"]["kind"]
@@ -197,14 +219,19 @@ def make_workload(cfg: Mapping, streams: Streams, probe_n: int) -> Workload:
         return _teacher(cfg, streams, probe_n)
     if kind == "chars":
         return _chars(cfg, streams, probe_n)
+    if kind == "mnist1d":
+        return _mnist1d(cfg, streams, probe_n)
     return _images(cfg, streams, probe_n)
 
 
-_COMPAT = {"mlp": {"vector"}, "cnn": {"image"}, "resnet": {"image"}, "gpt2": {"tokens"}, "hf": {"tokens"}}
+_COMPAT = {"mlp": {"vector"}, "cnn": {"image"}, "resnet": {"image"}, "gpt2": {"tokens"}, "hf": {"tokens"},
+           "cnn1d": {"signal"}}
 
 
 def _input_kind(w: Workload) -> str:
-    return "tokens" if w.kind == "chars" else ("image" if len(w.input_shape) == 3 else "vector")
+    if w.kind == "chars":
+        return "tokens"
+    return {3: "image", 2: "signal"}.get(len(w.input_shape), "vector")
 
 
 def build_network(cfg: Mapping, w: Workload, seed: int, depth: int | None = None):
@@ -220,7 +247,7 @@ def build_network(cfg: Mapping, w: Workload, seed: int, depth: int | None = None
     kind, depth = m.get("kind", "mlp"), m["depth"] if depth is None else depth
     if _input_kind(w) not in _COMPAT[kind]:
         raise InputError("model.kind", f"a model for {_input_kind(w)} inputs ({w.kind})", kind)
-    dtype = getattr(torch, m.get("dtype", "float32" if kind in ("gpt2", "hf") else "float64"))
+    dtype = getattr(torch, m.get("dtype", "float32" if kind in ("gpt2", "hf", "cnn1d") else "float64"))
     if kind == "mlp":
         if m["norm"] not in ("rms", "layer"):
             raise InputError("model.norm", "'rms' or 'layer' for model.kind = 'mlp'", m["norm"])
@@ -233,6 +260,12 @@ def build_network(cfg: Mapping, w: Workload, seed: int, depth: int | None = None
     if kind == "resnet":
         return GroupNormResNet(w.input_shape[0], m["width"], depth, w.n_out, groups=m["groups"], seed=seed,
                                dtype=dtype)
+    if kind == "cnn1d":
+        from numerics.zoo_cnn1d import ResCNN1d
+
+        norm = {"rms": "rms", "layer": "layer"}.get(m["norm"], "group")
+        return ResCNN1d(w.input_shape[0], m["width"], depth, w.n_out, norm=norm, groups=m["groups"], seed=seed,
+                        dtype=dtype)
     if kind == "gpt2":
         return CharGPT(w.n_out, m["width"], depth, heads=m["heads"], seq_len=w.input_shape[0], seed=seed, dtype=dtype)
     from numerics.interop.hf import HFCausalLM

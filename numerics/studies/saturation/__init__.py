@@ -82,20 +82,29 @@ def block_for(net, site: str, state_shape, sat: Mapping, streams: Streams, tag):
     fams = list(dict.fromkeys(["linear", "affine", *sat["families"]]))
     dtype = next(net.parameters()).dtype
     layout = None
-    if len(state_shape) == 2:   # (C, L) of a conv net or (T, d) tokens: read from the module, never guessed
-        from numerics.layouts import infer_layout
-        from numerics.sites import module_at
-
-        try:
-            layout = infer_layout(module_at(net, site), state_shape, site)
-        except ValueError as exc:
-            if any(isinstance(m, torch.nn.Embedding) for m in net.modules()):
-                layout = "NLD"      # a token model (chars, Hugging Face): its (T, d) states are token streams
-            else:
-                raise InputError("saturation.sites", "sites whose state layout can be told from the module",
-                                 str(exc)) from None
+    if len(state_shape) == 2:   # (C, L) of a conv net or (T, d) tokens: read from the model, never guessed
+        layout = _layout_of(net, site, state_shape)
     return ProtocolBlock(state_shape, fams, sat["width"], seed_of(streams, "insertion", site, tag), dtype,
                          layout=layout)
+
+
+def _layout_of(net, site: str, state_shape) -> str:
+    """The layout of a ``(C, L)`` / ``(T, d)`` state (THEORY §10): read from the module at the site,
+    else from the whole network (its convolutions' channels, its linear layers' features), else a
+    token model's (an ``nn.Embedding``: token streams); never guessed."""
+    from numerics.layouts import infer_layout
+    from numerics.sites import module_at
+
+    try:
+        return infer_layout(module_at(net, site), state_shape, site)
+    except ValueError:
+        pass
+    try:
+        return infer_layout(net, state_shape, site)
+    except ValueError as exc:
+        if any(isinstance(m, torch.nn.Embedding) for m in net.modules()):
+            return "NLD"
+        raise InputError("saturation.sites", "sites whose state layout can be told from the model", str(exc)) from None
 
 
 def site_blocks(net, x_example, sat: Mapping, streams: Streams, tag=0) -> dict:
@@ -132,7 +141,8 @@ def _site_record(net, site, block, acc, w, sat, level_site, curvature: bool = Tr
 
     x, y = w.population   # curvature sample: independent of the probe that fixed the direction
     nb = min(sat["beta_n"], x.shape[0])
-    rec = {"site": site, "d": block.d, "r": block.r, "n": acc.n}
+    rec = {"site": site, "d": block.d, "layout": block.layout or {1: "ND", 2: "NLD", 3: "NCHW"}[len(block.state_shape)],
+           "r": block.r, "n": acc.n}
     P = projection_scores(acc.G, acc.Sigma, block.slices)
     rec.update({f"P_{f}": P.get(f) for f in ("linear", "affine", "readout", "block")}, P_all=P["all"])
     rec.update(G_sq=acc.u_statistic, G_sq_plugin=float(acc.G.pow(2).sum()), AG_max=acc.ag_max)

@@ -173,3 +173,17 @@ def test_the_study_reads_a_conv_state_as_channels_never_as_tokens():
     assert block.layout == "NCL" and block.d == 8          # tokens would give d = 40
     out = block(torch.randn(5, 8, 40))
     assert out.shape == (5, 8, 40)
+
+
+def test_mnist1d_workload_with_a_1d_conv_net_through_the_study():
+    """task.kind = "mnist1d", model.kind = "cnn1d": every site read channels-first (d = C), layout recorded."""
+    from numerics.studies import saturation
+
+    cfg = {"task": {"kind": "mnist1d", "n_test": 200, "n_population": 300},
+           "model": {"kind": "cnn1d", "width": 8, "depth": 1, "norm": "group", "groups": 2},
+           "reference": {"n": 300, "steps": 10, "batch_size": 64, "anneal_steps": 0, "lr": 0.003},
+           "saturation": {"probe_n": 128, "families": ["linear", "block"], "width": 4, "batch_size": 64,
+                          "n_chunks": 2, "beta_n": 64}}
+    res = saturation.run(cfg)
+    assert [(s["site"], s["d"], s["layout"]) for s in res["sites"]] == [("stem_out", 8, "NCL"), ("blocks.0", 8, "NCL")]
+    assert any("mnist1d" in n for n in res["notes"])

@@ -11,6 +11,7 @@ import sympy as sp
 import z3
 
 from proofs_check import _rigorous
+from proofs_check._linear import MAX_TERMS, expanded_size
 from proofs_check._numbers import TooLarge, fraction
 from proofs_check._translate import Untranslatable
 
@@ -27,6 +28,8 @@ def _compile_linear(rel):
     if not diff.free_symbols:
         return ([], (int(diff.p), int(diff.q)), op) if diff.is_Rational else None
     if not diff.is_polynomial() or diff.has(sp.exp, sp.log, sp.Abs):
+        return None
+    if expanded_size(diff) > MAX_TERMS:   # no expansion beyond the limit (a product of sums is not linear anyway)
         return None
     try:
         poly = sp.Poly(diff, *sorted(diff.free_symbols, key=lambda x: x.name))

@@ -23,6 +23,7 @@ class Limits:
     max_number_bits: int = 4096            # bits of the numerator / denominator of any exact constant
     max_number_chars: int = 40             # characters of one numeric literal
     max_exp_argument: int = 2000           # |argument| of exp of a constant
+    max_expanded_terms: int = 5000         # monomials of any expansion the checkers build (bounded before expanding)
     max_seconds: float = 300.0             # wall-clock budget for all queries of one chain (then UNKNOWN)
 
 
@@ -37,5 +38,8 @@ def describe_limits(limits: Limits = LIMITS) -> str:
             f"{limits.max_symbols} distinct names; at most {limits.max_transcendental_terms} distinct "
             f"exp/log/constant terms; numeric exponents within +-{limits.max_exponent}; exact constants of at "
             f"most {limits.max_number_bits} bits; exp of a constant only for arguments within "
-            f"+-{limits.max_exp_argument}; digits and spaces ASCII only. All queries of one chain share a "
+            f"+-{limits.max_exp_argument}; digits and spaces ASCII only. No expansion into more than "
+            f"{limits.max_expanded_terms} monomials is ever built (its size is bounded before expanding; a larger one "
+            f"leaves that check to z3, which works on the unexpanded terms), so memory stays within a few hundred MB. "
+            f"All queries of one chain share a "
             f"budget of {limits.max_seconds:g} s (checks left over are reported UNKNOWN).")

@@ -14,8 +14,10 @@ import dataclasses
 
 import sympy as sp
 
+from proofs_check._limits import LIMITS
+
 Relational = sp.core.relational.Relational
-MAX_TERMS = 5000  # bound on the expanded size, so ((a+b)*(c+d))^k cannot exhaust memory
+MAX_TERMS = LIMITS.max_expanded_terms  # bound on the expanded size, so ((a+b)*(c+d))^k cannot exhaust memory
 
 
 class TooLarge(ValueError):

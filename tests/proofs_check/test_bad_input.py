@@ -166,3 +166,24 @@ def test_garbage_files_never_crash(tmp_path, capsys, blob):
     assert code in (0, 1, 2)
     if code == 2:
         assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_product_of_many_sums_is_never_expanded():
+    """A premise whose expansion has 8^100 monomials (issue 20): no checker expands it, the chain is
+    answered (z3 on the unexpanded terms), and the limit is stated in the help text."""
+    import sympy as sp
+
+    from proofs_check import describe_limits
+    from proofs_check._exact_points import _compile_linear
+    from proofs_check._linear import MAX_TERMS, expanded_size
+    from proofs_check.chain import check_chain, parse_chain
+
+    syms = sp.symbols("a b c d e f g h", positive=True)
+    big = sp.Mul(*[sum(syms) + k for k in range(100)], evaluate=True)
+    assert expanded_size(big) > 10**80 > MAX_TERMS
+    assert _compile_linear(sp.Le(big, 1)) is None            # returned at once: Poly would expand 9^100 terms
+    text = "*".join(["(a+b+c+d+e+f+g+h)"] * 100)
+    result = check_chain(parse_chain({"name": "big", "assume": ["a > 0"], "premises": [f"{text} <= 1"],
+                                      "conclusion": "a <= 2"}))
+    assert result.entailed is False
+    assert str(MAX_TERMS) in describe_limits()

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 from plumbing.validation import Interval
 
 __all__ = ["DATA_TASK_DIMS", "SECTION_READERS", "MODEL_SCHEMA", "REFERENCE_SCHEMA", "TASK_SCHEMA", "build_model", "make_task",
-           "own_part", "reference_seeds", "train_phases", "train_reference"]
+           "check_one_world", "own_part", "reference_seeds", "train_phases", "train_reference"]
 
 _nonneg = Interval(0)
 _pos = Interval(0, closed_low=False)
@@ -58,6 +58,40 @@ def own_part(config: Mapping, schema: Mapping[str, Mapping[str, Any]]) -> tuple[
     from plumbing.validation import split_sections
 
     return split_sections(config, schema, SECTION_READERS)
+
+
+#: The value a command uses for a world key its defaults do not hold.
+_IMPLICIT = {"task.branch_scale": 1.0, "task.n_classes": 2, "task.logit_scale": 1.0, "reference.anneal_steps": 0,
+             "model.kind": "mlp", "model.dtype": "float64"}
+_WORLD = {"task": TASK_SCHEMA, "model": MODEL_SCHEMA, "reference": REFERENCE_SCHEMA}
+
+
+def _effective(defaults: Mapping, key: str):
+    section, _, name = key.rpartition(".")
+    table = defaults.get(section, {}) if section else defaults
+    return table.get(name, _IMPLICIT.get(key))
+
+
+def check_one_world(config: Mapping, own: tuple[str, Mapping], other: tuple[str, Mapping]) -> None:
+    """One file, one world: a file that another command reads too must set every key that builds the
+    world (the seeds, ``[task]``, ``[model]``, ``[reference]``) whose defaults differ between the two.
+
+    Args:
+        config: the user's config; own, other: ``(command, its defaults)``.
+
+    Raises:
+        InputError: the first such key left to the defaults (both defaults named).
+    """
+    from plumbing.validation import MISSING, InputError
+
+    keys = ["seed", "data_seed"] + [f"{sec}.{k}" for sec, table in _WORLD.items() for k in table]
+    for key in keys:
+        section, _, name = key.rpartition(".")
+        given = name in (config.get(section, {}) if section else config)
+        a, b = _effective(own[1], key), _effective(other[1], key)
+        if not given and a != b:
+            raise InputError(key, f"given explicitly in a file that `{other[0]}` reads too (the defaults differ: "
+                             f"{own[0]} {a!r}, {other[0]} {b!r}; one file builds one world)", MISSING)
 
 
 def make_task(t: Mapping, seed: int):

@@ -83,3 +83,22 @@ def test_run_and_saturation_build_the_same_reference_and_report_the_same_test_lo
     L_run = run_study.run_experiment(SHARED)["L_test_old"]
     L_sat = saturation.run(SHARED)["reference"]["L_test"]
     assert L_sat == pytest.approx(L_run, rel=1e-9)
+
+
+def test_a_file_for_two_commands_must_set_every_world_key_whose_defaults_differ():
+    """Left to the defaults, run and saturation would build different teachers: refused, both defaults named."""
+    with pytest.raises(InputError, match=r"seed .*given explicitly in a file that `saturation` reads too"):
+        run_study.validate_config({"saturation": {"probe_n": 64}})
+    with pytest.raises(InputError, match=r"task\.d_in is missing, .*defaults differ: saturation 4, run 3"):
+        saturation.validate_config({"seed": 1, "data_seed": 2, "sizes": {"M": 100}})
+    run_study.validate_config(SHARED)            # every world key given: accepted
+    saturation.validate_config(SHARED)
+
+
+def test_grow_takes_the_scan_level_from_either_table_and_refuses_two():
+    from numerics.studies.growth._loop import validate_grow_config
+
+    assert validate_grow_config({"saturation": {"level": 0.01}})["saturation"]["level"] == 0.01
+    assert validate_grow_config({"growth": {"level": 0.02}})["saturation"]["level"] == 0.02
+    with pytest.raises(InputError, match=r"growth\.level"):
+        validate_grow_config({"saturation": {"level": 0.01}, "growth": {"level": 0.05}})

@@ -75,9 +75,23 @@ def test_sweep_results_csv_unchanged(fresh):
     assert _differences(_csv_rows(DATA / "sweep_results.csv"), _csv_rows(fresh / "sweep_results.csv")) == []
 
 
+def _without_the_stated_erm_substitution(report: dict) -> dict:
+    """``report`` without the two texts issue 17 (item 6) added on purpose: the note that the direct
+    variants use ``delta_erm`` for ``delta_erm_S`` when it is absent (the examples do not give it),
+    and the same sentence in the degenerate regime's summary. Every number stays compared."""
+    from bounds._variant_inputs import ERM_SUBSTITUTION_NOTE
+
+    out = json.loads(json.dumps(report))
+    out["variants"]["notes"] = [n for n in out["variants"]["notes"] if n != ERM_SUBSTITUTION_NOTE]
+    added = " The direct route (and delta_R_equal_bounds) uses Delta_ERM relative to f~_pop for the one relative"
+    summary = out["degenerate_regime"]["summary"]
+    out["degenerate_regime"]["summary"] = summary.split(added)[0]
+    return out
+
+
 @pytest.mark.parametrize("name", BOUNDS_EXAMPLES)
 def test_bounds_json_unchanged(fresh, name):
     stem = Path(name).stem
     old = json.loads((DATA / f"bounds_{stem}.json").read_text())
     new = json.loads((fresh / f"bounds_{stem}.json").read_text())
-    assert _differences(old, new) == []
+    assert _differences(old, _without_the_stated_erm_substitution(new)) == []

@@ -32,13 +32,13 @@ from typing import Any, Mapping
 import torch
 
 from plumbing.io import atomic_write, atomic_write_json, dumps
-from plumbing.validation import Interval
+from plumbing.validation import InputError, Interval
 from plumbing.config import merge_config
 from plumbing.validation import check_schema
 from numerics.seeding import Streams
 from numerics.studies.saturation import CONFIG_SCHEMA as SATURATION_CONFIG_SCHEMA
 from numerics.studies.saturation import DEFAULT_CONFIG as SATURATION_DEFAULT
-from numerics.studies.saturation import block_for, reference_network, scan_with_state
+from numerics.studies.saturation import block_for, check_run_world, reference_network, scan_with_state
 from numerics.builders import own_part, reference_seeds
 from numerics.workloads import as_model_dtype, build_network, make_workload, risk, seed_of, train_network
 
@@ -60,10 +60,16 @@ def validate_grow_config(config: Mapping) -> dict:
     Raises:
         InputError: unknown key or value out of range.
     """
-    config, _ = own_part(config, GROW_SCHEMA)
+    check_run_world(config, "grow", DEFAULT_GROW_CONFIG)
+    config, notes = own_part(config, GROW_SCHEMA)
     check_schema(config, GROW_SCHEMA)
+    levels = config.get("saturation", {}).get("level"), config.get("growth", {}).get("level")
+    if None not in levels and levels[0] != levels[1]:
+        raise InputError("growth.level", f"equal to saturation.level = {levels[0]!r} when both are given (the scan's "
+                         "level; one file, one level)", levels[1])
     cfg = merge_config(DEFAULT_GROW_CONFIG, config)
-    cfg["saturation"]["level"] = cfg["growth"]["level"]
+    cfg["saturation"]["level"] = levels[1] if levels[1] is not None else (levels[0] or cfg["growth"]["level"])
+    cfg["growth"]["level"] = cfg["saturation"]["level"]
     return cfg
 
 

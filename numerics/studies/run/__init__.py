@@ -45,7 +45,7 @@ from plumbing.validation import InputError, Interval
 from bounds._variant_inputs import ROUTE_NAMES
 from plumbing.config import merge_config as _merge_config
 from plumbing.validation import check_schema
-from numerics.builders import MODEL_SCHEMA, REFERENCE_SCHEMA, TASK_SCHEMA, own_part
+from numerics.builders import MODEL_SCHEMA, REFERENCE_SCHEMA, TASK_SCHEMA, check_one_world, own_part
 from numerics.studies.run._checks import check_memory
 from numerics.studies.run._family import FAMILIES, INSERTION_OPTIONS, complete_config, on_states
 from numerics.studies.run._draw import (DELTA_R_LEVEL, Certificate, Evaluation, SampleGroup, Selection, certify_draw,
@@ -115,6 +115,10 @@ def validate_config(config: Mapping) -> dict:
         InputError: unknown section/key, or a value outside its range (names the dotted
             key, the allowed values and the value).
     """
+    if any(k in config for k in ("saturation", "growth")):   # a file `saturation`/`grow` read too: one world
+        from numerics.workloads import DEFAULT_WORKLOAD
+
+        check_one_world(config, ("run", DEFAULT_DEMO_CONFIG), ("saturation", DEFAULT_WORKLOAD))
     config, _ = own_part(config, CONFIG_SCHEMA)   # sections other commands read: set aside (noted in the result)
     check_schema(config, CONFIG_SCHEMA)
     cfg = complete_config(config, _merge_config(DEFAULT_DEMO_CONFIG, config))   # dimensions fixed by data tasks

@@ -46,7 +46,7 @@ from numerics.workloads import (DEFAULT_WORKLOAD, WORKLOAD_SCHEMA, ListOf, as_mo
                                 make_workload, risk, seed_of, train_network)
 
 __all__ = ["CONFIG_SCHEMA", "DEFAULT_CONFIG", "SATURATION_SCHEMA", "format_table", "load", "plot",
-           "Scan", "block_for", "reference_network", "run", "scan_model", "scan_with_state", "site_blocks",
+           "Scan", "block_for", "check_run_world", "reference_network", "run", "scan_model", "scan_with_state", "site_blocks",
            "validate_config", "write"]
 
 SATURATION_SCHEMA: Mapping[str, Any] = {
@@ -64,6 +64,19 @@ DEFAULT_CONFIG: dict = merge_config(DEFAULT_WORKLOAD, {"saturation": {
     "batch_size": 512, "target_gain": 1e-3, "beta_n": 1024, "beta_grid": 5, "n_chunks": 16}})
 
 
+_RUN_SECTIONS = ("level", "insertion", "block_training", "sizes", "variants", "localised")
+
+
+def check_run_world(config: Mapping, command: str, defaults: Mapping) -> None:
+    """A file that ``run`` reads too (it has one of run's sections) builds run's world: every world key
+    whose defaults differ must be given (:func:`numerics.builders.check_one_world`)."""
+    if any(k in config for k in _RUN_SECTIONS):
+        from numerics.builders import check_one_world
+        from numerics.studies.run import DEFAULT_DEMO_CONFIG
+
+        check_one_world(config, (command, defaults), ("run", DEFAULT_DEMO_CONFIG))
+
+
 def validate_config(config: Mapping) -> dict:
     """Check ``config`` against :data:`CONFIG_SCHEMA` and merge it over :data:`DEFAULT_CONFIG`
     (sections only other commands read, e.g. ``[growth]`` or ``[insertion]``, are set aside).
@@ -71,6 +84,7 @@ def validate_config(config: Mapping) -> dict:
     Raises:
         InputError: unknown key or value out of range (names the dotted key).
     """
+    check_run_world(config, "saturation", DEFAULT_WORKLOAD)
     config, _ = own_part(config, CONFIG_SCHEMA)   # one file may serve `grow`, `run`, ... too
     check_schema(config, CONFIG_SCHEMA)
     return merge_config(DEFAULT_CONFIG, config)

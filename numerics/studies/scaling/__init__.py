@@ -22,6 +22,8 @@ Paper A's results are qualitative (THEORY §7): nothing here predicts specific r
 """
 from __future__ import annotations
 
+from plumbing.deprecation import moved
+
 import dataclasses
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -303,3 +305,7 @@ def data_scaling(records: Sequence[Mapping], *, data_key: str = "reference.n", r
             fit = {"E": bf.fit.E, "A": bf.fit.A, "alpha": bf.fit.alpha, "alpha_interval": list(bf.alpha_interval)}
         out[float(g)] = {"sizes": N[sel].tolist(), "risk": R[sel].tolist(), "fit": fit}
     return out
+
+
+#: ``plot_kind`` moved to :mod:`numerics.studies.figures` (figures over stored results): a deprecated alias.
+__getattr__ = moved("numerics.studies.scaling", {"plot_kind": "numerics.studies.figures"})

@@ -21,7 +21,7 @@ from plumbing.io import atomic_write_text, dumps
 from plumbing.validation import InputError
 
 __all__ = ["FORMAT", "INTEGRITY", "ItemStore", "MixedRecordsError", "StoredFileError", "config_hash",
-           "load_json", "load_result", "record_hash"]
+           "load_json", "load_result", "record_hash", "stamp"]
 
 #: Version of the stored-record format (part of every hash: a new format recomputes).
 FORMAT = 1
@@ -72,7 +72,8 @@ def _version() -> str:
     return __import__("depthcert").__version__   # the package above plumbing, read at call time only
 
 
-def _stamp(record: Mapping, digest: str, kind: str | None) -> dict:
+def stamp(record: Mapping, digest: str, kind: str | None) -> dict:
+    """``record`` with its ``integrity`` entry: ``digest`` (a :func:`config_hash`), ``kind``, format, version."""
     return {**record, INTEGRITY: {"config_hash": digest, "kind": kind, "format": FORMAT, "depthcert": _version()}}
 
 
@@ -180,7 +181,7 @@ class ItemStore:
     def put(self, key: str, record: Any) -> Path:
         want = self.expected(key)
         if want is not None and isinstance(record, Mapping):
-            record = _stamp(record, want, self.kind)
+            record = stamp(record, want, self.kind)
         return atomic_write_text(self.path(key), dumps(record, indent=2) + "\n")
 
     def keys(self) -> list[str]:

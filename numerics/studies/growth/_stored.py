@@ -14,7 +14,8 @@ from typing import Any, Callable, Mapping
 
 import torch
 
-from plumbing.store import INTEGRITY, FORMAT, StoredFileError, config_hash, load_json, record_hash
+from plumbing.store import StoredFileError, config_hash, load_json, record_hash
+from plumbing.store import stamp as stamp_record
 
 __all__ = ["grow_hash", "read_stored", "stamp"]
 
@@ -28,10 +29,7 @@ def grow_hash(cfg: Mapping) -> str:
 
 def stamp(traj: dict, cfg: Mapping) -> dict:
     """``traj`` with its ``integrity`` entry (hash, format, version)."""
-    from plumbing.io import versions
-
-    return {**traj, INTEGRITY: {"config_hash": grow_hash(cfg), "kind": _KIND, "format": FORMAT,
-                                "depthcert": versions()["depthcert"]}}
+    return stamp_record(traj, grow_hash(cfg), _KIND)
 
 
 def _note(text: str) -> None:

@@ -90,6 +90,8 @@ def load_json(path: str | Path) -> Any:
         return json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise StoredFileError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except RecursionError:
+        raise StoredFileError(path, "JSON nested deeper than any stored result") from None
     except json.JSONDecodeError as exc:
         what = "empty" if not raw.strip() else "truncated or not JSON" if exc.pos >= len(raw.rstrip()) - 1 \
             else "not JSON"

@@ -11,7 +11,7 @@ import dataclasses
 import math
 from typing import Any, Mapping, Sequence
 
-__all__ = ["LEVEL", "MISSING", "InputError", "Interval", "check_schema", "check_value", "check_values", "split_sections"]
+__all__ = ["INT_MAX", "LEVEL", "MISSING", "InputError", "Interval", "check_schema", "check_value", "check_values", "split_sections"]
 
 
 class _Missing:
@@ -77,12 +77,39 @@ class Interval:
         return f"{kind} in {lo}, {hi}"
 
     def check(self, key: str, value: object) -> float:
-        """Return ``value`` as float, or raise :class:`InputError` naming ``key``."""
+        """Return ``value`` as float, or raise :class:`InputError` naming ``key``.
+
+        An integer beyond what the computation can represent is refused here, before any
+        work: beyond the float range for a real interval, beyond :data:`INT_MAX` (a 64-bit
+        integer, what torch and numpy index with) for an integer one.
+        """
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise InputError(key, self.describe(), value)
-        if not self.contains(float(value)):
+        if self.integer and isinstance(value, int) and abs(value) > INT_MAX:
+            raise InputError(key, f"{self.describe()}, at most {INT_MAX} (a 64-bit integer)", _short(value))
+        try:
+            number = float(value)
+        except OverflowError:
+            raise InputError(key, f"{self.describe()}, within the float range (|x| < 1.8e308)", _short(value)) from None
+        if not self.contains(number):
             raise InputError(key, self.describe(), value)
-        return float(value)
+        return number
+
+
+#: The largest integer a config value may hold: 2^63 - 1 (int64; torch sizes, numpy indices).
+INT_MAX = 2**63 - 1
+
+
+class _Short(int):
+    """An integer too long to print whole: shown as its digit count (``repr`` of 10**400 is 401 digits)."""
+
+    def __repr__(self) -> str:
+        text = str(abs(int(self)))
+        return f"{'-' if self < 0 else ''}{text[:6]}...({len(text)} digits)" if len(text) > 24 else text
+
+
+def _short(value: int) -> int:
+    return _Short(value)
 
 
 def check_values(key: str, interval: Interval, value: object) -> None:

@@ -31,7 +31,16 @@ class InputError(ValueError):
         if value is MISSING:
             super().__init__(f"{key} is missing, must be {allowed}.")
         else:
-            super().__init__(f"{key} == {value!r}, must be {allowed}.")
+            super().__init__(f"{key} == {_shown(value)}, must be {allowed}.")
+
+
+def _shown(value: object, limit: int = 300) -> str:
+    """``repr(value)`` for a one-line message: cut at ``limit`` characters, a nesting too deep to print named."""
+    try:
+        text = repr(value)
+    except RecursionError:
+        return "<a value nested too deeply to print>"
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -216,8 +225,8 @@ def split_sections(config: Mapping, schema: Mapping[str, Mapping[str, Any]],
         return True
 
     for key, value in config.items():
-        if not isinstance(value, Mapping):
-            if not foreign(key, key in top, f"top-level key {key!r}"):
+        if not isinstance(value, Mapping):    # one of this command's [tables] given as a scalar stays: refused later
+            if not foreign(key, key in top or (key in schema and key != ""), f"top-level key {key!r}"):
                 own[key] = value
         elif not foreign(key, key in schema and key != "", f"[{key}]"):
             table = schema.get(key, {})

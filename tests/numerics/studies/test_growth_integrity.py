@@ -66,7 +66,7 @@ def test_validity_recomputes_a_truncated_draw_and_names_it(tmp_path, capsys):
     light = {"sizes": {"M": 500, "K": 500, "population": 500}, "reference": {"n": 200, "steps": 2},
              "block_training": {"steps": 2, "batch_size": 64}}
     (tmp_path / "v.toml").write_text(_toml(light))
-    argv = ["validity", "--config", str(tmp_path / "v.toml"), "--draws", "3", "--out", str(tmp_path / "o")]
+    argv = ["validity", "--config", str(tmp_path / "v.toml"), "--draws", "2", "--out", str(tmp_path / "o")]
     assert main(argv) == 0
     draw = tmp_path / "o" / "draws" / "draw_000001.json"
     before = json.loads(draw.read_text())

@@ -149,16 +149,8 @@ def sweep(spec: SweepSpec, out_dir: str | Path, *, backend: str = "local", worke
     check_writable_dir(out_dir)   # an unwritable --out is bad input, before anything runs
     if backend == "local":        # every cell must fit beside the others on this machine (Ray: the worker's)
         _check_local_memory(spec, workers)
-    hashes = cell_hashes(spec)
-    t0, out, store = time.perf_counter(), Path(out_dir), _store(out_dir, hashes)
-    pending = set(store.pending([c.key for c in spec.cells], note))
-    todo = [c for c in spec.cells if c.key in pending or not _is_current(store.get(c.key), c)]
-    if todo and (out / "results.csv").is_file():   # it would describe old cells until rewritten
-        (out / "results.csv").unlink()
-    described = spec.to_dict()
-    for entry in described["cells"]:
-        entry["config_hash"] = hashes[entry["key"]]
-    atomic_write_text(out / "sweep.json", dumps({**described, "runner": runner, "format": FORMAT}, indent=2) + "\n")
+    t0, out, store = time.perf_counter(), Path(out_dir), _store(out_dir, cell_hashes(spec))
+    todo = _prepare(spec, out, store, runner, note)
     bar = _progress(len(spec.cells), len(spec.cells) - len(todo), progress)
     failed = []
 
@@ -177,6 +169,23 @@ def sweep(spec: SweepSpec, out_dir: str | Path, *, backend: str = "local", worke
     n_failed = sum(1 for _, r in _records(spec, store) if r.get("sweep", {}).get("status") == "failed")
     return SweepOutcome(str(out), len(spec.cells), len(todo), len(spec.cells) - len(todo), n_failed,
                         workers, threads, backend, time.perf_counter() - t0, str(table))
+
+
+def _prepare(spec: SweepSpec, out: Path, store: ItemStore, runner: str, note) -> list[Cell]:
+    """The cells to (re)compute (missing, stale, corrupt: ``note`` says which); ``sweep.json`` with their hashes.
+
+    A ``results.csv`` of old cells is removed until the sweep rewrites it, so that an
+    interrupted re-run never leaves a table describing another config.
+    """
+    pending = set(store.pending([c.key for c in spec.cells], note))
+    todo = [c for c in spec.cells if c.key in pending or not _is_current(store.get(c.key), c)]
+    if todo and (out / "results.csv").is_file():
+        (out / "results.csv").unlink()
+    described = spec.to_dict()
+    for entry in described["cells"]:
+        entry["config_hash"] = store.expected(entry["key"])
+    atomic_write_text(out / "sweep.json", dumps({**described, "runner": runner, "format": FORMAT}, indent=2) + "\n")
+    return todo
 
 
 def _records(spec: SweepSpec, store: ItemStore) -> list[tuple[str, dict]]:

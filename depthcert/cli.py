@@ -54,7 +54,10 @@ exit status (every command):
      that failed more often than stated (validity), an experiment that could not be
      carried out (run, demo)
   2  bad input: one line on stderr naming the option or config key, the allowed
-     values and the value given"""
+     values and the value given; also a results folder another depthcert process
+     is writing, or stored results that are corrupt or made by another config
+  130, 143  interrupted (Ctrl-C, SIGTERM): one line says how much is stored; the
+     same command again continues from there"""
 
 
 class _Parser(argparse.ArgumentParser):

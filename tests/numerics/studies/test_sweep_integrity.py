@@ -106,3 +106,18 @@ def test_a_cell_without_a_hash_is_not_combined_with_hashed_ones(tmp_path):
     with pytest.raises(MixedRecordsError, match=spec.cells[2].key):
         load_cells(tmp_path)
     assert sweep(spec, tmp_path, runner=FAKE, progress=False, note=None).computed == 1
+
+
+def test_a_section_only_another_command_reads_changes_no_hash():
+    """[saturation] and [growth] are read by saturation/grow, not by run: editing them keeps every cell current;
+    editing what run reads changes the hash."""
+    from numerics.studies.growth import validate_grow_config
+    from numerics.studies.growth._stored import grow_hash
+
+    a = make_spec(merge_config(TINY, {"saturation": {"probe_n": 64}, "growth": {"max_depth": 2}}), {"seed": [0]})
+    b = make_spec(merge_config(TINY, {"saturation": {"probe_n": 128}}), {"seed": [0]})
+    c = make_spec(merge_config(TINY, {"sizes": {"K": 1001}}), {"seed": [0]})
+    assert cell_hashes(a) == cell_hashes(b) != cell_hashes(c)
+    g = {"growth": {"max_depth": 2}}
+    assert grow_hash(validate_grow_config({**g, "sizes": {"M": 10}})) == grow_hash(validate_grow_config(g))
+    assert grow_hash(validate_grow_config(g)) != grow_hash(validate_grow_config({"growth": {"max_depth": 3}}))

@@ -61,9 +61,14 @@ def guarded(command: str, out: str | None):
             from plumbing.io import check_writable_dir
             from plumbing.lock import FolderLock
 
+            existed = Path(out).exists()
             check_writable_dir(out)     # an unusable --out is bad input (named) before the lock
-            with FolderLock(out, command):
-                yield
+            try:
+                with FolderLock(out, command):
+                    yield
+            finally:                    # a command refused before writing leaves no empty folder behind
+                if not existed and Path(out).is_dir() and not any(Path(out).iterdir()):
+                    Path(out).rmdir()
         else:
             yield
     finally:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import contextlib
 import json
 import signal
+import sys
 from pathlib import Path
 
-__all__ = ["WRITERS", "Interrupted", "guarded", "interrupted_line"]
+__all__ = ["WRITERS", "Interrupted", "close_progress_bars", "guarded", "interrupted_line"]
 
 #: Commands that write ``--out`` and what they store there, item by item.
 WRITERS = {"sweep": "cells", "validity": "draws", "grow": "steps", "reproduce": "cells"}
@@ -46,6 +47,16 @@ def interrupted_line(command: str, out: str | None) -> str:
     if command not in WRITERS or out is None:
         return "interrupted"
     return f"interrupted; {_count(command, Path(out))} {WRITERS[command]} stored; re-run to continue"
+
+
+def close_progress_bars() -> None:
+    """Close the tqdm bars an interrupted command left open (so its one line is not drawn over)."""
+    std = sys.modules.get("tqdm.std")
+    for bar in list(getattr(getattr(std, "tqdm", None), "_instances", None) or []):
+        try:
+            bar.close()
+        except Exception:   # noqa: BLE001 -- a bar that cannot close must not hide the interruption
+            pass
 
 
 def _raise(signum, frame):

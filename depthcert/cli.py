@@ -87,7 +87,7 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(argv).parse_args(argv)
-    from depthcert._guard import guarded, interrupted_line
+    from depthcert._guard import close_progress_bars, guarded, interrupted_line
 
     try:
         with guarded(args.command, getattr(args, "out", None)):
@@ -96,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"depthcert {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:   # SIGINT, or SIGTERM (depthcert._guard): the stored work is intact
+        close_progress_bars()
         print(f"depthcert {args.command}: {interrupted_line(args.command, getattr(args, 'out', None))}",
               file=sys.stderr)
         return 128 + getattr(exc, "signum", 2)

@@ -93,8 +93,8 @@ def load_json(path: str | Path) -> Any:
     except RecursionError:
         raise StoredFileError(path, "JSON nested deeper than any stored result") from None
     except json.JSONDecodeError as exc:
-        what = "empty" if not raw.strip() else "truncated or not JSON" if exc.pos >= len(raw.rstrip()) - 1 \
-            else "not JSON"
+        cut = exc.pos >= len(raw.rstrip()) - 1 or exc.msg.startswith("Unterminated")
+        what = "empty" if not raw.strip() else "truncated (incomplete JSON)" if cut else "not JSON"
         raise StoredFileError(path, f"{what} ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
 
 

@@ -93,7 +93,7 @@ def load_json(path: str | Path) -> Any:
     except RecursionError:
         raise StoredFileError(path, "JSON nested deeper than any stored result") from None
     except json.JSONDecodeError as exc:
-        cut = exc.pos >= len(raw.rstrip()) - 1 or exc.msg.startswith("Unterminated")
+        cut = exc.msg.startswith("Unterminated") or (exc.msg.startswith("Expecting") and exc.pos >= len(raw.rstrip()))
         what = "empty" if not raw.strip() else "truncated (incomplete JSON)" if cut else "not JSON"
         raise StoredFileError(path, f"{what} ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
 

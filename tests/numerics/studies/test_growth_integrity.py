@@ -62,19 +62,21 @@ def test_a_growth_of_another_config_is_recomputed_not_resumed(grown, tmp_path, c
     assert json.loads((out / "trajectory.json").read_text())["config"]["growth"]["steps_per_growth"] == 120
 
 
-def test_validity_recomputes_a_truncated_draw_and_names_it(tmp_path, capsys):
+def test_validity_recomputes_a_truncated_draw_and_names_it(tmp_path, capsys, monkeypatch):
+    """One draw's file cut short: named on stderr and recomputed (the same numbers), the others reused."""
+    import numerics.studies.validity as V
+
+    monkeypatch.setattr(V, "plot_slack", lambda *a, **k: None)     # the figure is not what is tested (seconds)
     light = {"sizes": {"M": 500, "K": 500, "population": 500}, "reference": {"n": 200, "steps": 2},
-             "block_training": {"steps": 2, "batch_size": 64}}
-    (tmp_path / "v.toml").write_text(_toml(light))
-    argv = ["validity", "--config", str(tmp_path / "v.toml"), "--draws", "2", "--out", str(tmp_path / "o")]
-    assert main(argv) == 0
-    draw = tmp_path / "o" / "draws" / "draw_000001.json"
-    before = json.loads(draw.read_text())
+             "block_training": {"steps": 2, "batch_size": 64}, "validity": {"group": 1, "population": 1000}}
+    V.run_validity(light, 2, tmp_path, progress=False)
+    draw, other = tmp_path / "draws" / "draw_000001.json", tmp_path / "draws" / "draw_000000.json"
+    before, stamp = json.loads(draw.read_text()), other.stat().st_mtime_ns
     draw.write_text(draw.read_text()[:30])
     capsys.readouterr()
-    assert main(argv) == 0
+    V.run_validity(light, 2, tmp_path, progress=False)
     err = capsys.readouterr().err
-    assert str(draw) in err and "recomputing it" in err
+    assert str(draw) in err and "truncated" in err and "recomputing it" in err
     after = json.loads(draw.read_text())
     assert {k: v for k, v in after.items() if k != "seconds"} == {k: v for k, v in before.items() if k != "seconds"}
-
+    assert other.stat().st_mtime_ns == stamp                      # the intact draw is not recomputed

@@ -25,7 +25,7 @@ from plumbing.figures import pyplot, save_figure
 from plumbing.io import atomic_write_text, check_writable_dir, dumps
 from plumbing.validation import InputError
 from plumbing.config import get_dotted, merge_config, set_dotted
-from plumbing.store import FORMAT, ItemStore, StoredFileError, config_hash
+from plumbing.store import FORMAT, ItemStore, MixedRecordsError, StoredFileError, config_hash
 from numerics.studies.sweeps._exec import BACKENDS, available_cores, execute, resolve_parallelism
 from numerics.studies.sweeps._spec import PLOT_KINDS, Cell, SweepSpec, grid_points, point_key
 from numerics.studies.sweeps._spec import load_sweep as _load_sweep
@@ -223,11 +223,32 @@ def load_cells(out_dir: str | Path, *, ok_only: bool = True) -> list[dict]:
         MixedRecordsError: cells whose hash differs from ``sweep.json``'s (named).
     """
     path = Path(out_dir) / "sweep.json"
-    cells = load_spec(out_dir)["cells"] if path.is_file() else None
+    spec = load_spec(out_dir) if path.is_file() else None
+    cells = spec["cells"] if spec else None
     hashes = {c["key"]: c["config_hash"] for c in cells if "config_hash" in c} if cells else None
     store = _store(out_dir, hashes or None)
     recs = store.load(None if cells is None else [c["key"] for c in cells])
+    if spec and not hashes:
+        _check_legacy(out_dir, spec, store)
     return [r for r in recs if not ok_only or r.get("sweep", {}).get("status", "ok") == "ok"]
+
+
+def _check_legacy(out_dir, spec: Mapping, store: ItemStore) -> None:
+    """A ``sweep.json`` written before config hashes: each stored cell must hold the base's values and its params.
+
+    Raises:
+        MixedRecordsError: the cells whose stored config contradicts ``sweep.json`` (named).
+    """
+    from numerics.studies.sweeps._table import flatten_scalars
+
+    base, bad = flatten_scalars(spec.get("base") or {}), []
+    for cell in spec["cells"]:
+        record = store.get(cell["key"])
+        have = flatten_scalars(record.get("config") or {}) if isinstance(record, Mapping) else {}
+        if any(k in have and have[k] != v for k, v in {**base, **cell.get("params", {})}.items()):
+            bad.append(cell["key"])
+    if bad:
+        raise MixedRecordsError(Path(out_dir) / CELLS, bad, "hold a config other than sweep.json describes")
 
 
 def results_table(out_dir: str | Path):

@@ -121,3 +121,24 @@ def test_a_section_only_another_command_reads_changes_no_hash():
     g = {"growth": {"max_depth": 2}}
     assert grow_hash(validate_grow_config({**g, "sizes": {"M": 10}})) == grow_hash(validate_grow_config(g))
     assert grow_hash(validate_grow_config(g)) != grow_hash(validate_grow_config({"growth": {"max_depth": 3}}))
+
+
+def test_a_folder_written_before_hashes_is_still_read_and_checked(tmp_path):
+    """sweep.json and cells without hashes (an older depthcert): read, unless a cell contradicts sweep.json."""
+    def strip_hashes(folder):
+        spec = json.loads((folder / "sweep.json").read_text())
+        for c in spec["cells"]:
+            del c["config_hash"]
+        (folder / "sweep.json").write_text(json.dumps(spec))
+        for p in folder.glob("cells/*/result.json"):
+            rec = json.loads(p.read_text())
+            del rec["integrity"]
+            p.write_text(json.dumps(rec))
+
+    _mixed(tmp_path)
+    strip_hashes(tmp_path)
+    with pytest.raises(MixedRecordsError, match="hold a config other than sweep.json describes"):
+        load_cells(tmp_path)
+    sweep(_spec(NEW), tmp_path / "clean", runner=FAKE, progress=False)
+    strip_hashes(tmp_path / "clean")
+    assert len(load_cells(tmp_path / "clean")) == 4

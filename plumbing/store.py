@@ -177,7 +177,7 @@ class ItemStore:
             stale += [key] if state == "stale" else []
         if stale and note:
             note(f"{len(stale)} stored record(s) in {self.folder} were made by a different configuration "
-                 f"(e.g. {stale[0]}): recomputing them")
+                 f"or by a version without configuration hashes (e.g. {stale[0]}): recomputing them")
         return todo
 
     def put(self, key: str, record: Any) -> Path:

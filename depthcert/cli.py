@@ -7,7 +7,8 @@ command answers, its inputs, the files it writes, an example and the exit status
 :mod:`depthcert._help`).
 
 Exit codes: 0 success, 1 a negative answer (e.g. a chain that is not entailed), 2 bad
-input (one line naming the key, the allowed range and the value; never a traceback).
+input (one line naming the key, the allowed range and the value; never a traceback),
+130 / 143 interrupted by SIGINT / SIGTERM (one line: what is stored; :mod:`depthcert._guard`).
 """
 from __future__ import annotations
 
@@ -54,7 +55,10 @@ exit status (every command):
      that failed more often than stated (validity), an experiment that could not be
      carried out (run, demo)
   2  bad input: one line on stderr naming the option or config key, the allowed
-     values and the value given"""
+     values and the value given; also a results folder another depthcert process
+     is writing, or stored results that are corrupt or made by another config
+  130, 143  interrupted (Ctrl-C, SIGTERM): one line says how much is stored; the
+     same command again continues from there"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -84,11 +88,19 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(argv).parse_args(argv)
+    from depthcert._guard import close_progress_bars, guarded, interrupted_line
+
     try:
-        return int(importlib.import_module(COMMANDS[args.command]).run(args) or 0)
+        with guarded(args.command, getattr(args, "out", None)):
+            return int(importlib.import_module(COMMANDS[args.command]).run(args) or 0)
     except InputError as exc:
         print(f"depthcert {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:   # SIGINT, or SIGTERM (depthcert._guard): the stored work is intact
+        close_progress_bars()
+        print(f"depthcert {args.command}: {interrupted_line(args.command, getattr(args, 'out', None))}",
+              file=sys.stderr)
+        return 128 + getattr(exc, "signum", 2)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -63,11 +63,11 @@ says which key it needs. ``use`` names a variant, ``population_route`` or ``dire
 from __future__ import annotations
 
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any, Mapping
 
 from bounds.parameters import BLOCK_PARAMETERS, OPTIONAL, PARAMETERS
+from plumbing.config import loads_toml
 from plumbing.validation import InputError, Interval, LEVEL, MISSING
 from bounds.loss import block_output_bound, cross_entropy_constants, squared_loss_constants
 from bounds.routes import Setup
@@ -82,9 +82,10 @@ def read_toml(path: str | Path) -> dict[str, Any]:
     if not p.is_file():
         raise InputError("--config", "an existing TOML file", str(path))
     try:
-        return tomllib.loads(p.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
         raise InputError("--config", "valid TOML", f"{path}: {exc}") from None
+    return loads_toml(text, "--config", str(path))
 
 
 def _number(data: Mapping, key: str, interval: Interval, prefix: str = "") -> float:

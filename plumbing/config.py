@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Mapping
 
-__all__ = ["get_dotted", "merge_config", "set_dotted"]
+__all__ = ["MAX_NESTING", "get_dotted", "loads_toml", "merge_config", "nesting_depth", "set_dotted"]
 
 
 def merge_config(base: Mapping, override: Mapping) -> dict:
@@ -50,4 +50,61 @@ def set_dotted(data: dict, key: str, value: Any) -> dict:
     for part in parts[:-1]:
         node = node.setdefault(part, {})
     node[parts[-1]] = value
+    return data
+
+
+#: The deepest nesting of tables and arrays a config file may have (**Choice**: real configs
+#: nest at most 3 deep; this leaves room and keeps every recursive reader far from its limit).
+MAX_NESTING = 32
+
+
+def nesting_depth(data: Any) -> int:
+    """How deeply tables and arrays nest in ``data`` (a scalar: 0), without recursion.
+
+    Example:
+        >>> nesting_depth({"a": {"b": [1, [2]]}, "c": 1})
+        4
+    """
+    deepest, stack = 0, [(data, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, Mapping):
+            children = node.values()
+        elif isinstance(node, (list, tuple)):
+            children = node
+        else:
+            deepest = max(deepest, depth)
+            continue
+        deepest = max(deepest, depth + 1)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def loads_toml(text: str, key: str, where: str) -> dict:
+    """Parse TOML text (data only, never evaluated), refusing what the readers cannot hold.
+
+    Args:
+        text: the file's content.
+        key: the option or key that named the file (``--config``, ``base``), named in errors.
+        where: the file, named in errors.
+
+    Raises:
+        InputError: invalid TOML, or nesting deeper than :data:`MAX_NESTING` (found while
+            parsing: the parser's recursion limit, or after it: dotted keys nest without it).
+    """
+    import tomllib
+
+    from plumbing.validation import InputError
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(key, "valid TOML", f"{where}: {exc}") from None
+    except RecursionError:
+        raise InputError(key, f"TOML nested at most {MAX_NESTING} deep (arrays, tables, dotted keys)",
+                         f"{where}: nested deeper than the parser can follow") from None
+    depth = nesting_depth(data)
+    if depth > MAX_NESTING:
+        raise InputError(key, f"TOML nested at most {MAX_NESTING} deep (arrays, tables, dotted keys)",
+                         f"{where}: nested {depth} deep")
     return data

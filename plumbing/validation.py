@@ -11,8 +11,8 @@ import dataclasses
 import math
 from typing import Any, Mapping, Sequence
 
-__all__ = ["LEVEL", "MISSING", "InputError", "Interval", "check_integer", "check_number", "check_positive", "check_probability",
-           "check_schema", "check_value", "check_values", "split_sections"]
+__all__ = ["INT_MAX", "LEVEL", "MISSING", "InputError", "Interval", "check_integer", "check_number", "check_positive",
+           "check_probability", "check_schema", "check_value", "check_values", "split_sections"]
 
 
 class _Missing:
@@ -32,7 +32,16 @@ class InputError(ValueError):
         if value is MISSING:
             super().__init__(f"{key} is missing, must be {allowed}.")
         else:
-            super().__init__(f"{key} == {value!r}, must be {allowed}.")
+            super().__init__(f"{key} == {_shown(value)}, must be {allowed}.")
+
+
+def _shown(value: object, limit: int = 300) -> str:
+    """``repr(value)`` for a one-line message: cut at ``limit`` characters, a nesting too deep to print named."""
+    try:
+        text = repr(value)
+    except RecursionError:
+        return "<a value nested too deeply to print>"
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,12 +87,39 @@ class Interval:
         return f"{kind} in {lo}, {hi}"
 
     def check(self, key: str, value: object) -> float:
-        """Return ``value`` as float, or raise :class:`InputError` naming ``key``."""
+        """Return ``value`` as float, or raise :class:`InputError` naming ``key``.
+
+        An integer beyond what the computation can represent is refused here, before any
+        work: beyond the float range for a real interval, beyond :data:`INT_MAX` (a 64-bit
+        integer, what torch and numpy index with) for an integer one.
+        """
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise InputError(key, self.describe(), value)
-        if not self.contains(float(value)):
+        if self.integer and isinstance(value, int) and abs(value) > INT_MAX:
+            raise InputError(key, f"{self.describe()}, at most {INT_MAX} (a 64-bit integer)", _short(value))
+        try:
+            number = float(value)
+        except OverflowError:
+            raise InputError(key, f"{self.describe()}, within the float range (|x| < 1.8e308)", _short(value)) from None
+        if not self.contains(number):
             raise InputError(key, self.describe(), value)
-        return float(value)
+        return number
+
+
+#: The largest integer a config value may hold: 2^63 - 1 (int64; torch sizes, numpy indices).
+INT_MAX = 2**63 - 1
+
+
+class _Short(int):
+    """An integer too long to print whole: shown as its digit count (``repr`` of 10**400 is 401 digits)."""
+
+    def __repr__(self) -> str:
+        text = str(abs(int(self)))
+        return f"{'-' if self < 0 else ''}{text[:6]}...({len(text)} digits)" if len(text) > 24 else text
+
+
+def _short(value: int) -> int:
+    return _Short(value)
 
 
 def check_values(key: str, interval: Interval, value: object) -> None:
@@ -190,8 +226,8 @@ def split_sections(config: Mapping, schema: Mapping[str, Mapping[str, Any]],
         return True
 
     for key, value in config.items():
-        if not isinstance(value, Mapping):
-            if not foreign(key, key in top, f"top-level key {key!r}"):
+        if not isinstance(value, Mapping):    # one of this command's [tables] given as a scalar stays: refused later
+            if not foreign(key, key in top or (key in schema and key != ""), f"top-level key {key!r}"):
                 own[key] = value
         elif not foreign(key, key in schema and key != "", f"[{key}]"):
             table = schema.get(key, {})

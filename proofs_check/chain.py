@@ -32,6 +32,7 @@ from typing import Mapping
 
 import sympy as sp
 
+from plumbing.config import MAX_NESTING, nesting_depth
 from plumbing.validation import InputError, MISSING
 from proofs_check import _rigorous, _smt
 from proofs_check._limits import LIMITS
@@ -189,6 +190,8 @@ def load_chain(path: str | Path) -> Chain:
         raise InputError("--chain", "valid TOML", f"{path} ({exc})") from None
     except RecursionError:
         raise InputError("--chain", "valid TOML of moderate nesting", f"{path} (nested too deeply)") from None
+    if nesting_depth(data) > MAX_NESTING:      # dotted keys nest without the parser's recursion
+        raise InputError("--chain", f"valid TOML nested at most {MAX_NESTING} deep", f"{path} (nested too deeply)")
     return parse_chain(data, default_name=path.stem)
 
 

@@ -9,6 +9,7 @@ its generator with :func:`register` (e.g. ``saturation``, ``grow``, ``sweep``, `
 """
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Callable, Mapping
@@ -54,21 +55,25 @@ def invalid_values(rule) -> st.SearchStrategy:
         if not rule.closed_high:
             bad.append(rule.high)
     if rule.integer:
-        bad.append((rule.low or 0) + 0.5)
+        bad += [(rule.low or 0) + 0.5, 2**63, 10**30, -(2**63) - 1]    # beyond int64: refused, never an overflow
+    bad.append(10**400)                                                # beyond the float range: likewise
     return st.sampled_from(bad)
 
 
 def bad_study_config(schema: Mapping, base: Mapping) -> st.SearchStrategy:
     """A study config (dict) that is ``base`` spoiled in one place: a bad value, an unknown key or section."""
     keyed = [(sec, key, rule) for sec, rules in schema.items() for key, rule in rules.items()]
+    own_table = "sizes" if "sizes" in schema else next(k for k in schema if k)
 
     def spoil(choice):
         (sec, key, rule), value, how = choice
         cfg = {s: dict(v) if isinstance(v, Mapping) else v for s, v in base.items()}
-        if how == "unknown_key":
-            cfg.setdefault("sizes", {})["not_a_key"] = 1
+        if how == "unknown_key":   # in one of this command's own tables (another command's table is ignored here)
+            cfg.setdefault(own_table, {})["not_a_key"] = 1
         elif how == "unknown_section":
             cfg["not_a_section"] = {"x": 1}
+        elif how == "section_not_table" and sec != "":
+            cfg[sec] = value if not isinstance(value, list) else 3    # a scalar where a [table] belongs
         elif sec == "":
             cfg[key] = value
         else:
@@ -77,7 +82,8 @@ def bad_study_config(schema: Mapping, base: Mapping) -> st.SearchStrategy:
 
     one = st.sampled_from(keyed).flatmap(lambda k: st.tuples(st.just(k), invalid_values(k[2]),
                                                              st.sampled_from(["value"] * 8 + ["unknown_key",
-                                                                                              "unknown_section"])))
+                                                                                              "unknown_section",
+                                                                                              "section_not_table"])))
     return one.map(spoil)
 
 
@@ -331,3 +337,80 @@ def _certify(tmp: Path):
     unwritable = st.sampled_from(UNWRITABLE).map(lambda o: ok[:-1] + [o])
     return st.one_of(specs.map(lambda a: a + ["--out", str(tmp / "c")]), values.map(lambda a: ok + a),
                      unwritable).map(lambda a: ["certify"] + a)
+
+
+# --- hostile files (issue 20): nesting no reader can follow, stored files cut short ---------------
+
+#: command -> (tmp_path -> strategy of argv) whose every example is a hostile file (exit 2, one line).
+HOSTILE: dict[str, Callable[[Path], st.SearchStrategy]] = {}
+
+
+def deep_toml() -> st.SearchStrategy:
+    """TOML nested beyond what a config may hold: arrays, inline tables, dotted keys, table headers."""
+    def text(choice):
+        kind, n = choice
+        if kind == "array":
+            return "x = " + "[" * n + "]" * n + "\n"
+        if kind == "inline":
+            return "x = " + "{a = " * n + "1" + "}" * n + "\n"
+        if kind == "dotted":
+            return "a." * n + "b = 1\n"
+        return "[" + "a." * n + "b]\nc = 1\n"
+    return st.tuples(st.sampled_from(["array", "inline", "dotted", "header"]), st.integers(40, 20000)).map(text)
+
+
+def _hostile_config(command: str, extra: list[str]):
+    def build(tmp: Path):
+        return deep_toml().map(lambda t: [command, "--config", _write(tmp, "deep.toml", t)] + extra(tmp))
+    HOSTILE[command] = build
+
+
+_hostile_config("bounds", lambda tmp: [])
+_hostile_config("run", lambda tmp: ["--out", str(tmp / "o")])
+_hostile_config("validity", lambda tmp: ["--draws", "2", "--out", str(tmp / "o")])
+_hostile_config("saturation", lambda tmp: ["--out", str(tmp / "o")])
+_hostile_config("grow", lambda tmp: ["--out", str(tmp / "o")])
+
+
+@lambda fn: HOSTILE.__setitem__("study", fn)
+def _hostile_study(tmp: Path):
+    return deep_toml().map(lambda t: ["study", "growth-vs-scratch", "--config", _write(tmp, "deep.toml", t),
+                                      "--out", str(tmp / "o"), "--quick"])
+
+
+@lambda fn: HOSTILE.__setitem__("sweep", fn)
+def _hostile_sweep(tmp: Path):
+    """A deep sweep file, a deep base file, a base that is a symlink loop, a grid of too many cells."""
+    loop = tmp / "loop_a"
+    if not loop.is_symlink():
+        loop.symlink_to(tmp / "loop_b")
+        (tmp / "loop_b").symlink_to(loop)
+    good = _write(tmp, "exp.toml", _to_toml(LIGHT))
+    sweep = lambda text: ["sweep", "--config", _write(tmp, "s.toml", text), "--out", str(tmp / "o")]  # noqa: E731
+    deep_base = deep_toml().map(lambda t: sweep(f'base = "{_write(tmp, "deep.toml", t)}"\n[grid]\nseed = [0]\n'))
+    many = st.integers(101, 3000).map(lambda n: sweep(f'base = "{good}"\n[grid]\nseed = {list(range(n))}\n'
+                                                      f'"sizes.M" = {list(range(1000, 1000 + 100))}\n'))
+    return st.one_of(deep_toml().map(sweep), deep_base, many,
+                     st.just(sweep(f'base = "{loop}"\n[grid]\nseed = [0]\n')))
+
+
+@lambda fn: HOSTILE.__setitem__("prove", fn)
+def _hostile_prove(tmp: Path):
+    return deep_toml().map(lambda t: ["prove", "--chain", _write(tmp, "deep.toml", t)])
+
+
+@lambda fn: HOSTILE.__setitem__("plot", fn)
+def _hostile_plot(tmp: Path):
+    """A sweep folder whose sweep.json or a cell's result.json is cut short, not JSON, or nested too deeply."""
+    def folder(choice):
+        which, text = choice
+        d = tmp / f"sweep_{abs(hash((which, text))) % 10**8}"
+        cell = d / "cells" / "seed=0__0000000000"
+        cell.mkdir(parents=True, exist_ok=True)
+        spec = json.dumps({"base": {}, "grid": {"seed": [0]}, "zip": {}, "plots": [],
+                           "cells": [{"key": cell.name, "params": {"seed": 0}}]})
+        (d / "sweep.json").write_text(text if which == "sweep.json" else spec)
+        (cell / "result.json").write_text(text if which == "result.json" else '{"config": {}}')
+        return ["plot", str(d), "--kind", "appendix-m"]
+    texts = st.sampled_from(["", '{"cells": [', '{"cells": "x"}', "[" * 50000, "\\xff", '{"a": 1} trailing'])
+    return st.tuples(st.sampled_from(["sweep.json", "result.json"]), texts).map(folder)

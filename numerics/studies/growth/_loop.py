@@ -40,6 +40,7 @@ from numerics.studies.saturation import CONFIG_SCHEMA as SATURATION_CONFIG_SCHEM
 from numerics.studies.saturation import DEFAULT_CONFIG as SATURATION_DEFAULT
 from numerics.studies.saturation import block_for, check_run_world, reference_network, scan_with_state
 from numerics.builders import own_part, reference_seeds
+from numerics.studies.growth._stored import grow_hash, read_stored, stamp
 from numerics.workloads import as_model_dtype, build_network, make_workload, risk, seed_of, train_network
 
 GROWTH_SCHEMA: Mapping[str, Any] = {
@@ -145,8 +146,8 @@ def _insert(net, w, scan, site: str, init: str, tag) -> dict:
     return {"site": site, "init": init, "tag": tag, "state_shape": list(block.state_shape), "immediate_gain": gain}
 
 
-def _save_checkpoint(path: Path, step: int, net, insertions: list) -> None:
-    state = {"step": step, "state_dict": net.state_dict(), "insertions": insertions}
+def _save_checkpoint(path: Path, step: int, net, insertions: list, cfg: Mapping) -> None:
+    state = {"step": step, "state_dict": net.state_dict(), "insertions": insertions, "config_hash": grow_hash(cfg)}
     atomic_write(path, lambda tmp: torch.save(state, tmp))
 
 
@@ -154,15 +155,12 @@ def _resume(out: Path, cfg: dict, w, streams):
     """``(net, depth0, steps, insertions, start_step)`` from ``out`` if it holds this config's run, else None."""
     from numerics.sites import insert_unit
 
-    traj_path, ck_path = out / "trajectory.json", out / "checkpoint.pt"
-    if not (traj_path.is_file() and ck_path.is_file()):
-        return None
     import json
 
-    traj = json.loads(traj_path.read_text(encoding="utf-8"))
-    if traj.get("config") != json.loads(dumps(cfg)):
+    stored = read_stored(out, cfg)
+    if stored is None or stored[0].get("config") != json.loads(dumps(cfg)):
         return None
-    ck = torch.load(ck_path, weights_only=True)   # tensors and plain values only: a crafted file runs no code
+    traj, ck = stored
     net = build_network(cfg, w, reference_seeds(streams)[0])
     for ins in ck["insertions"]:
         insert_unit(net, ins["site"], block_for(net, ins["site"], tuple(ins["state_shape"]), cfg["saturation"],
@@ -174,13 +172,14 @@ def _resume(out: Path, cfg: dict, w, streams):
 
 def _trajectory(cfg, depth0, steps, insertions, stopped, timings) -> dict:
     first = next((s["stop_rule"] for s in steps if s.get("stop_rule")), None)
-    return {"steps": steps, "stopped_because": stopped, "depth0": depth0, "insertions": insertions,
+    traj = {"steps": steps, "stopped_because": stopped, "depth0": depth0, "insertions": insertions,
             "stop_depth": steps[-1]["depth"] if stopped else None, "stop_rule": first, "timings": timings,
             "config": cfg,
             "notes": ["depth = the reference depth plus the inserted blocks; R = population risk (exact conditionals "
                       "for teacher tasks, a held-out split otherwise)",
                       "eps_M uses plug-in constants (numerics.estimators._site_constants): an estimate, not a "
                       "certificate"]}
+    return stamp(traj, cfg)
 
 
 def grow(config: Mapping, out_dir: str | Path, *, progress: bool = True) -> dict:
@@ -211,7 +210,7 @@ def grow_model(config: Mapping, out_dir: str | Path, *, progress: bool = True):
             net, _ = reference_network(cfg, w, streams)
             depth0 = int(getattr(net, "depth", 0))
             steps, insertions, start = [], [], 0
-            _save_checkpoint(out / "checkpoint.pt", 0, net, insertions)
+            _save_checkpoint(out / "checkpoint.pt", 0, net, insertions, cfg)
         else:
             net, depth0, steps, insertions, start, _ = state
         traj = _loop(net, w, cfg, streams, out, depth0, steps, insertions, start, t0, progress)
@@ -241,7 +240,7 @@ def _loop(net, w, cfg, streams, out, depth0, steps, insertions, k, t0, progress)
         insertions.append(_insert(net, w, scan, rec["best_site"], g["init"], k))
         train_network(net, w, cfg["reference"], seed_of(streams, "block_training", k), steps=g["steps_per_growth"])
         k += 1
-        _save_checkpoint(out / "checkpoint.pt", k, net, insertions)
+        _save_checkpoint(out / "checkpoint.pt", k, net, insertions, cfg)
     bar.close()
     traj = _trajectory(cfg, depth0, steps, insertions, stopped, {"total_s": time.perf_counter() - t0})
     atomic_write_json(out / "trajectory.json", traj)

@@ -6,12 +6,13 @@ per seed so that a re-run resumes) and returns the evidence dict of one claim.
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from bounds.fitting import percentile_interval
-from plumbing.store import ItemStore
+from plumbing.store import ItemStore, config_hash
 from numerics.studies import figures, scaling
 from numerics.studies.sweeps import load_cells
 
@@ -135,6 +136,23 @@ def joint_scaling_rebound(ctx) -> dict:
                      tests=tests)
 
 
+def _note(text: str) -> None:
+    print(f"depthcert reproduce: note: {text}", file=sys.stderr)
+
+
+def _stored_rows(folder: Path, settings: dict, compute) -> list[dict]:
+    """``compute(seed)`` for each of ``settings["seeds"]``, stored per seed with its hash; resumable.
+
+    A stored seed made by other settings, or whose file is corrupt (named), is recomputed.
+    """
+    seeds = {f"seed={s}": s for s in settings["seeds"]}
+    hashes = {k: config_hash({"settings": settings, "seed": s}, f"reproduce {folder.name}") for k, s in seeds.items()}
+    store = ItemStore(folder, hashes=hashes, kind=f"reproduce {folder.name}")
+    for key in store.pending(list(hashes), _note):
+        store.put(key, {"settings": settings, "result": compute(seeds[key])})
+    return [rec["result"] for rec in store.load(list(hashes))]
+
+
 def growth_vs_scratch(ctx) -> dict:
     """Paper B's comparison over seeds, from the growth study's public ``growth_vs_scratch``."""
     from scipy import stats
@@ -143,16 +161,8 @@ def growth_vs_scratch(ctx) -> dict:
     from numerics.studies.growth import growth_vs_scratch as compare
 
     g = ctx.suite.growth
-    store = ItemStore(Path(ctx.out_dir) / "growth")
-    rows = []
-    for s in g["seeds"]:
-        rec = store.get(f"seed={s}")
-        if rec is None or rec.get("settings") != g:
-            out = compare(merge_config(g["config"], {"seed": s}), grow_steps=g["grow_steps"],
-                          base_steps=g["base_steps"], seed=s)
-            rec = {"settings": g, "result": out}
-            store.put(f"seed={s}", rec)
-        rows.append(rec["result"])
+    rows = _stored_rows(Path(ctx.out_dir) / "growth", g, lambda s: compare(
+        merge_config(g["config"], {"seed": s}), grow_steps=g["grow_steps"], base_steps=g["base_steps"], seed=s))
     gain = np.array([r["relative_test_gain"] for r in rows])
     half = stats.t.ppf(0.5 + CONFIDENCE / 2, gain.size - 1) * gain.std(ddof=1) / math.sqrt(gain.size)
     train = np.array([r["train_loss_scratch"] - r["train_loss_grown"] for r in rows])
@@ -192,15 +202,8 @@ def ag_max_plateau(ctx) -> dict:
     a = ctx.suite.ag_max
     if not a:
         raise ValueError("this suite has no AG_max study")
-    store = ItemStore(Path(ctx.out_dir) / "ag_max")
-    rows = []
-    for s in a["seeds"]:
-        rec = store.get(f"seed={s}")
-        if rec is None or rec.get("settings") != a:
-            cfg = {**(a["config"] or {}), "seed": s, "data_seed": s}
-            rec = {"settings": a, "result": ag_max_vs_depth(cfg, depths=a["depths"], quick=a["quick"])}
-            store.put(f"seed={s}", rec)
-        rows.append(rec["result"])
+    rows = _stored_rows(Path(ctx.out_dir) / "ag_max", a, lambda s: ag_max_vs_depth(
+        {**(a["config"] or {}), "seed": s, "data_seed": s}, depths=a["depths"], quick=a["quick"]))
     depths = np.asarray(rows[0]["depths"], dtype=float)
     log_ag = np.log(np.array([r["AG_max"] for r in rows]))
     ratio = plateau_ratio(depths, log_ag)

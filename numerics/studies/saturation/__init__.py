@@ -325,9 +325,11 @@ _NOTES = [
 def write(result: Mapping, out_dir: str | Path) -> dict:
     """``saturation.json`` (atomic) and ``saturation.png`` in ``out_dir``."""
     from plumbing.io import atomic_write_json
+    from plumbing.store import config_hash, stamp
 
     out = Path(out_dir)
-    paths = {"json": atomic_write_json(out / "saturation.json", result)}
+    stored = stamp(result, config_hash(result.get("config"), "saturation"), "saturation")
+    paths = {"json": atomic_write_json(out / "saturation.json", stored)}
     paths["figure"] = plot(result, out / "saturation.png")
     return paths
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -24,7 +25,7 @@ from plumbing.figures import pyplot, save_figure
 from plumbing.io import atomic_write_text, check_writable_dir, dumps
 from plumbing.validation import InputError
 from plumbing.config import get_dotted, merge_config, set_dotted
-from plumbing.store import ItemStore
+from plumbing.store import FORMAT, ItemStore, MixedRecordsError, StoredFileError, config_hash
 from numerics.studies.sweeps._exec import BACKENDS, available_cores, execute, resolve_parallelism
 from numerics.studies.sweeps._spec import PLOT_KINDS, Cell, SweepSpec, grid_points, point_key
 from numerics.studies.sweeps._spec import load_sweep as _load_sweep
@@ -33,7 +34,7 @@ from numerics.studies.sweeps._table import results_frame, write_results_csv
 from numerics.studies.sweeps._worker import DEFAULT_RUNNER
 
 __all__ = ["BACKENDS", "DEFAULT_RUNNER", "PLOT_KINDS", "Cell", "SweepOutcome", "SweepSpec", "available_cores",
-           "get_dotted", "grid_points", "load_cells", "load_points", "load_spec", "load_sweep", "make_spec",
+           "get_dotted", "cell_hashes", "grid_points", "load_cells", "load_points", "load_spec", "load_sweep", "make_spec",
            "plot_sweep", "point_key", "resolve_parallelism", "results_table", "run_sweep", "set_dotted", "sweep"]
 
 CELLS = "cells"
@@ -80,8 +81,22 @@ class SweepOutcome:
         return dataclasses.asdict(self)
 
 
-def _store(out_dir) -> ItemStore:
-    return ItemStore(Path(out_dir) / CELLS, filename=RESULT)
+def _store(out_dir, hashes: Mapping[str, str] | None = None) -> ItemStore:
+    return ItemStore(Path(out_dir) / CELLS, filename=RESULT, hashes=hashes, kind="sweep-cell")
+
+
+def cell_hashes(spec: SweepSpec) -> dict[str, str]:
+    """``{cell key: config_hash}``: what determines each cell, its full run config.
+
+    **Choice**: the runner is not part of the hash (as before, a re-run with another
+    runner reuses the stored cells, deterministic failures included); it is named in
+    ``sweep.json``.
+    """
+    return {c.key: config_hash(c.config, "sweep-cell") for c in spec.cells}
+
+
+def _note(text: str) -> None:
+    print(f"depthcert sweep: note: {text}", file=sys.stderr)
 
 
 def _is_current(stored: Mapping | None, cell: Cell) -> bool:
@@ -105,7 +120,7 @@ def _check_local_memory(spec: SweepSpec, workers: int) -> None:
 
 def sweep(spec: SweepSpec, out_dir: str | Path, *, backend: str = "local", workers: int | None = None,
           threads: int | None = None, address: str | None = None, progress: bool = True,
-          runner: str = DEFAULT_RUNNER) -> SweepOutcome:
+          runner: str = DEFAULT_RUNNER, note: Callable[[str], None] | None = _note) -> SweepOutcome:
     """Run the cells of ``spec`` that ``out_dir`` does not hold yet; write ``results.csv``.
 
     Args:
@@ -117,6 +132,8 @@ def sweep(spec: SweepSpec, out_dir: str | Path, *, backend: str = "local", worke
         address: a Ray cluster address (default: start a local instance).
         progress: show a tqdm bar.
         runner: ``"module:function"`` run on each cell's config.
+        note: told (one line each) about stored cells recomputed because their file is corrupt
+            or they were made by another config (default: stderr).
 
     Returns:
         A :class:`SweepOutcome`.
@@ -132,9 +149,8 @@ def sweep(spec: SweepSpec, out_dir: str | Path, *, backend: str = "local", worke
     check_writable_dir(out_dir)   # an unwritable --out is bad input, before anything runs
     if backend == "local":        # every cell must fit beside the others on this machine (Ray: the worker's)
         _check_local_memory(spec, workers)
-    t0, out, store = time.perf_counter(), Path(out_dir), _store(out_dir)
-    atomic_write_text(out / "sweep.json", dumps(spec.to_dict(), indent=2) + "\n")
-    todo = [c for c in spec.cells if not _is_current(store.get(c.key), c)]
+    t0, out, store = time.perf_counter(), Path(out_dir), _store(out_dir, cell_hashes(spec))
+    todo = _prepare(spec, out, store, runner, note)
     bar = _progress(len(spec.cells), len(spec.cells) - len(todo), progress)
     failed = []
 
@@ -155,26 +171,84 @@ def sweep(spec: SweepSpec, out_dir: str | Path, *, backend: str = "local", worke
                         workers, threads, backend, time.perf_counter() - t0, str(table))
 
 
+def _prepare(spec: SweepSpec, out: Path, store: ItemStore, runner: str, note) -> list[Cell]:
+    """The cells to (re)compute (missing, stale, corrupt: ``note`` says which); ``sweep.json`` with their hashes.
+
+    A ``results.csv`` of old cells is removed until the sweep rewrites it, so that an
+    interrupted re-run never leaves a table describing another config.
+    """
+    pending = set(store.pending([c.key for c in spec.cells], note))
+    todo = [c for c in spec.cells if c.key in pending or not _is_current(store.get(c.key), c)]
+    if todo and (out / "results.csv").is_file():
+        (out / "results.csv").unlink()
+    described = spec.to_dict()
+    for entry in described["cells"]:
+        entry["config_hash"] = store.expected(entry["key"])
+    atomic_write_text(out / "sweep.json", dumps({**described, "runner": runner, "format": FORMAT}, indent=2) + "\n")
+    return todo
+
+
 def _records(spec: SweepSpec, store: ItemStore) -> list[tuple[str, dict]]:
     return [(c.key, r) for c in spec.cells if (r := store.get(c.key)) is not None]
 
 
 def load_spec(out_dir: str | Path) -> dict:
-    """The ``sweep.json`` a sweep wrote in ``out_dir`` (base, grid, zip, plots, cells)."""
-    return json.loads((Path(out_dir) / "sweep.json").read_text(encoding="utf-8"))
+    """The ``sweep.json`` a sweep wrote in ``out_dir`` (base, grid, zip, plots, cells).
+
+    Raises:
+        StoredFileError: ``sweep.json`` is truncated or not a sweep description (named).
+    """
+    from plumbing.store import load_json
+
+    path = Path(out_dir) / "sweep.json"
+    spec = load_json(path)
+    if not isinstance(spec, dict) or not isinstance(spec.get("cells"), list) or \
+            not all(isinstance(c, dict) and isinstance(c.get("key"), str) for c in spec["cells"]):
+        raise StoredFileError(path, "not a sweep description (no list of cells with keys)")
+    return spec
 
 
 def load_cells(out_dir: str | Path, *, ok_only: bool = True) -> list[dict]:
     """The stored cell records of a sweep folder, in the sweep's cell order.
 
+    Cells not computed yet are absent; a cell made by another config than ``sweep.json``
+    describes (a sweep re-run with a changed base, interrupted) or a corrupt cell file is
+    never combined with the others: the loader refuses and names them.
+
     Args:
         ok_only: drop cells recorded as failed.
+
+    Raises:
+        StoredFileError: ``sweep.json`` or a cell's ``result.json`` is corrupt (named).
+        MixedRecordsError: cells whose hash differs from ``sweep.json``'s (named).
     """
-    store = _store(out_dir)
     path = Path(out_dir) / "sweep.json"
-    keys = [c["key"] for c in load_spec(out_dir)["cells"]] if path.is_file() else store.keys()
-    recs = [r for k in keys if (r := store.get(k)) is not None]
+    spec = load_spec(out_dir) if path.is_file() else None
+    cells = spec["cells"] if spec else None
+    hashes = {c["key"]: c["config_hash"] for c in cells if "config_hash" in c} if cells else None
+    store = _store(out_dir, hashes or None)
+    recs = store.load(None if cells is None else [c["key"] for c in cells])
+    if spec and not hashes:
+        _check_legacy(out_dir, spec, store)
     return [r for r in recs if not ok_only or r.get("sweep", {}).get("status", "ok") == "ok"]
+
+
+def _check_legacy(out_dir, spec: Mapping, store: ItemStore) -> None:
+    """A ``sweep.json`` written before config hashes: each stored cell must hold the base's values and its params.
+
+    Raises:
+        MixedRecordsError: the cells whose stored config contradicts ``sweep.json`` (named).
+    """
+    from numerics.studies.sweeps._table import flatten_scalars
+
+    base, bad = flatten_scalars(spec.get("base") or {}), []
+    for cell in spec["cells"]:
+        record = store.get(cell["key"])
+        have = flatten_scalars(record.get("config") or {}) if isinstance(record, Mapping) else {}
+        if any(k in have and have[k] != v for k, v in {**base, **cell.get("params", {})}.items()):
+            bad.append(cell["key"])
+    if bad:
+        raise MixedRecordsError(Path(out_dir) / CELLS, bad, "hold a config other than sweep.json describes")
 
 
 def results_table(out_dir: str | Path):

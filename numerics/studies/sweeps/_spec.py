@@ -23,19 +23,22 @@ import dataclasses
 import hashlib
 import itertools
 import json
-import tomllib
+import math
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from plumbing.io import dumps
 from plumbing.validation import InputError, MISSING
-from plumbing.config import merge_config, set_dotted
+from plumbing.config import loads_toml, merge_config, set_dotted
 
-__all__ = ["PLOT_KINDS", "Cell", "SweepSpec", "grid_points", "load_sweep", "make_spec", "point_key"]
+__all__ = ["MAX_CELLS", "PLOT_KINDS", "Cell", "SweepSpec", "grid_points", "load_sweep", "make_spec", "point_key"]
 
 #: Figures a sweep file may ask for (``depthcert plot --kind``).
 PLOT_KINDS = ("bound-vs-M", "region", "appendix-m", "dstar", "rebound", "data", "covariance")
 _TOP_KEYS = ("base", "grid", "zip", "plots")
+#: The most cells one sweep may have (**Choice**: every cell is validated before anything runs,
+#: about 0.6 ms each on one core, so 10^4 cells take seconds; a larger study is split in sweeps).
+MAX_CELLS = 10_000
 
 
 def grid_points(grid: Mapping[str, Sequence]) -> list[dict]:
@@ -155,6 +158,10 @@ def make_spec(base: Mapping, grid: Mapping | None = None, zipped: Mapping | None
     grid, zipped = _check_lists("grid", _flatten(grid or {})), _check_lists("zip", _flatten(zipped or {}))
     if not grid and not zipped:
         raise InputError("[grid]", "at least one dotted key with a non-empty list of values", {})
+    n_cells = math.prod(len(v) for v in grid.values()) * max((len(v) for v in zipped.values()), default=1)
+    if n_cells > MAX_CELLS:
+        raise InputError("[grid]", f"at most {MAX_CELLS} cells (the stated maximum: split the sweep)",
+                         f"{n_cells} cells")
     bad = [plots] if isinstance(plots, str) else [p for p in plots if p not in PLOT_KINDS]
     if bad:
         raise InputError("plots", f"a list of kinds from {list(PLOT_KINDS)}", bad[0])
@@ -176,9 +183,10 @@ def _read_toml(path: Path, key: str) -> dict:
         raise InputError(key, "an existing TOML file" + (" (relative to the sweep file)" if key == "base" else ""),
                          str(path))
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
         raise InputError(key, "valid TOML", f"{path}: {exc}") from None
+    return loads_toml(text, key, str(path))
 
 
 def load_sweep(path: str | Path, *, validate: Callable[[Mapping], Mapping]) -> SweepSpec:
@@ -199,7 +207,11 @@ def load_sweep(path: str | Path, *, validate: Callable[[Mapping], Mapping]) -> S
     for table in ("grid", "zip"):
         if not isinstance(data.get(table, {}), Mapping):
             raise InputError(f"[{table}]", "a table of dotted keys -> lists", data[table])
-    base_file = (path.parent / data["base"]).resolve()
+    try:
+        base_file = (path.parent / data["base"]).resolve()
+    except (RuntimeError, OSError) as exc:     # a symlink loop (RuntimeError before Python 3.13)
+        raise InputError("base", "a path to an existing TOML file (relative to the sweep file)",
+                         f"{data['base']} ({exc})") from None
     plots = data.get("plots", [])
     return make_spec(_read_toml(base_file, "base"), data.get("grid"), data.get("zip"),
                      plots if isinstance(plots, list) else str(plots), validate=validate, base_path=str(base_file))

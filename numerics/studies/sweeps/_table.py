@@ -15,7 +15,7 @@ from plumbing.io import atomic_write_text
 
 __all__ = ["flatten_scalars", "results_frame", "write_results_csv"]
 
-_SKIP = {"config", "sweep", "notes", "versions"}
+_SKIP = {"config", "sweep", "notes", "versions", "integrity"}
 
 
 def flatten_scalars(data: Mapping, prefix: str = "") -> dict[str, Any]:

@@ -32,7 +32,14 @@ def limit_threads(threads: int) -> None:
 
 
 def init_worker(threads: int) -> None:
-    """Process-pool initializer: runs in each fresh worker before any cell."""
+    """Process-pool initializer: runs in each fresh worker before any cell.
+
+    A worker ignores SIGINT (Ctrl-C reaches the whole process group): the driver stops
+    the workers it started and reports the interruption once.
+    """
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     limit_threads(threads)
     try:
         import torch

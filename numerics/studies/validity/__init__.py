@@ -24,6 +24,7 @@ setups, ``seed_i = derived_seed(seed, "validity/seed", i)``.
 """
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Any, Mapping
@@ -31,14 +32,14 @@ from typing import Any, Mapping
 from plumbing.io import atomic_write_text, check_writable_dir, dumps, versions
 from plumbing.validation import InputError, Interval
 from plumbing.validation import check_schema
-from plumbing.store import ItemStore, load_json
+from plumbing.store import ItemStore, StoredFileError, config_hash, load_json
 from numerics.seeding import Streams, derived_seed
 from numerics.studies.validity._plot import plot_slack
 from numerics.studies.validity._summary import summarize
 from numerics.builders import own_part
 from numerics.studies.run import CONFIG_SCHEMA, check_memory, prepare_fixed, streams_of, validate_config
 
-__all__ = ["DEFAULT_VALIDITY", "VALIDITY_SCHEMA", "load_validity", "plot_slack", "run_validity", "ship_summary",
+__all__ = ["DEFAULT_VALIDITY", "MAX_DRAWS", "VALIDITY_SCHEMA", "load_validity", "plot_slack", "run_validity", "ship_summary",
            "summarize", "validate_validity_config"]
 
 VARY = ("data", "seed")
@@ -65,9 +66,15 @@ def validate_validity_config(config: Mapping) -> tuple[dict, dict]:
     return cfg, opts
 
 
+#: The most draws one study may ask for (**Choice**: 10^5 draws of the demo take about a day).
+MAX_DRAWS = 100_000
+
+
 def _check_args(draws, level, vary) -> None:
     if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
         raise InputError("--draws", "an integer >= 1", draws)
+    if draws > MAX_DRAWS:
+        raise InputError("--draws", f"an integer in [1, {MAX_DRAWS}] (the stated maximum)", draws)
     Interval(0, 1, closed_low=False, closed_high=False).check("--level", level)
     if vary not in VARY:
         raise InputError("--vary", f"one of {list(VARY)}", vary)
@@ -89,8 +96,13 @@ def _manifest(out: Path, cfg: dict, vary: str, opts: dict) -> dict:
     """The study's identity in ``out/manifest.json``; a folder of another study is refused."""
     want = {"config": cfg, "vary": vary, "check_population": opts["population"], "group": opts["group"]}
     path = out / "manifest.json"
+    have = None
     if path.is_file():
-        have = load_json(path)
+        try:
+            have = load_json(path)
+        except StoredFileError as exc:    # the draws carry their own hash: rewrite the manifest
+            _note(f"{exc.key}: {exc.value}; rewriting it")
+    if isinstance(have, dict):
         if {k: have.get(k) for k in ("config", "vary", "check_population")} != \
                 {k: want[k] for k in ("config", "vary", "check_population")}:
             raise InputError("--out", "a fresh folder or one holding a validity run of the same config and --vary",
@@ -117,7 +129,8 @@ def _compute(cfg: dict, vary: str, opts: dict, store: ItemStore, draws: int, pro
 
     G = opts["group"] if vary == "data" else 1
     groups = [list(range(g, min(g + G, draws))) for g in range(0, draws, G)]
-    todo = [g for g in groups if any(store.get(_key(i)) is None for i in g)]
+    pending = set(store.pending([_key(i) for i in range(draws)], _note))
+    todo = [g for g in groups if any(_key(i) in pending for i in g)]
     if not todo:
         return
     bar = tqdm(total=sum(len(g) for g in todo), desc="validity draws", unit="draw", disable=not progress)
@@ -138,10 +151,14 @@ def _compute(cfg: dict, vary: str, opts: dict, store: ItemStore, draws: int, pro
         for i, rec in zip(idx, records):
             rec.update(index=i, truth={"exact": truth.exact if truth else None, "n": opts["population"],
                                        "moment_error": truth.moment_error if truth else None})
-            if store.get(_key(i)) is None:
+            if _key(i) in pending:
                 store.put(_key(i), rec)
         bar.update(len(idx))
     bar.close()
+
+
+def _note(text: str) -> None:
+    print(f"depthcert validity: note: {text}", file=sys.stderr)
 
 
 def _key(i: int) -> str:
@@ -178,10 +195,11 @@ def run_validity(config: Mapping, draws: int, out: str | Path, *, level: float =
     out = check_writable_dir(out)
     manifest = _manifest(out, cfg, vary, opts)
     opts["group"] = manifest["group"]        # a resumed study keeps its groups
-    store = ItemStore(out / "draws")
+    identity = {k: manifest.get(k) for k in ("config", "vary", "check_population", "group")}
+    store = ItemStore(out / "draws", hashes=config_hash(identity, "validity-draw"), kind="validity-draw")
     t0 = time.perf_counter()
     _compute(cfg, vary, opts, store, draws, progress)
-    records = [store.get(_key(i)) for i in range(draws)]
+    records = store.load([_key(i) for i in range(draws)])
     summary = summarize(records, level, vary=vary, config=cfg)
     summary["timing"]["this_invocation_s"] = time.perf_counter() - t0
     summary["versions"] = versions()

@@ -114,12 +114,21 @@ def test_a_section_only_another_command_reads_changes_no_hash():
     from numerics.studies.growth import validate_grow_config
     from numerics.studies.growth._stored import grow_hash
 
-    a = make_spec(merge_config(TINY, {"saturation": {"probe_n": 64}, "growth": {"max_depth": 2}}), {"seed": [0]})
-    b = make_spec(merge_config(TINY, {"saturation": {"probe_n": 128}}), {"seed": [0]})
-    c = make_spec(merge_config(TINY, {"sizes": {"K": 1001}}), {"seed": [0]})
+    from numerics.studies.run import validate_config
+
+    # a file for several commands gives every world key (one file, one world): run's, in full
+    full = validate_config(TINY)
+    world = merge_config(TINY, {k: full[k] for k in ("seed", "data_seed", "task", "model", "reference")})
+    world = merge_config(world, {"task": {"branch_scale": 1.0, "n_classes": 2, "logit_scale": 1.0},
+                                 "model": {"kind": "mlp", "dtype": "float64"}, "reference": {"anneal_steps": 0}})
+    a = make_spec(merge_config(world, {"saturation": {"probe_n": 64}, "growth": {"max_depth": 2}}), {"seed": [0]})
+    b = make_spec(merge_config(world, {"saturation": {"probe_n": 128}}), {"seed": [0]})
+    c = make_spec(merge_config(world, {"sizes": {"K": 1001}}), {"seed": [0]})
     assert cell_hashes(a) == cell_hashes(b) != cell_hashes(c)
     g = {"growth": {"max_depth": 2}}
-    assert grow_hash(validate_grow_config({**g, "sizes": {"M": 10}})) == grow_hash(validate_grow_config(g))
+    grow_world = validate_grow_config(g)
+    g_world = merge_config(g, {k: grow_world[k] for k in ("seed", "data_seed", "task", "model", "reference")})
+    assert grow_hash(validate_grow_config({**g_world, "sizes": {"M": 10}})) == grow_hash(validate_grow_config(g))
     assert grow_hash(validate_grow_config(g)) != grow_hash(validate_grow_config({"growth": {"max_depth": 3}}))
 
 

@@ -45,6 +45,11 @@ def bounds_config(result: Mapping) -> dict:
     table = _variants_table(result)
     if table:
         out["variants"] = table
+    from numerics.studies.run._localised_result import localised_table
+
+    loc = localised_table(result)     # THEORY §6b's measured inputs (Choice)
+    if loc:
+        out["localised"] = loc
     return out
 
 

@@ -205,6 +205,37 @@ def variant_inputs_from_dict(cfg: Mapping[str, Any], setup: Setup):
     return VariantInputs(**values, use=table.get("use")).validate(setup)
 
 
+def localised_inputs_from_dict(cfg: Mapping[str, Any]):
+    """The optional ``[localised]`` table (THEORY §6b, **Choice**) as ``(LocalisedSetup, use)``, or ``None``.
+
+    The table holds every input of :class:`bounds.localised_routes.LocalisedSetup` (a run writes
+    them into ``bounds_config.toml``), ``exact_applies`` (a bool) and ``use`` (a route name).
+
+    Raises:
+        InputError: ``localised`` is not a table, a value is not a number in its range, a required
+            key is missing, or ``use`` is not a localised route (the key ``localised.<name>`` is named).
+    """
+    from bounds.localised import LOCALISED_SPECS
+    from bounds.localised_routes import LOCALISED_PARAMETERS, LocalisedSetup
+    from plumbing.validation import check_values
+
+    table = cfg.get("localised")
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise InputError("localised", "a [localised] table", table)
+    values = {k: table[k] for k in LOCALISED_PARAMETERS if k in table}
+    for k, v in values.items():
+        check_values(f"localised.{k}", LOCALISED_PARAMETERS[k], v)
+    exact = table.get("exact_applies", False)
+    if not isinstance(exact, bool):
+        raise InputError("localised.exact_applies", "true or false", exact)
+    use = table.get("use")
+    if use is not None and use not in LOCALISED_SPECS:
+        raise InputError("localised.use", f"one of {list(LOCALISED_SPECS)}", use)
+    return LocalisedSetup(**values, exact_applies=exact).validate(), use
+
+
 def load_bounds_config(path: str | Path):
     """``(setup, level, variant_inputs)`` of a ``depthcert bounds`` file (one read, all validated)."""
     cfg = read_toml(path)

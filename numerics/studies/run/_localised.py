@@ -9,7 +9,10 @@ is drawn. Everything here comes from the roles of ``seed`` only (the run's stage
   step measured on the *signal sample* (the sample ``f~_pop`` is built from, independent of
   ``S`` and ``T``); a number is a cap written in the config (fixed before any data).
   **Choice**: the ball is clipped at the run's cap ``nu_V`` (``nu <= nu_V``) so that the
-  run's ``B``, ``L_loss`` and ``L_top`` (certified for ``||V|| <= nu_V``) hold on it.
+  run's ``B``, ``L_loss`` and ``L_top`` (certified for ``||V|| <= nu_V``) hold on it; with
+  ``cap = "jumpboard"`` it is then raised to the float norm of ``V_pop`` if that is larger
+  (``||V_pop|| = min(||G^||/beta^, nu_V)`` in exact arithmetic: ``f~_pop`` lies in the ball
+  without rounding, so the run's population pass is about it).
 * ``b_xi = L_loss L_top rho_phi`` (the sure bound on ``||m phi^T||_F``, as the run's probe),
   ``kappa`` (block at the top: ``2 ||A||_2^2`` squared loss, ``||A||_2^2 / 2`` cross-entropy)
   and ``||A||_2``;
@@ -147,11 +150,11 @@ def localised_class(fixed) -> LocalisedClass:
 
 def _cap(fixed, opts: Mapping) -> tuple[float, str, bool]:
     c, sig = fixed.const, fixed.signal
-    if opts["cap"] == CapRule.WORD:
+    if opts["cap"] == CapRule.WORD:     # V_pop = -eta G, ||V_pop|| = min(||G||/beta, nu_V): in the ball, no rounding
         nu, src = float(sig.G.norm()) / sig.beta.beta, "jumpboard: ||G^||/beta^ on the signal sample"
-    else:
-        nu, src = float(opts["cap"]), "localised.cap (a number fixed before S)"
-    return min(nu, c.nu_V), src, nu > c.nu_V
+        return max(min(nu, c.nu_V), float(sig.V_pop.norm())), src, nu > c.nu_V
+    nu = float(opts["cap"])
+    return min(nu, c.nu_V), "localised.cap (a number fixed before S)", nu > c.nu_V
 
 
 def _compute(fixed) -> LocalisedClass:

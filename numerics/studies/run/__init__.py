@@ -53,9 +53,11 @@ from numerics.studies.run._draw import (DELTA_R_LEVEL, Certificate, Evaluation, 
 from numerics.studies.run._outputs import bounds_config, format_table, to_json, to_toml, write_outputs  # noqa: F401
 from numerics.studies.run._result import assemble, route_dicts
 from numerics.studies.run._stages import Fixed, is_exact_class, prepare_fixed, streams_of
-from numerics.studies.run._localised import LOCALISED_SCHEMA, localised_options
+from numerics.studies.run._localised import LOCALISED_SCHEMA, LocalisedClass, localised_class, localised_options
+from numerics.studies.run._localised_draw import LocalisedCertificate, certify_localised
 
-__all__ = ["CONFIG_SCHEMA", "on_states", "Certificate", "DEFAULT_DEMO_CONFIG", "DELTA_R_LEVEL", "Evaluation", "Fixed",
+__all__ = ["CONFIG_SCHEMA", "LOCALISED_SCHEMA", "LocalisedCertificate", "LocalisedClass", "certify_localised",
+           "localised_class", "localised_options", "on_states", "Certificate", "DEFAULT_DEMO_CONFIG", "DELTA_R_LEVEL", "Evaluation", "Fixed",
            "N_PROBE", "SampleGroup", "Selection", "bounds_config", "certify_draw", "check_memory",
            "draw_samples", "evaluate_draw", "format_table", "is_exact_class", "prepare_fixed",
            "route_dicts", "run_experiment", "select_blocks", "setup_report", "streams_of", "to_json", "to_toml",
@@ -244,7 +246,6 @@ def _probe(fixed: Fixed, streams) -> dict:
 
 
 def _run(cfg: dict, streams) -> dict:
-    from numerics.studies.run._localised_draw import certify_localised
     from numerics.studies.run._localised_result import localised_route_dicts, localised_section
 
     t0, timings = time.perf_counter(), {}

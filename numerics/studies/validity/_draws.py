@@ -182,7 +182,7 @@ def _variant_routes(cert, ev) -> dict:
 
 def measure_group(fixed: Fixed, truth: Truth, streams: Sequence[Streams]) -> list[dict]:
     """The records of the draws ``streams`` (their blocks trained together)."""
-    from numerics.studies.run._localised_draw import certify_localised
+    from numerics.studies.run import certify_localised
 
     t0 = time.perf_counter()
     group = draw_samples(fixed, streams)

@@ -33,10 +33,19 @@ def E_U_deviation(truth, moments_S, A, nu: float) -> dict:
     return {"upper": s["upper"] - c0, "nu": nu}
 
 
+#: The risk symbols of the localised chains: a record gets them from the truth and the measurement.
+_RISKS = frozenset(("DT_new", "D_new", "DS_new", "DS_pop", "D_pop", "L_test_new", "L_test_old"))
+
+
+def _chain_symbols(theorem) -> set[str]:
+    exprs = [theorem.conclusion, theorem.failure_probability] + [p.relation for p in theorem.premises]
+    exprs += [e.probability for e in theorem.events] + [e.tail.deviation for e in theorem.events if e.tail]
+    return {x.name for e in exprs for x in e.free_symbols} - _RISKS
+
+
 def localised_records(loc, risks: Mapping[str, float], L_test_old: float) -> dict:
     """Record routes of a draw's localised certificate; ``risks``: the truth's ``R_old``, ``R_new``, ``R_jump_pop``."""
     from bounds.localised import LOCALISED
-    from numerics.studies.validity._draws import _chain_symbols
 
     m = loc.measure
     if m is None:
@@ -75,7 +84,7 @@ def localised_comparison(records: Sequence[Mapping], level: float, config: Mappi
     """The headline of issue 17: the route fixed before the data (``[localised] use``), with its
     Clopper--Pearson interval, beside the paper's routes, the §6 route fixed by ``[variants] use``
     and the held-out paired test, on the same draws."""
-    from numerics.studies.run._localised import localised_options
+    from numerics.studies.run import localised_options
     from numerics.studies.validity._stats import certification_entry
 
     if config is None or not records:

@@ -22,6 +22,11 @@ small typed dataclasses (STYLE: Studies):
    ``routes.any_with_variants``), with the loss variances and the sign Monte Carlo they
    need measured on the draw's samples and every level fixed in ``[variants]``.
 
+This project's THEORY §6b localised certificates (**Choice**) are measured after stage 4
+(:func:`certify_localised`; ``[localised]``: the ball's cap fixed before ``S``, the levels, the
+route fixed before the data) and reported as ``routes.localised_<chain>_<uniform>_<tail>``,
+``routes.heldout_paired`` (the held-out paired test a user would run) and ``localised``.
+
 ``Delta_R`` is a Monte-Carlo estimate over ``x``; the value fed to Theorem 2 is its
 finite-sample empirical-Bernstein lower bound at level ``DELTA_R_LEVEL`` (paired
 conditional-risk differences lie in ``[-B, B]``), and that level is added to the
@@ -178,7 +183,8 @@ def run_experiment(config: Mapping, out_dir: str | Path | None = None) -> dict:
         ``failure_probability``, ``certified``, ...; ``any``: ``certified``,
         ``failure_probability``; ``population_risk``: ``bound``, ``observed``,
         ``failure_probability``; each THEORY §6 variant under its name with the same fields;
-        ``any_with_variants``), ``variants``, ``streams``, ``fixed_before_data``, ``timings``,
+        ``any_with_variants``; each THEORY §6b route ``localised_*`` and ``heldout_paired``), ``variants``,
+        ``localised`` (use, levels, inputs, roles, f_new, skipped, notes), ``streams``, ``fixed_before_data``, ``timings``,
         ``config``, ``notes``.
 
     Raises:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Mapping
 
-__all__ = ["INPUT_KEYS", "localised_route_dicts", "localised_section", "localised_table"]
+__all__ = ["INPUT_KEYS", "localised_lines", "localised_route_dicts", "localised_section", "localised_table"]
 
 #: The :class:`bounds.localised_routes.LocalisedSetup` fields written as measured inputs.
 INPUT_KEYS = ("M", "K", "L_test_old", "B", "L_loss", "L_top", "d", "r", "rho_phi", "nu_V", "n_grid", "kappa", "b_xi",
@@ -84,3 +84,26 @@ def _notes(lc) -> list[str]:
 def localised_table(result: Mapping) -> dict:
     """The ``[localised]`` table of ``bounds_config.toml`` (empty when the run has no localised inputs)."""
     return dict((result.get("localised") or {}).get("inputs") or {})
+
+
+def localised_lines(result: Mapping) -> list[str]:
+    """The text report's table of the localised routes and the held-out paired test (``depthcert run``)."""
+    loc, routes = result.get("localised"), result["routes"]
+    if not loc or "f_new" not in loc:
+        return []
+    lines = ["", f"localised certificates (THEORY §6b, Choice): ball ||V|| <= {loc['class']['nu']:.4g} "
+                 f"({loc['class']['nu_source']}), f_new = projected {loc['f_new']['returned']}",
+             f"{'route':<38} {'bound':>10} {'observed':>10} {'fail. prob':>10}  verdict (alone*)"]
+    for name in (k for k in routes if k.startswith("localised_")):
+        r = routes[name]
+        verdict = f"CERTIFIED by {r['improvement']:.4g}" if r["certified"] else "not certified"
+        lines.append(f"{name:<38} {r['bound']:>10.6g} {r['observed']:>10.6g} {r['failure_probability']:>10.4g}  "
+                     + verdict)
+    h = routes.get("heldout_paired")
+    if h is not None:
+        lines.append(f"{'heldout_paired (R_new - R_old)':<38} {h['bound']:>10.4g} {'':>10} "
+                     f"{h['failure_probability']:>10.4g}  " + ("CERTIFIED" if h["certified"] else "not certified"))
+    u = loc["use"]
+    lines.append(f"* each row alone. Route fixed before the data (use = {u['name']}): "
+                 + ("CERTIFIED" if u["certified"] else "not certified"))
+    return lines + [f"skipped: {k}: {why}" for k, why in loc.get("skipped", {}).items()]

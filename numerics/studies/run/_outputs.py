@@ -95,6 +95,9 @@ def format_table(result: Mapping) -> str:
         lines.append(f"{'any route':<20} {'':>12} {'':>12} {_fmt(a['failure_probability']):>12}  "
                      + (a["message"].replace("certified by", "CERTIFIED by", 1) if a["certified"] else a["message"]))
     lines += _variant_lines(result)
+    from numerics.studies.run._localised_result import localised_lines
+
+    lines += localised_lines(result)
     lines += _diagnostics_lines(result.get("diagnostics"))
     lines += ["", f"total time {result['timings']['total_s']:.1f} s"] + [f"note: {n}" for n in result["notes"]]
     return "\n".join(lines)

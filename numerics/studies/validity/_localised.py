@@ -87,8 +87,8 @@ def localised_comparison(records: Sequence[Mapping], level: float, config: Mappi
     from numerics.studies.run import localised_options
     from numerics.studies.validity._stats import certification_entry
 
-    if config is None or not records:
-        return None
+    if config is None or not records or not all("heldout_paired" in r["routes"] for r in records):
+        return None         # records of a study without the localised routes (or of another config)
     use = localised_options(config)["use"]
     rate = lambda n: certification_entry([bool(r["routes"].get(n, {}).get("certified")) for r in records],  # noqa
                                          level)

@@ -167,7 +167,8 @@ def to_json(obj) -> str:
 
 def write_outputs(result: dict, out_dir: str | Path) -> dict:
     """Write ``result.json``, ``bounds_config.toml`` (atomically), ``bound_vs_observed.png`` and
-    ``bound_terms.png`` (every route and variant decomposed into its terms).
+    ``bound_terms.png`` (every route and variant decomposed into its terms) and, with the localised
+    routes, ``localised_terms.png``.
 
     Returns:
         ``{"result": path, "bounds_config": path, "figure": path, "terms_figure": path}``.
@@ -181,6 +182,10 @@ def write_outputs(result: dict, out_dir: str | Path) -> dict:
         from bounds.plot_terms import plot_bound_terms
 
         paths["terms_figure"] = plot_bound_terms(result, out / "bound_terms.png")
+    if any(k.startswith("localised_") for k in result["routes"]):     # THEORY §6b (Choice): a figure of its own
+        from bounds.plot_localised import plot_localised_terms
+
+        paths["localised_terms_figure"] = plot_localised_terms(result, out / "localised_terms.png")
     return paths
 
 

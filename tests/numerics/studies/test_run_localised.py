@@ -33,7 +33,12 @@ def tiny_run(tmp_path_factory):
 
 
 def test_every_localised_route_is_in_result_json_with_every_field(tiny_run):
-    res, _ = tiny_run
+    from bounds.plot_localised import plot_localised_terms
+
+    res, out = tiny_run
+    assert (out / "localised_terms.png").stat().st_size > 10_000
+    with pytest.raises(ValueError, match="routes.localised_"):
+        plot_localised_terms({"routes": {"population": res["routes"]["population"]}}, out / "x.png")
     routes, loc = res["routes"], res["localised"]
     assert set(LOCALISED_SPECS) <= set(routes) and not loc["skipped"]
     for name in LOCALISED_SPECS:

@@ -59,6 +59,14 @@ Variances lie in ``[0, B^2 n/(4(n-1))]`` (``n`` = ``M`` on S, ``K`` on T); ``rad
 ``delta_mc`` and ``rad_hat_mc_error`` (or ``phi_sq_sum`` and ``n_draws``) come together;
 ``phi_sq_sum <= M rho_phi^2``. A variant whose inputs are absent is skipped and the output
 says which key it needs. ``use`` names a variant, ``population_route`` or ``direct_route``.
+
+Optional ``[localised]`` table: the inputs of THEORY §6b's localised certificates (**Choice**;
+:class:`bounds.localised_routes.LocalisedSetup`, every key named there, ranges in
+:data:`bounds.localised_routes.LOCALISED_PARAMETERS`), self-contained (``M``, ``K``,
+``L_test_old``, ``B``, ``L_loss``, ``L_top``, ``d``, ``rho_phi`` and the ball's cap ``nu_V``
+are required in it), with ``exact_applies`` (true: readout block at the top, squared loss) and
+``use`` (the localised route fixed before the data). ``depthcert run`` writes it into
+``bounds_config.toml``; reading it back gives the same localised bounds.
 """
 from __future__ import annotations
 

@@ -52,6 +52,10 @@ class CapRule:
     def describe(self) -> str:
         return f'"{self.WORD}" (nu = ||G^||/beta^ on the signal sample) or a finite number > 0 fixed before S'
 
+    def invalid_examples(self) -> tuple:
+        """Values the rule rejects (for generated bad-input tests)."""
+        return ("wide", 0.0, -1.0, math.inf, True, [1.0])
+
     def check(self, key: str, value: object):
         if value == self.WORD and isinstance(value, str):
             return value

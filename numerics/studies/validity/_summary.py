@@ -90,7 +90,8 @@ def _slack(records, specs) -> tuple[dict, dict]:
     for spec in specs:
         for event, (dev, side, threshold) in spec.exact.items():
             if side != "bracket":
-                what = "sup|R - R_n|" if side == "sup" else "sup(R - R_n)"
+                what = ("sup|R - R_n|" if side == "sup" else "sup(D - D_S) over the ball" if event == "E_U"
+                        else "sup(R - R_n)")
                 exact.setdefault(f"{spec.prefix}{event}: {threshold} - {what} (class)", (spec, dev, side, threshold))
     for r in records:
         for spec in specs:

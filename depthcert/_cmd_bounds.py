@@ -16,8 +16,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser("bounds", help="is the deeper model certified? Theorems 2 and 3 on measured numbers",
                        description=DESCRIPTION, epilog=EPILOG)
     p.add_argument("--config", required=True, metavar="FILE",
-                   help="setup file (TOML): the measured numbers at the top level, [loss], [block] and an optional "
-                   "[variants] table; see examples/setup.toml, or the bounds_config.toml a run writes")
+                   help="setup file (TOML): the measured numbers at the top level, [loss], [block] and optional "
+                   "[variants] and [localised] tables; see examples/setup.toml, or the bounds_config.toml a run writes")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object instead of the tables")
     p.add_argument("--level", type=float, default=None,
                    help="largest acceptable failure probability of a certificate, in (0, 1) "
@@ -72,8 +72,26 @@ def run(args: argparse.Namespace) -> int:
 
         out["plot_terms"] = _write("--plot-terms", args.plot_terms, lambda: plot_bound_terms(out, args.plot_terms))
     text = report.routes_table(rep, regime) + "\n\n" + report.variants_table(rep, variants)
+    loc = _localised(args.config, rep.level)    # [localised] (THEORY §6b, Choice): only when the file has it
+    if loc is not None:
+        out["localised"], more = loc
+        text += "\n\n" + more
     print(dumps(out) if args.json else text)
     return 0
+
+
+def _localised(path: str, level: float):
+    """``(JSON dict, text)`` of the file's ``[localised]`` table, or ``None`` without one."""
+    from bounds.localised_routes import evaluate_localised
+    from depthcert._localised_report import localised_dict, localised_text
+    from depthcert.config import localised_inputs_from_dict, read_toml
+
+    got = localised_inputs_from_dict(read_toml(path))
+    if got is None:
+        return None
+    setup, use = got
+    rep = evaluate_localised(setup, level, validate=False)
+    return localised_dict(rep, use), localised_text(rep, use)
 
 
 def _write(flag: str, path: str, make) -> str:

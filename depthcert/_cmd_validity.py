@@ -81,9 +81,20 @@ def format_summary(s: dict) -> str:
     lines += ["", "slack (median [5%, 95%]) of each premise:"]
     for name, v in s["slack"].items():
         lines.append(f"  {name:<52} {v['median']:.3g} [{v['q05']:.3g}, {v['q95']:.3g}]")
+    lines += _localised_lines(s.get("localised_comparison"), pct, iv)
     verdict = ("some guarantee failed significantly more often than stated" if s["significant"]
                else "no guarantee failed significantly more often than stated")
     return "\n".join(lines + ["", verdict])
+
+
+def _localised_lines(c, pct, iv) -> list[str]:
+    """The localised route fixed before the data ([localised] use) beside the paper's and the held-out test."""
+    if not c:
+        return []
+    rate = lambda e: f"{e['certified']} certified, {pct(e['certification_rate'])} {iv(e['certification_interval'])}"  # noqa
+    return ["", f"localised route fixed before the data (THEORY §6b, Choice; use = {c['use']}): {rate(c['use_rate'])}",
+            *(f"  paper's {n} route: {rate(e)}" for n, e in c["paper"].items()),
+            f"  held-out paired test on T (Choice, a baseline): {rate(c['heldout_paired_rate'])}"]
 
 
 def run(args: argparse.Namespace) -> int:

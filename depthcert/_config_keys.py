@@ -44,8 +44,11 @@ def bounds_tables(kind: str | None, family: str) -> dict[str, set[str]]:
     from bounds.variant_routes import VARIANT_PARAMETERS
 
     top = (set(PARAMETERS) - {"B", "L_loss"}) | set(OPTIONAL) | {"level", "loss", "block", "variants"}
-    return {"": top, "loss": set(LOSS_KEYS[kind]), "block": set(BLOCK_PARAMETERS[family]) | {"family"},
-            "variants": set(VARIANT_PARAMETERS) | {"use"}}
+    from bounds.localised_routes import LOCALISED_PARAMETERS
+
+    return {"": top | {"localised"}, "loss": set(LOSS_KEYS[kind]), "block": set(BLOCK_PARAMETERS[family]) | {"family"},
+            "variants": set(VARIANT_PARAMETERS) | {"use"},
+            "localised": set(LOCALISED_PARAMETERS) | {"use", "exact_applies"}}
 
 
 def command_tables() -> dict[str, dict[str, set[str]]]:

@@ -59,6 +59,14 @@ Variances lie in ``[0, B^2 n/(4(n-1))]`` (``n`` = ``M`` on S, ``K`` on T); ``rad
 ``delta_mc`` and ``rad_hat_mc_error`` (or ``phi_sq_sum`` and ``n_draws``) come together;
 ``phi_sq_sum <= M rho_phi^2``. A variant whose inputs are absent is skipped and the output
 says which key it needs. ``use`` names a variant, ``population_route`` or ``direct_route``.
+
+Optional ``[localised]`` table: the inputs of THEORY §6b's localised certificates (**Choice**;
+:class:`bounds.localised_routes.LocalisedSetup`, every key named there, ranges in
+:data:`bounds.localised_routes.LOCALISED_PARAMETERS`), self-contained (``M``, ``K``,
+``L_test_old``, ``B``, ``L_loss``, ``L_top``, ``d``, ``rho_phi`` and the ball's cap ``nu_V``
+are required in it), with ``exact_applies`` (true: readout block at the top, squared loss) and
+``use`` (the localised route fixed before the data). ``depthcert run`` writes it into
+``bounds_config.toml``; reading it back gives the same localised bounds.
 """
 from __future__ import annotations
 
@@ -204,6 +212,37 @@ def variant_inputs_from_dict(cfg: Mapping[str, Any], setup: Setup):
     if "use" in table and not isinstance(table["use"], str):
         raise InputError("variants.use", "a route name (a string)", table["use"])
     return VariantInputs(**values, use=table.get("use")).validate(setup)
+
+
+def localised_inputs_from_dict(cfg: Mapping[str, Any]):
+    """The optional ``[localised]`` table (THEORY §6b, **Choice**) as ``(LocalisedSetup, use)``, or ``None``.
+
+    The table holds every input of :class:`bounds.localised_routes.LocalisedSetup` (a run writes
+    them into ``bounds_config.toml``), ``exact_applies`` (a bool) and ``use`` (a route name).
+
+    Raises:
+        InputError: ``localised`` is not a table, a value is not a number in its range, a required
+            key is missing, or ``use`` is not a localised route (the key ``localised.<name>`` is named).
+    """
+    from bounds.localised import LOCALISED_SPECS
+    from bounds.localised_routes import LOCALISED_PARAMETERS, LocalisedSetup
+    from plumbing.validation import check_values
+
+    table = cfg.get("localised")
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise InputError("localised", "a [localised] table", table)
+    values = {k: table[k] for k in LOCALISED_PARAMETERS if k in table}
+    for k, v in values.items():
+        check_values(f"localised.{k}", LOCALISED_PARAMETERS[k], v)
+    exact = table.get("exact_applies", False)
+    if not isinstance(exact, bool):
+        raise InputError("localised.exact_applies", "true or false", exact)
+    use = table.get("use")
+    if use is not None and use not in LOCALISED_SPECS:
+        raise InputError("localised.use", f"one of {list(LOCALISED_SPECS)}", use)
+    return LocalisedSetup(**values, exact_applies=exact).validate(), use
 
 
 def load_bounds_config(path: str | Path):

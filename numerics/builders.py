@@ -46,7 +46,7 @@ _SCAN_LIKE = ("saturation", "grow", "study")
 #: ``tests/test_config_sections.py`` checks this table against every command's schema.
 SECTION_READERS: Mapping[str, tuple[str, ...]] = {
     "level": _RUN_LIKE, "insertion": _RUN_LIKE, "block_training": _RUN_LIKE, "sizes": _RUN_LIKE,
-    "variants": _RUN_LIKE, "validity": ("validity",), "saturation": _SCAN_LIKE, "growth": ("grow", "study"),
+    "variants": _RUN_LIKE, "localised": _RUN_LIKE, "validity": ("validity",), "saturation": _SCAN_LIKE, "growth": ("grow", "study"),
     **{f"task.{k}": _SCAN_LIKE for k in ("path", "which", "seq_len", "max_chars", "n_test", "n_population")},
     **{f"model.{k}": _SCAN_LIKE for k in ("groups", "heads", "path")},
 }

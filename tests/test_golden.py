@@ -19,12 +19,23 @@ from tests.golden.make_golden import BOUNDS_EXAMPLES, produce
 DATA = Path(__file__).resolve().parent / "golden" / "data"
 VOLATILE = {"timings", "versions", "wall_s", "out", "path"}
 RTOL = 1e-9
+#: Keys added after the golden data were written (issue 17, THEORY §6b): new results beside the old
+#: ones, allowed only where listed (dict path -> allowed new key), never a changed or missing key.
+ADDED = {"": ("localised",), ".routes": ("localised_", "heldout_paired")}
+#: The same keys as columns of a sweep's results.csv.
+ADDED_COLUMNS = ("localised.", "routes.localised_", "routes.heldout_paired.")
+
+
+def _added(where: str, key: str) -> bool:
+    allowed = ADDED.get(where, ())
+    return key in allowed or any(a.endswith("_") and key.startswith(a) for a in allowed)
 
 
 def _differences(old, new, where="") -> list[str]:
     """Every place where ``new`` differs from ``old`` (numbers to RTOL, the rest exactly)."""
     if isinstance(old, dict) and isinstance(new, dict):
-        out = [f"{where}: keys {sorted(set(old) ^ set(new))}"] if set(old) != set(new) else []
+        changed = sorted(k for k in set(old) ^ set(new) if k in old or not _added(where, k))
+        out = [f"{where}: keys {changed}"] if changed else []
         for k in set(old) & set(new):
             if k not in VOLATILE:
                 out += _differences(old[k], new[k], f"{where}.{k}")
@@ -47,8 +58,8 @@ def _csv_rows(path: Path) -> list[dict]:
         except ValueError:
             return text
     with open(path, newline="") as fh:
-        return [{k: value(v) for k, v in row.items() if not k.startswith("timings.") and not k.endswith("wall_s")}
-                for row in csv.DictReader(fh)]
+        return [{k: value(v) for k, v in row.items() if not k.startswith("timings.") and not k.endswith("wall_s")
+                 and not k.startswith(ADDED_COLUMNS)} for row in csv.DictReader(fh)]
 
 
 def test_differences_sees_a_changed_number_and_a_missing_key():
@@ -56,6 +67,11 @@ def test_differences_sees_a_changed_number_and_a_missing_key():
     assert _differences({"a": 1.0}, {"a": 1.001})
     assert _differences({"a": 1.0, "b": 2}, {"a": 1.0})
     assert _differences({"a": ["x"]}, {"a": ["y"]})
+    assert _differences({"routes": {"a": 1}}, {"routes": {"a": 1, "localised_x": 2, "heldout_paired": 3},
+                                              "localised": {}}) == []
+    assert _differences({"routes": {"a": 1}}, {"routes": {"a": 1, "other": 2}})       # only the listed new keys
+    assert _differences({"a": 1}, {"a": 1, "localised_x": 2})                         # ... and only where listed
+    assert _differences({"routes": {"localised_x": 1}}, {"routes": {}})               # a missing key is a difference
 
 
 @pytest.fixture(scope="module")

@@ -40,6 +40,8 @@ def register(name: str):
 
 def invalid_values(rule) -> st.SearchStrategy:
     """Values a rule (an :class:`Interval` or a tuple of choices) must reject (TOML-representable)."""
+    if hasattr(rule, "invalid_examples"):      # a rule of its own (e.g. [localised] cap) names its bad values
+        return st.sampled_from(list(rule.invalid_examples()))
     if isinstance(rule, tuple):
         wrong = [v for v in ("__nope__", 12345, 0.5, [1, 2], "true") if v not in rule]
         if isinstance(rule[0], bool):

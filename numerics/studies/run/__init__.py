@@ -22,6 +22,11 @@ small typed dataclasses (STYLE: Studies):
    ``routes.any_with_variants``), with the loss variances and the sign Monte Carlo they
    need measured on the draw's samples and every level fixed in ``[variants]``.
 
+This project's THEORY §6b localised certificates (**Choice**) are measured after stage 4
+(:func:`certify_localised`; ``[localised]``: the ball's cap fixed before ``S``, the levels, the
+route fixed before the data) and reported as ``routes.localised_<chain>_<uniform>_<tail>``,
+``routes.heldout_paired`` (the held-out paired test a user would run) and ``localised``.
+
 ``Delta_R`` is a Monte-Carlo estimate over ``x``; the value fed to Theorem 2 is its
 finite-sample empirical-Bernstein lower bound at level ``DELTA_R_LEVEL`` (paired
 conditional-risk differences lie in ``[-B, B]``), and that level is added to the
@@ -53,8 +58,11 @@ from numerics.studies.run._draw import (DELTA_R_LEVEL, Certificate, Evaluation, 
 from numerics.studies.run._outputs import bounds_config, format_table, to_json, to_toml, write_outputs  # noqa: F401
 from numerics.studies.run._result import assemble, route_dicts
 from numerics.studies.run._stages import Fixed, is_exact_class, prepare_fixed, streams_of
+from numerics.studies.run._localised import LOCALISED_SCHEMA, LocalisedClass, localised_class, localised_options
+from numerics.studies.run._localised_draw import LocalisedCertificate, certify_localised
 
-__all__ = ["CONFIG_SCHEMA", "on_states", "Certificate", "DEFAULT_DEMO_CONFIG", "DELTA_R_LEVEL", "Evaluation", "Fixed",
+__all__ = ["CONFIG_SCHEMA", "LOCALISED_SCHEMA", "LocalisedCertificate", "LocalisedClass", "certify_localised",
+           "localised_class", "localised_options", "on_states", "Certificate", "DEFAULT_DEMO_CONFIG", "DELTA_R_LEVEL", "Evaluation", "Fixed",
            "N_PROBE", "SampleGroup", "Selection", "bounds_config", "certify_draw", "check_memory",
            "draw_samples", "evaluate_draw", "format_table", "is_exact_class", "prepare_fixed",
            "route_dicts", "run_experiment", "select_blocks", "setup_report", "streams_of", "to_json", "to_toml",
@@ -85,6 +93,8 @@ CONFIG_SCHEMA: Mapping[str, Mapping[str, Any]] = {
     # Carlo of the empirical Rademacher value, and the route fixed before the data (optional)
     "variants": {"delta_mc": _unit, "n_draws": _int(1), "delta_S_jump_pop": _unit, "delta_T_new": _unit,
                  "delta_T_old": _unit, "delta_T_jump_S": _unit, "use": ROUTE_NAMES},
+    # THEORY §6b localised certificates (this project's Choice): the ball's cap, levels, the route fixed before the data
+    "localised": LOCALISED_SCHEMA,
 }
 
 #: The demo (``depthcert demo``): a weak (deliberately under-trained, 15 Adam steps)
@@ -134,6 +144,7 @@ def validate_config(config: Mapping) -> dict:
         raise InputError("variants.delta_mc", f"in (0, sizes.delta) = (0, {cfg['sizes']['delta']:g}) (carved out of "
                          "delta)", cfg["variants"]["delta_mc"])
     _full_family_route(config, cfg)
+    localised_options(cfg)   # [localised]: use applies to this block, the levels fit the level
     return cfg
 
 
@@ -176,7 +187,8 @@ def run_experiment(config: Mapping, out_dir: str | Path | None = None) -> dict:
         ``failure_probability``, ``certified``, ...; ``any``: ``certified``,
         ``failure_probability``; ``population_risk``: ``bound``, ``observed``,
         ``failure_probability``; each THEORY §6 variant under its name with the same fields;
-        ``any_with_variants``), ``variants``, ``streams``, ``fixed_before_data``, ``timings``,
+        ``any_with_variants``; each THEORY §6b route ``localised_*`` and ``heldout_paired``), ``variants``,
+        ``localised`` (use, levels, inputs, roles, f_new, skipped, notes), ``streams``, ``fixed_before_data``, ``timings``,
         ``config``, ``notes``.
 
     Raises:
@@ -244,6 +256,8 @@ def _probe(fixed: Fixed, streams) -> dict:
 
 
 def _run(cfg: dict, streams) -> dict:
+    from numerics.studies.run._localised_result import localised_route_dicts, localised_section
+
     t0, timings = time.perf_counter(), {}
 
     def lap(name):
@@ -257,9 +271,13 @@ def _run(cfg: dict, streams) -> dict:
     lap("block_training_s")
     ev = evaluate_draw(fixed, group, sel, 0)
     cert = certify_draw(fixed, group, sel, ev, 0)
+    loc = certify_localised(fixed, group, sel, ev, 0)
     lap("measure_and_bounds_s")
     extras = _probe(fixed, streams)
     lap("diagnostics_s")
     timings["data_and_reference_s"] = timings["fixed_stage_s"] + timings["sample_S_s"]
     timings["total_s"] = time.perf_counter() - t0
-    return assemble(fixed, group, sel, ev, cert, extras, timings)
+    result = assemble(fixed, group, sel, ev, cert, extras, timings)
+    result["routes"].update(localised_route_dicts(loc))     # THEORY §6b (Choice): beside the paper's routes
+    result["localised"] = localised_section(loc)
+    return result

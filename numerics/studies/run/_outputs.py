@@ -45,6 +45,11 @@ def bounds_config(result: Mapping) -> dict:
     table = _variants_table(result)
     if table:
         out["variants"] = table
+    from numerics.studies.run._localised_result import localised_table
+
+    loc = localised_table(result)     # THEORY §6b's measured inputs (Choice)
+    if loc:
+        out["localised"] = loc
     return out
 
 
@@ -90,6 +95,9 @@ def format_table(result: Mapping) -> str:
         lines.append(f"{'any route':<20} {'':>12} {'':>12} {_fmt(a['failure_probability']):>12}  "
                      + (a["message"].replace("certified by", "CERTIFIED by", 1) if a["certified"] else a["message"]))
     lines += _variant_lines(result)
+    from numerics.studies.run._localised_result import localised_lines
+
+    lines += localised_lines(result)
     lines += _diagnostics_lines(result.get("diagnostics"))
     lines += ["", f"total time {result['timings']['total_s']:.1f} s"] + [f"note: {n}" for n in result["notes"]]
     return "\n".join(lines)
@@ -159,7 +167,8 @@ def to_json(obj) -> str:
 
 def write_outputs(result: dict, out_dir: str | Path) -> dict:
     """Write ``result.json``, ``bounds_config.toml`` (atomically), ``bound_vs_observed.png`` and
-    ``bound_terms.png`` (every route and variant decomposed into its terms).
+    ``bound_terms.png`` (every route and variant decomposed into its terms) and, with the localised
+    routes, ``localised_terms.png``.
 
     Returns:
         ``{"result": path, "bounds_config": path, "figure": path, "terms_figure": path}``.
@@ -173,6 +182,10 @@ def write_outputs(result: dict, out_dir: str | Path) -> dict:
         from bounds.plot_terms import plot_bound_terms
 
         paths["terms_figure"] = plot_bound_terms(result, out / "bound_terms.png")
+    if any(k.startswith("localised_") for k in result["routes"]):     # THEORY §6b (Choice): a figure of its own
+        from bounds.plot_localised import plot_localised_terms
+
+        paths["localised_terms_figure"] = plot_localised_terms(result, out / "localised_terms.png")
     return paths
 
 

@@ -104,11 +104,15 @@ def _deviations(fixed: Fixed, truth: Truth, ev, nu: float) -> dict:
     return out
 
 
-def _record(fixed: Fixed, truth: Truth, group, sel, ev, cert, b: int, seconds: float) -> dict:
+def _record(fixed: Fixed, truth: Truth, group, sel, ev, cert, b: int, seconds: float, loc=None) -> dict:
+    from numerics.studies.validity._localised import E_U_deviation, localised_records
+
     q, rep = cert.quantities, cert.report
-    Vs = torch.stack([torch.zeros_like(sel.V_new[b]), sel.V_new[b], group.V_S[b], fixed.signal.V_pop])
+    Vs = [torch.zeros_like(sel.V_new[b]), sel.V_new[b], group.V_S[b], fixed.signal.V_pop]
+    measured = loc is not None and loc.measure is not None
+    Vs = torch.stack(Vs + ([loc.measure.V] if measured else []))     # + the localised f_new (THEORY §6b)
     own = sel.blocks_new[b] if sel.blocks_new is not None else None     # a trained full block: its own U, b
-    R_old, R_new, R_jS, R_jp = _check_risks(fixed, truth, Vs, own)
+    R_old, R_new, R_jS, R_jp, *R_loc = _check_risks(fixed, truth, Vs, own)
     R_S, L = {k: float(v[b]) for k, v in sel.R_S.items()}, ev.L_test
     values = {"L_test_old": L["old"], "L_test_new": L["new"], "L_test_jump_S": L["jump_S"],
               "L_test_jump_pop": L["jump_pop"], "R_S_old": R_S["old"], "R_S_new": R_S["new"],
@@ -124,8 +128,13 @@ def _record(fixed: Fixed, truth: Truth, group, sel, ev, cert, b: int, seconds: f
     a = rep.any_route.to_dict()
     routes["any"] = {k: a[k] for k in ("certified", "failure_probability", "routes_included", "events")}
     routes.update(_variant_routes(cert, ev))
+    deviations = _deviations(fixed, truth, ev, q["nu_V"])
+    if measured:
+        routes.update(localised_records(loc, {"R_old": R_old, "R_new": R_loc[0], "R_jump_pop": R_jp}, L["old"]))
+        if truth.exact and ev.moments_S is not None:      # E_U exactly: the trust-region supremum over the ball
+            deviations["E_U"] = E_U_deviation(truth, ev.moments_S, fixed.net.head.weight, loc.cls.nu)
     st = group.streams[b]
-    return {"seed": st.seed, "data_seed": st.data_seed, "values": values, "deviations": _deviations(fixed, truth, ev, q["nu_V"]),
+    return {"seed": st.seed, "data_seed": st.data_seed, "values": values, "deviations": deviations,
             "routes": routes, "returned": sel.returned[b], "level": rep.level, "seconds": seconds}
 
 
@@ -173,6 +182,8 @@ def _variant_routes(cert, ev) -> dict:
 
 def measure_group(fixed: Fixed, truth: Truth, streams: Sequence[Streams]) -> list[dict]:
     """The records of the draws ``streams`` (their blocks trained together)."""
+    from numerics.studies.run import certify_localised
+
     t0 = time.perf_counter()
     group = draw_samples(fixed, streams)
     sel = select_blocks(fixed, group)
@@ -182,5 +193,6 @@ def measure_group(fixed: Fixed, truth: Truth, streams: Sequence[Streams]) -> lis
         t1 = time.perf_counter()
         ev = evaluate_draw(fixed, group, sel, b)
         cert = certify_draw(fixed, group, sel, ev, b)
-        out.append(_record(fixed, truth, group, sel, ev, cert, b, shared + time.perf_counter() - t1))
+        loc = certify_localised(fixed, group, sel, ev, b)
+        out.append(_record(fixed, truth, group, sel, ev, cert, b, shared + time.perf_counter() - t1, loc))
     return out

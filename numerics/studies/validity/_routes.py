@@ -30,9 +30,10 @@ import sympy as sp
 from bounds import THEOREM_2_ESTIMATED, THEOREM_3, THEOREM_POPULATION_RISK, Theorem
 from bounds._statement import evaluate
 from bounds.theorems import with_estimated_delta_R
+from bounds.localised import LOCALISED, LOCALISED_SPECS
 from bounds.variants import VARIANT_SPECS, VARIANTS
 
-__all__ = ["EXACT_EVENTS", "PAPER_ROUTE_SPECS", "ROUTE_SPECS", "UNIFORM_EVENTS", "VARIANT_ROUTE_SPECS", "RouteSpec",
+__all__ = ["EXACT_EVENTS", "LOCALISED_ROUTE_SPECS", "PAPER_ROUTE_SPECS", "ROUTE_SPECS", "UNIFORM_EVENTS", "VARIANT_ROUTE_SPECS", "RouteSpec",
            "applies", "base_event", "conclusion_holds", "premise_allowances", "event_failures", "premise_slacks",
            "spec_values", "stated_event_probabilities", "symbol_values"]
 
@@ -95,12 +96,20 @@ def _variant_spec(name: str) -> RouteSpec:
 
 #: This project's THEORY §6 variants, one route each (the run stores them under their names).
 VARIANT_ROUTE_SPECS: list[RouteSpec] = [_variant_spec(n) for n in VARIANT_SPECS]
-#: Every route of the study: Paper A's, then the variants (append to add one).
-ROUTE_SPECS: list[RouteSpec] = PAPER_ROUTE_SPECS + VARIANT_ROUTE_SPECS
+def _localised_spec(name: str) -> RouteSpec:
+    """A THEORY §6b route: values read as themselves; ``E_U`` exact where the record holds its supremum."""
+    return RouteSpec(name, LOCALISED[name], {}, exact={"E_U": ("E_U", "upper", "U_S")}, prefix=f"{name}/",
+                     origin="Choice")
 
-#: Events about a supremum over the class; every other event is about one function fixed
-#: before its sample (a one-function tail, the Delta_R confidence bound), so its premise is the event.
-UNIFORM_EVENTS = ("E_S", "E_T")
+
+#: This project's THEORY §6b localised certificates, one route each (:mod:`numerics.studies.validity._localised`).
+LOCALISED_ROUTE_SPECS: list[RouteSpec] = [_localised_spec(n) for n in LOCALISED_SPECS]
+#: Every route of the study: Paper A's, then the variants, then the localised routes (append to add one).
+ROUTE_SPECS: list[RouteSpec] = PAPER_ROUTE_SPECS + VARIANT_ROUTE_SPECS + LOCALISED_ROUTE_SPECS
+
+#: Events about a supremum over the class (``E_U``: over the localised ball); every other event is about
+#: one function fixed before its sample (a one-function tail, the Delta_R confidence bound), so its premise is the event.
+UNIFORM_EVENTS = ("E_S", "E_T", "E_U")
 
 
 def base_event(name: str) -> str:

@@ -5,6 +5,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from numerics.studies.validity._localised import heldout_routes, localised_comparison
 from numerics.studies.validity._power import VARIANTS, fixed_tail_values, variant_failures
 from numerics.studies.validity._routes import (ROUTE_SPECS, UNIFORM_EVENTS, base_event, conclusion_holds,
                                               event_failures, premise_allowances, premise_slacks, spec_values)
@@ -59,6 +60,8 @@ def _checked(name: str, d: Mapping) -> str:
         return "the event itself (a deviation of one function fixed before its sample)"
     if not all(d["exact"]):
         return "at the functions the chains use (a necessary condition only)"
+    if base == "E_U":
+        return "supremum over the localised ball of (D - D_S)(V) (exact: trust-region, population moments)"
     if base == "E_MC":
         return ("the sure bracket of the exact rad_S (Jensen above, a fourth-moment bound below): failed unless "
                 "the estimate used is >= Jensen's bound (conservative)")
@@ -87,7 +90,8 @@ def _slack(records, specs) -> tuple[dict, dict]:
     for spec in specs:
         for event, (dev, side, threshold) in spec.exact.items():
             if side != "bracket":
-                what = "sup|R - R_n|" if side == "sup" else "sup(R - R_n)"
+                what = ("sup|R - R_n|" if side == "sup" else "sup(D - D_S) over the ball" if event == "E_U"
+                        else "sup(R - R_n)")
                 exact.setdefault(f"{spec.prefix}{event}: {threshold} - {what} (class)", (spec, dev, side, threshold))
     for r in records:
         for spec in specs:
@@ -180,7 +184,7 @@ def _timing(records) -> dict:
 
 def _certification(ok, specs, level: float, not_certified: int = 0) -> dict:
     """Certification rate of every route all records hold, with ``not_certified`` extra draws counted as failures."""
-    names = [s.name for s in specs] + ["any", "any_with_variants"]
+    names = [s.name for s in specs] + ["any", "any_with_variants", "heldout_paired"]
     return {name: certification_entry([r["routes"][name]["certified"] for r in ok] + [False] * not_certified, level)
             for name in names if all(name in r["routes"] for r in ok)}
 
@@ -217,6 +221,7 @@ def summarize(records: Sequence[Mapping], level: float, *, vary: str = "data", c
         raise ArithmeticError(f"no draw could be evaluated, nothing to summarise ({reasons})")
     specs = _present(ok, ROUTE_SPECS if specs is None else specs)
     routes, events = _routes(ok, level, specs), _events(ok, level, specs)
+    routes.update(heldout_routes(ok, level))     # the held-out paired baseline (THEORY §6b, Choice)
     slack, slack_used = _slack(ok, specs)
     significant = any(r["significant"] for r in routes.values()) or any(e["significant"] for e in events.values())
     holm = holm_family({**{f"route {k}": r.get("p_value") for k, r in routes.items()},
@@ -231,6 +236,7 @@ def summarize(records: Sequence[Mapping], level: float, *, vary: str = "data", c
         # --vary seed: a setup that could not run (e.g. (C1) fails) certifies nothing; counted here
         "certification_counting_not_run": _certification(ok, specs, level, len(not_run)) if not_run else None,
         "comparison": _comparison(ok, level, specs, config),
+        "localised_comparison": localised_comparison(ok, level, config),
         "routes": routes, "events": events, "slack": slack, "slack_used": slack_used,
         "power": _power(ok, level, variants),
         "quantities": _quantities(ok),

@@ -25,6 +25,7 @@ def _setup_from(result):
     family = block.pop("family")
     cfg.pop("R_old", None)
     cfg.pop("variants", None)     # THEORY §6 inputs: not fields of the paper's Setup
+    cfg.pop("localised", None)    # THEORY §6b inputs: likewise
     return Setup(**cfg, **loss, family=family, block=block), level
 
 

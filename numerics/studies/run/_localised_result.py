@@ -1,0 +1,109 @@
+"""The localised routes in ``result.json`` and ``bounds_config.toml`` (THEORY §6b, **Choice**; no computation here).
+
+* ``routes.localised_<chain>_<uniform>_<tail>``: the fields of the other routes
+  (:meth:`bounds.variant_routes.VariantResult.to_dict`) plus ``observed`` (``L_test`` of the
+  localised ``f_new``) and ``observed_minus_bound``; ``routes.heldout_paired``: the baseline.
+* ``localised``: ``use`` (the route fixed before the data, and its verdict), ``levels``,
+  ``inputs`` (the ``[localised]`` table of ``bounds_config.toml``: feeding it back to
+  ``depthcert bounds`` gives the same bounds), ``roles`` (which sample fixed what),
+  ``f_new``, ``skipped``, ``notes``.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Mapping
+
+__all__ = ["INPUT_KEYS", "localised_lines", "localised_route_dicts", "localised_section", "localised_table"]
+
+#: The :class:`bounds.localised_routes.LocalisedSetup` fields written as measured inputs.
+INPUT_KEYS = ("M", "K", "L_test_old", "B", "L_loss", "L_top", "d", "r", "rho_phi", "nu_V", "n_grid", "kappa", "b_xi",
+              "A_norm", "sigma2_ub", "delta_sigma", "Sigma_ub", "delta_Sn", "delta_train", "delta_R",
+              "delta_R_failure", "delta_erm_pop", "var_T_dnew", "var_S_dpop", "delta_U", "delta_T_d", "delta_S_pop",
+              "exact_applies")
+
+ROLES = {
+    "signal": "fixed the ball nu (cap = jumpboard: ||G^||/beta^), V_pop, and sigma^2's upper bound (before S)",
+    "S": "f_new (training, the localised (C2) choice), delta_train = -D_S(V_new), d_pop's mean and variance",
+    "T": "d_new's mean and unbiased variance (H_T_diff; heldout_paired), L_test(f_new)",
+    "population": "the lower confidence bound on Delta_R from the paired conditional differences (E_R)",
+}
+
+
+def _plain(x):
+    return x.item() if hasattr(x, "item") else x
+
+
+def localised_route_dicts(lc) -> dict:
+    """``routes.localised_*`` and ``routes.heldout_paired`` of a :class:`LocalisedCertificate`."""
+    if lc.measure is None:
+        return {}
+    out = {}
+    for name, r in lc.report.routes.items():
+        d = r.to_dict()
+        d["observed"] = lc.measure.L_test_new
+        d["observed_minus_bound"] = None if d["bound"] is None else lc.measure.L_test_new - d["bound"]
+        out[name] = d
+    out["heldout_paired"] = dict(lc.heldout)
+    return out
+
+
+def localised_section(lc) -> dict:
+    """``localised`` of ``result.json`` (module docstring)."""
+    use = lc.options["use"]
+    chosen = lc.report.routes.get(use)
+    verdict = ({"name": use, "certified": bool(chosen.certified), "bound": float(chosen.bound),
+                "failure_probability": float(chosen.failure_probability)} if chosen is not None else
+               {"name": use, "certified": False, "skipped": lc.report.skipped.get(use)})
+    levels = {k: lc.options[k] for k in ("delta_U", "delta_T_d", "delta_S_pop", "delta_sigma", "delta_R_failure")
+              if k in lc.options}
+    out = {"use": verdict, "cap": lc.options["cap"], "levels": levels,
+           "class": {k: _plain(v) for k, v in dataclasses.asdict(lc.cls).items()},
+           "skipped": dict(lc.report.skipped), "roles": dict(ROLES), "notes": list(lc.report.notes) + _notes(lc)}
+    if lc.measure is not None:
+        m = lc.measure
+        out["inputs"] = {k: _plain(getattr(lc.setup, k)) for k in INPUT_KEYS if getattr(lc.setup, k) is not None}
+        out["inputs"]["use"] = use
+        out["f_new"] = {"returned": m.returned, "V_norm": float(m.V.norm()), "norms_before_projection": dict(m.norms),
+                        "D_S": dict(m.D_S), "mean_T_dnew": m.mean_T_dnew, "L_test_new": m.L_test_new,
+                        "V_pop_in_ball": m.pop_in_ball}
+    return out
+
+
+def _notes(lc) -> list[str]:
+    notes = ["f_new of the localised class: the run's V_new, V_S and V_pop projected onto ||V||_F <= nu, the smallest "
+             "R_S of the three (Choice); its L_test is each localised route's 'observed'.",
+             "routes.heldout_paired is the held-out paired test on T (Choice, what a user would do without the "
+             "theory): a bound on R(f_new) - R(f_old) at the run's level, reported beside, never as Paper A's.",
+             "||Sigma_phi|| keeps its sure bound rho_phi^2 (Choice); sigma^2's bound is from the signal sample."]
+    if lc.cls.clipped:
+        notes.append(f"the localised cap was clipped at the run's nu_V = {lc.cls.nu:.6g} (its B, L_loss, L_top hold "
+                     "for ||V|| <= nu_V only).")
+    return notes
+
+
+def localised_table(result: Mapping) -> dict:
+    """The ``[localised]`` table of ``bounds_config.toml`` (empty when the run has no localised inputs)."""
+    return dict((result.get("localised") or {}).get("inputs") or {})
+
+
+def localised_lines(result: Mapping) -> list[str]:
+    """The text report's table of the localised routes and the held-out paired test (``depthcert run``)."""
+    loc, routes = result.get("localised"), result["routes"]
+    if not loc or "f_new" not in loc:
+        return []
+    lines = ["", f"localised certificates (THEORY §6b, Choice): ball ||V|| <= {loc['class']['nu']:.4g} "
+                 f"({loc['class']['nu_source']}), f_new = projected {loc['f_new']['returned']}",
+             f"{'route':<38} {'bound':>10} {'observed':>10} {'fail. prob':>10}  verdict (alone*)"]
+    for name in (k for k in routes if k.startswith("localised_")):
+        r = routes[name]
+        verdict = f"CERTIFIED by {r['improvement']:.4g}" if r["certified"] else "not certified"
+        lines.append(f"{name:<38} {r['bound']:>10.6g} {r['observed']:>10.6g} {r['failure_probability']:>10.4g}  "
+                     + verdict)
+    h = routes.get("heldout_paired")
+    if h is not None:
+        lines.append(f"{'heldout_paired (R_new - R_old)':<38} {h['bound']:>10.4g} {'':>10} "
+                     f"{h['failure_probability']:>10.4g}  " + ("CERTIFIED" if h["certified"] else "not certified"))
+    u = loc["use"]
+    lines.append(f"* each row alone. Route fixed before the data (use = {u['name']}): "
+                 + ("CERTIFIED" if u["certified"] else "not certified"))
+    return lines + [f"skipped: {k}: {why}" for k, why in loc.get("skipped", {}).items()]

@@ -1,0 +1,103 @@
+"""The localised certificates (THEORY §6b, **Choice**) and the held-out paired test in the validity study.
+
+Per draw (:func:`localised_records`): each route ``localised_<chain>_<uniform>_<tail>`` of
+:func:`numerics.studies.run._localised_draw.certify_localised` becomes a record route with its
+verdict and every value of its chain, the risks of the localised ``f_new`` included: ``D_new =
+R(f_new) - R(f_old)`` and ``D_pop = R(f~_pop) - R(f_old)`` by the truth, ``D_S`` on ``S``,
+``L_test(f_new)`` and ``DT_new`` on ``T``. The study then checks each route like the others
+(:data:`numerics.studies.validity._routes.LOCALISED_ROUTE_SPECS`): its conclusion, and each event.
+``E_U`` -- ``sup_{||V|| <= nu} (D - D_S)(V) > U_S`` -- is checked *exactly* in case (c)'s class
+(readout at the top, squared loss): ``(D - D_S)(V) = (R - R_S)(V) - (R - R_S)(0)`` is the
+difference quadratic of the population moments of the exact teacher and the moments of ``S``,
+its supremum over the ball the trust-region problem (:func:`numerics.estimators.sup_deviation`
+minus its constant). Elsewhere ``E_U`` is checked at the chain's function ``f_new`` only: a
+necessary condition. The truth's own Monte-Carlo error (``truth.moment_error``) applies.
+
+``routes.heldout_paired`` (the baseline): certified per draw, violated when the true
+``R(f_new) - R(f_old)`` exceeds its bound (:func:`heldout_routes`); :func:`localised_comparison`
+sets the route fixed before the data (``[localised] use``) beside the paper's routes and the baseline.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+__all__ = ["E_U_deviation", "heldout_routes", "localised_comparison", "localised_records"]
+
+
+def E_U_deviation(truth, moments_S, A, nu: float) -> dict:
+    """``{"upper": sup_{||V||_F <= nu} (D - D_S)(V)}`` exactly (module docstring)."""
+    from numerics.estimators import sup_deviation
+
+    s = sup_deviation(truth.moments, moments_S, A, nu)
+    c0 = truth.moments.m0 - moments_S.m0          # (R - R_S)(0): the constant of the difference quadratic
+    return {"upper": s["upper"] - c0, "nu": nu}
+
+
+#: The risk symbols of the localised chains: a record gets them from the truth and the measurement.
+_RISKS = frozenset(("DT_new", "D_new", "DS_new", "DS_pop", "D_pop", "L_test_new", "L_test_old"))
+
+
+def _chain_symbols(theorem) -> set[str]:
+    exprs = [theorem.conclusion, theorem.failure_probability] + [p.relation for p in theorem.premises]
+    exprs += [e.probability for e in theorem.events] + [e.tail.deviation for e in theorem.events if e.tail]
+    return {x.name for e in exprs for x in e.free_symbols} - _RISKS
+
+
+def localised_records(loc, risks: Mapping[str, float], L_test_old: float) -> dict:
+    """Record routes of a draw's localised certificate; ``risks``: the truth's ``R_old``, ``R_new``, ``R_jump_pop``."""
+    from bounds.localised import LOCALISED
+
+    m = loc.measure
+    if m is None:
+        return {}
+    D_new = risks["R_new"] - risks["R_old"]
+    own = {"L_test_new": m.L_test_new, "L_test_old": L_test_old, "DT_new": m.mean_T_dnew, "D_new": D_new,
+           "DS_new": m.D_S[m.returned], "DS_pop": m.D_S["jump_pop"], "D_pop": risks["R_jump_pop"] - risks["R_old"]}
+    out = {}
+    for name, r in loc.report.routes.items():
+        v = r.values
+        values = {k: float(v[k]) for k in _chain_symbols(LOCALISED[name]) if k in v}
+        out[name] = {"bound": float(r.bound), "failure_probability": float(r.failure_probability),
+                     "certified": bool(r.certified), "improvement": float(r.improvement), "values": {**values, **own}}
+    h = loc.heldout
+    out["heldout_paired"] = {"bound": h["bound"], "failure_probability": h["failure_probability"],
+                             "certified": h["certified"], "improvement": h["improvement"], "D_new": D_new}
+    return out
+
+
+def heldout_routes(records: Sequence[Mapping], level: float) -> dict:
+    """``routes.heldout_paired`` of ``validity.json`` (empty when a record lacks it)."""
+    from numerics.studies.validity._stats import route_entry
+
+    if not records or not all("heldout_paired" in r["routes"] for r in records):
+        return {}
+    hs = [r["routes"]["heldout_paired"] for r in records]
+    entry = route_entry([h["certified"] for h in hs], [h["D_new"] > h["bound"] + 1e-12 * max(1.0, abs(h["bound"]))
+                                                       for h in hs],
+                        [min(1.0, h["failure_probability"]) for h in hs], level, ["H_T_heldout"])
+    entry.update(bounds_on="R(f_new) - R(f_old) (the localised f_new; violated when the truth exceeds it)",
+                 statement="Choice: the held-out paired test on T (what a user would do without the theory)")
+    return {"heldout_paired": entry}
+
+
+def localised_comparison(records: Sequence[Mapping], level: float, config: Mapping | None) -> dict | None:
+    """The headline of issue 17: the route fixed before the data (``[localised] use``), with its
+    Clopper--Pearson interval, beside the paper's routes, the §6 route fixed by ``[variants] use``
+    and the held-out paired test, on the same draws."""
+    from numerics.studies.run import localised_options
+    from numerics.studies.validity._stats import certification_entry
+
+    if config is None or not records or not all("heldout_paired" in r["routes"] for r in records):
+        return None         # records of a study without the localised routes (or of another config)
+    use = localised_options(config)["use"]
+    rate = lambda n: certification_entry([bool(r["routes"].get(n, {}).get("certified")) for r in records],  # noqa
+                                         level)
+    out = {"use": use, "use_rate": rate(use), "paper": {n: rate(n) for n in ("population", "direct")},
+           "heldout_paired_rate": rate("heldout_paired"),
+           "note": "use is the localised route fixed before the data (THEORY §6b, Choice); a draw where it was "
+                   "skipped counts as not certified; heldout_paired certifies only after T is spent"}
+    v_use = ((config.get("variants") or {}).get("use"))
+    if v_use:
+        v_use = {"population_route": "population", "direct_route": "direct"}.get(v_use, v_use)
+        out["variants_use"], out["variants_use_rate"] = v_use, rate(v_use)
+    return out

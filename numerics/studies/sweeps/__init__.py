@@ -152,13 +152,11 @@ def sweep(spec: SweepSpec, out_dir: str | Path, *, backend: str = "local", worke
     t0, out, store = time.perf_counter(), Path(out_dir), _store(out_dir, cell_hashes(spec))
     todo = _prepare(spec, out, store, runner, note)
     bar = _progress(len(spec.cells), len(spec.cells) - len(todo), progress)
-    failed = []
 
     def on_done(cell: Cell, record: dict) -> None:
         record["sweep"] = {**record.get("sweep", {}), "key": cell.key, "params": dict(cell.params),
                            "backend": backend}
         store.put(cell.key, record)
-        failed.extend([cell.key] if record["sweep"].get("status") == "failed" else [])
         bar.update(1)
 
     try:

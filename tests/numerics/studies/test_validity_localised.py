@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 import torch
 
-from bounds.localised import LOCALISED_SPECS
 from numerics.estimators import risk_from_moments
 from numerics.studies.validity import run_validity
 from numerics.studies.validity._localised import E_U_deviation, heldout_routes

@@ -107,7 +107,10 @@ def block_output_bound(family: str, block: dict) -> float:
         >>> round(block_output_bound("full", {"nu_V": 0.5, "nu_U": 2.0, "rho": 0.0}), 6)
         1.0
     """
-    needs = {"readout": ("nu_V", "rho_phi"), "full": ("nu_V", "nu_U", "rho")}
+    from bounds.parameters import BLOCK_PARAMETERS
+
+    # the family's [block] keys that bound its output: the one table, less d and L_top
+    needs = {f: tuple(k for k in keys if k not in ("d", "L_top")) for f, keys in BLOCK_PARAMETERS.items()}
     if family not in needs:
         raise InputError("block.family", f"one of {sorted(needs)}", family)
     v = {k: _check_nonneg(f"block.{k}", block[k]) if k in block else None for k in needs[family]}

@@ -202,6 +202,7 @@ class ProtocolBlock(nn.Module):
         shape = (*state_shape, 1) if layout == "NCL" else tuple(state_shape)   # (C, L) as an image (C, L, 1)
         rank, d = len(shape), token_dim(shape)
         self.state_shape, self.families, self.d, self.layout = tuple(state_shape), list(families), d, layout
+        self.width = width   # r of the random-feature families (a block of one family re-built from the scan's)
         mods: dict[str, list[nn.Module]] = {}
         if {"linear", "affine"} & set(families):
             mods["linear"] = [_Identity(d)]

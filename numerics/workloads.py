@@ -263,6 +263,9 @@ def build_network(cfg: Mapping, w: Workload, seed: int, depth: int | None = None
     if kind == "cnn1d":
         from numerics.zoo_cnn1d import ResCNN1d
 
+        if m["norm"] == "batch":
+            raise InputError("model.norm", "'group', 'layer' or 'rms' for model.kind = 'cnn1d' (post-norm blocks "
+                             "with per-sample normalisation)", m["norm"])
         norm = {"rms": "rms", "layer": "layer"}.get(m["norm"], "group")
         return ResCNN1d(w.input_shape[0], m["width"], depth, w.n_out, norm=norm, groups=m["groups"], seed=seed,
                         dtype=dtype)

@@ -137,13 +137,16 @@ def _sources(data, arg: str):
 
 def _loader_size(loader: DataLoader, arg: str) -> int:
     """Samples per pass of a loader in a fixed order (a shuffled one would make the parts of two passes overlap)."""
-    from torch.utils.data import RandomSampler
+    from torch.utils.data import RandomSampler, SequentialSampler
 
-    if isinstance(loader.sampler, RandomSampler) or isinstance(getattr(loader.batch_sampler, "sampler", None),
-                                                                RandomSampler):
-        raise ValueError(f"{arg} is a DataLoader with shuffle=True, must iterate in a fixed order (the probe and the "
-                         "curvature sample are disjoint parts of one order): use shuffle=False.")
-    if loader.batch_size is not None and not loader.drop_last and hasattr(loader.dataset, "__len__"):
+    sampler = getattr(loader.batch_sampler, "sampler", None) if loader.batch_sampler is not None else loader.sampler
+    fixed = isinstance(sampler, (SequentialSampler, range, list, tuple))
+    if not fixed:
+        what = "shuffle=True" if isinstance(sampler, RandomSampler) else f"a {type(sampler).__name__}"
+        raise ValueError(f"{arg} is a DataLoader with {what}, must iterate in a fixed order "
+                         "(a SequentialSampler, shuffle=False, or a list of indices): the probe and the curvature "
+                         "sample are disjoint parts of one order, which a random sampler changes between passes.")
+    if isinstance(sampler, SequentialSampler) and not loader.drop_last and hasattr(loader.dataset, "__len__"):
         return len(loader.dataset)
     return _count(lambda: (_pair(b, arg) for b in loader))
 

@@ -57,10 +57,15 @@ def _train(model, stream, loss, steps: int, lr: float) -> None:
         return
     opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=lr)
     model.train()
-    for x, y in itertools.islice(itertools.cycle(stream), steps):
-        opt.zero_grad()
-        loss(model(x), y).mean().backward()
-        opt.step()
+    done = 0
+    while done < steps:              # pass after pass over the stream: nothing is kept between batches
+        for x, y in stream:
+            opt.zero_grad()
+            loss(model(x), y).mean().backward()
+            opt.step()
+            done += 1
+            if done == steps:
+                break
     model.eval()
 
 

@@ -57,8 +57,7 @@ def family_block(net: nn.Module, site: str, family: str, init: str, scan: Satura
     """``(block, beta_f)``: the scan's block of one family at ``site``, ``V`` set by ``init``
     (``beta_f``: the curvature along ``-G_f``; None for ``init="zero"``)."""
     proto = scan._blocks[site]
-    width = len(proto.slices["readout"]) if "readout" in proto.slices else 16
-    block = ProtocolBlock(proto.state_shape, [family], width, site_seed(scan.seed, site), proto.V.dtype,
+    block = ProtocolBlock(proto.state_shape, [family], proto.width, site_seed(scan.seed, site), proto.V.dtype,
                           layout=proto.layout).to(proto.V.device)
     block.positions = proto.positions
     beta = None

@@ -133,3 +133,18 @@ def test_batchnorm_eval_mode_accepted_train_mode_refused_with_the_reason():
     rep = dc.saturation(net.eval(), (x, y), **KW)
     assert rep.verdict in ("improvable", "saturated", "undetermined") and rep.sites[0]["layout"] == "ND"
     assert not net.training   # the scan restores the caller's modes
+
+
+def test_a_dataloader_with_a_random_sampler_of_any_kind_is_refused_and_a_subset_is_counted():
+    """Two passes of a random sampler differ (the probe and the curvature part would overlap): refused;
+    an index-list sampler is a fixed order and its size is what it yields, not the dataset's (review fix)."""
+    import torch
+    from torch.utils.data import DataLoader, SubsetRandomSampler, TensorDataset
+
+    from depthcert.api._data import _loader_size
+
+    ds = TensorDataset(torch.randn(100, 3), torch.randint(0, 2, (100,)))
+    with pytest.raises(ValueError, match="SubsetRandomSampler"):
+        _loader_size(DataLoader(ds, sampler=SubsetRandomSampler(range(50)), batch_size=10), "data")
+    assert _loader_size(DataLoader(ds, sampler=list(range(50)), batch_size=10), "data") == 50
+    assert _loader_size(DataLoader(ds, batch_size=10), "data") == 100

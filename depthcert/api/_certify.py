@@ -34,7 +34,7 @@ from depthcert.api._data import as_stream
 from depthcert.api._insert import family_block
 from depthcert.api._loss import as_loss
 from depthcert.api._roles import check_disjoint
-from depthcert.api._routes import DEFAULT_ROUTE, evaluate_table
+from depthcert.api._routes import DEFAULT_ROUTE, evaluate_table, route_names
 from depthcert.api._saturation import check_model, saturation
 from depthcert.api._scan import accumulate, eval_mode
 from numerics.sites import add_at_site
@@ -185,6 +185,9 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
     check_model(model)
     if not 0.0 < float(level) < 1.0:
         raise ValueError(f"level == {level!r}, must be in (0, 1).")
+    names = route_names()
+    if route is not None and names is not None and route not in names:   # before any work
+        raise ValueError(f"route == {route!r}, must be None or one of {sorted(names)}.")
     c = _constants(loss, B, L_loss, L_top, kappa)
     roles = {k: as_stream(v, k, model, batch_size) for k, v in (("signal", signal), ("S", S), ("T", T))}
     check_disjoint(roles)

@@ -31,7 +31,9 @@ def row_hashes(stream: DataStream) -> np.ndarray:
     """``(n,)`` uint64 hashes of the ``(x, y)`` rows of ``stream``, in order (FNV-style over words)."""
     out = []
     for x, y in stream:
-        words = np.concatenate([_words(x), _words(y)], axis=1)
+        # one dtype per kind, so that one sample given as int32 labels in one role and int64 in another matches
+        y = y.double() if y.is_floating_point() else y.long()
+        words = np.concatenate([_words(x.double() if x.is_floating_point() else x), _words(y)], axis=1)
         h = np.full(words.shape[0], np.uint64(0xCBF29CE484222325))
         with np.errstate(over="ignore"):
             for col in words.T:          # a loop over the words of a row, vectorised over samples

@@ -16,9 +16,10 @@ from typing import Callable
 import numpy as np
 
 from bounds.routes import evaluate_routes
+from bounds.variants import VARIANT_SPECS
 from bounds.variant_routes import evaluate_variants
 
-__all__ = ["DEFAULT_ROUTE", "ROUTES", "RouteSpec", "evaluate_table", "register_route"]
+__all__ = ["DEFAULT_ROUTE", "ROUTES", "RouteSpec", "evaluate_table", "register_route", "route_names"]
 
 #: **Choice**: the route fixed by default, before any data: Theorem 3 (direct; no estimate of Delta_R).
 DEFAULT_ROUTE = "direct_route"
@@ -46,8 +47,15 @@ def _variants(setup, level, inputs, constants):
 
 ROUTES: dict[str, RouteSpec] = {
     "paper": RouteSpec("paper", ("B", "L_loss", "L_top"), _paper, ("population_route", "direct_route")),
-    "variants": RouteSpec("variants", ("B", "L_loss", "L_top"), _variants),
+    "variants": RouteSpec("variants", ("B", "L_loss", "L_top"), _variants, tuple(sorted(VARIANT_SPECS))),
 }
+
+
+def route_names() -> set | None:
+    """Every row name the table can produce (None when an entry does not declare its names)."""
+    if any(not spec.names for spec in ROUTES.values()):
+        return None
+    return {n for spec in ROUTES.values() for n in spec.names}
 
 
 def register_route(spec: RouteSpec, *, replace: bool = False) -> None:

@@ -73,3 +73,22 @@ def test_the_route_table_is_extensible(roles):
         dc.ROUTES.pop("localised_stub")
     with pytest.raises(ValueError, match="route == 'nope', must be None or one of"):
         dc.certify_insertion(net, "blocks.1", signal=sig, S=S, T=T, route="nope", **SMALL)
+
+
+def test_an_unknown_route_is_refused_before_any_work_and_int32_labels_overlap_int64_ones():
+    """Review fixes: ``route`` is checked first (no scan, no training); one sample given with int32 labels
+    in one role and int64 in another is the same row."""
+    import torch
+
+    import depthcert as dc
+    from depthcert.api._data import as_stream
+    from depthcert.api._roles import check_disjoint
+
+    with pytest.raises(ValueError, match="route == 'nope'"):
+        dc.certify_insertion(torch.nn.Linear(2, 2), "x", signal=None, S=None, T=None, route="nope")
+    m = torch.nn.Linear(1, 1)
+    x = torch.arange(4.0)[:, None]
+    a = as_stream((x, torch.zeros(4, dtype=torch.int32)), "S", m)
+    b = as_stream((x[:2], torch.zeros(2, dtype=torch.int64)), "T", m)
+    with pytest.raises(ValueError, match="S and T share 2 identical"):
+        check_disjoint({"S": a, "T": b})

@@ -79,25 +79,12 @@ def test_grow_stops_when_saturated_within_eps(scanned):
 def test_a_block_family_is_inserted_at_the_scanned_width():
     """insert_block(family="block") re-builds the scan's features (its width), not a fixed 16 (review fix)."""
     import torch
-    from torch import nn
 
     import depthcert as dc
-
-    class Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.stem = nn.Conv1d(1, 8, 3, padding=1)
-            self.blocks = nn.ModuleList(nn.Sequential(nn.Conv1d(8, 8, 3, padding=1), nn.GroupNorm(2, 8)) for _ in range(2))
-            self.head = nn.Linear(8, 3)
-
-        def forward(self, x):
-            x = self.stem(x)
-            for b in self.blocks:
-                x = x + b(x)
-            return self.head(x.mean(dim=2))
+    from tests.api._nets import ResCNN
 
     torch.manual_seed(0)
-    net = Net().double()
+    net = ResCNN(c=8, depth=2, classes=3).double()
     g = torch.Generator().manual_seed(1)
     data = (torch.randn(256, 1, 12, generator=g, dtype=torch.float64), torch.randint(0, 3, (256,), generator=g))
     rep = dc.saturation(net, data, families=["linear", "block"], width=5)

@@ -91,6 +91,8 @@ def test_a_file_for_two_commands_must_set_every_world_key_whose_defaults_differ(
         run_study.validate_config({"saturation": {"probe_n": 64}})
     with pytest.raises(InputError, match=r"task\.d_in is missing, .*defaults differ: saturation 4, run 3"):
         saturation.validate_config({"seed": 1, "data_seed": 2, "sizes": {"M": 100}})
+    with pytest.raises(InputError, match=r"seed .*given explicitly in a file that `saturation` reads too"):
+        validity.validate_validity_config({"growth": {"max_depth": 2}})
     run_study.validate_config(SHARED)            # every world key given: accepted
     saturation.validate_config(SHARED)
 

@@ -57,6 +57,12 @@ def validate_validity_config(config: Mapping) -> tuple[dict, dict]:
     Raises:
         InputError: unknown key or a value out of range (named).
     """
+    if any(k in config for k in ("saturation", "growth")):   # a file `saturation`/`grow` read too: one world
+        from numerics.builders import check_one_world
+        from numerics.studies.run import DEFAULT_DEMO_CONFIG
+        from numerics.workloads import DEFAULT_WORKLOAD
+
+        check_one_world(config, ("validity", DEFAULT_DEMO_CONFIG), ("saturation", DEFAULT_WORKLOAD))
     config, _ = own_part(config, VALIDITY_SCHEMA)
     check_schema(config, VALIDITY_SCHEMA)
     opts = {**DEFAULT_VALIDITY, **config.get("validity", {})}
@@ -203,6 +209,7 @@ def run_validity(config: Mapping, draws: int, out: str | Path, *, level: float =
     summary = summarize(records, level, vary=vary, config=cfg)
     summary["timing"]["this_invocation_s"] = time.perf_counter() - t0
     summary["versions"] = versions()
+    summary["notes"] = [*summary.get("notes", []), *own_part(config, VALIDITY_SCHEMA)[1]]   # what others read
     atomic_write_text(out / "validity.json", dumps(summary, indent=2) + "\n")
     plot_slack(summary, out / "slack.png")
     return summary

@@ -7,6 +7,8 @@ its table; and the same config gives the same reference network under ``run`` an
 """
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
@@ -104,3 +106,13 @@ def test_grow_takes_the_scan_level_from_either_table_and_refuses_two():
     assert validate_grow_config({"growth": {"level": 0.02}})["saturation"]["level"] == 0.02
     with pytest.raises(InputError, match=r"growth\.level"):
         validate_grow_config({"saturation": {"level": 0.01}, "growth": {"level": 0.05}})
+
+
+def test_grow_records_what_it_set_aside(tmp_path):
+    from numerics.studies.growth import QUICK
+    from numerics.studies.growth._loop import grow
+    from plumbing.config import merge_config
+
+    traj = grow(merge_config(QUICK, {"growth": {"max_depth": 1}, "validity": {"group": 2}}), tmp_path, progress=False)
+    assert any("[validity] is read by validity" in n for n in traj["notes"])
+    assert any("[validity]" in n for n in json.loads((tmp_path / "trajectory.json").read_text())["notes"])

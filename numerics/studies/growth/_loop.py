@@ -214,7 +214,11 @@ def grow_model(config: Mapping, out_dir: str | Path, *, progress: bool = True):
         else:
             net, depth0, steps, insertions, start, _ = state
         traj = _loop(net, w, cfg, streams, out, depth0, steps, insertions, start, t0, progress)
-        return traj, net, w, streams
+    aside = own_part(config, GROW_SCHEMA)[1]   # the sections of other commands in this file, named
+    if aside:
+        traj["notes"] = [*traj["notes"], *aside]
+        atomic_write_json(out / "trajectory.json", traj)
+    return traj, net, w, streams
 
 
 def _loop(net, w, cfg, streams, out, depth0, steps, insertions, k, t0, progress) -> dict:

@@ -178,7 +178,9 @@ def _trajectory(cfg, depth0, steps, insertions, stopped, timings) -> dict:
             "notes": ["depth = the reference depth plus the inserted blocks; R = population risk (exact conditionals "
                       "for teacher tasks, a held-out split otherwise)",
                       "eps_M uses plug-in constants (numerics.estimators._site_constants): an estimate, not a "
-                      "certificate"]}
+                      "certificate",
+                      "one probe sample serves every scan: the first scan's test holds at its level; a later scan "
+                      "tests a network whose blocks that probe chose, so its level is conditional on those choices"]}
     return stamp(traj, cfg)
 
 

@@ -181,8 +181,8 @@ def growth_vs_scratch(config: Mapping, *, grow_steps: int, base_steps: int, seed
     * scratch: the same architecture from the same initialisation (untrained base, the
       same inserted block), every parameter trained for ``base_steps + grow_steps``.
 
-    Both see the same training sample, optimiser and step budget; test risk is the
-    exact-``y`` population risk (Monte Carlo over ``x``, with standard errors).
+    Both see the same sample, optimiser and step budget, drawn from the run study's roles (the teacher
+    of ``cfg["seed"]``, the rest of ``seed``); test risk: the exact-``y`` population risk (Monte Carlo).
 
     Returns:
         dict with train loss, population risk (and stderr) of both,
@@ -190,27 +190,30 @@ def growth_vs_scratch(config: Mapping, *, grow_steps: int, base_steps: int, seed
         ``function_preserving_at_insertion``, ``same_architecture``, ``steps``.
     """
     from numerics.data import population_risk
-    from numerics.builders import build_model, make_task, train_reference
+    from numerics.builders import build_model, make_task, reference_seeds, train_reference
+    from numerics.seeding import Streams
     from numerics.studies.run import validate_config
     from numerics.insertion import insert_block
     from numerics.training import train
 
     cfg = validate_config(config)
-    task = make_task(cfg["task"], cfg["seed"])
-    r, width = cfg["reference"], cfg["model"]["width"]
-    x, y = task.sample(r["n"], seed=seed + 1)   # the reference's own training sample
-    kw = dict(optimizer=r["optimizer"], lr=r["lr"], batch_size=r["batch_size"], seed=seed, loss=task.loss)
-    base, _ = train_reference(merge_config(cfg, {"reference": {"steps": base_steps}}), task, seed)
-    grown = insert_block(base, base.depth, "full", width=width, seed=seed)
+    task = make_task(cfg["task"], Streams(cfg["seed"], cfg["data_seed"]).seed_for("teacher"))
+    streams = Streams(seed, cfg["data_seed"])
+    init, sample, _ = reference_seeds(streams)
+    r, width, ins = cfg["reference"], cfg["model"]["width"], streams.seed_for("insertion") % 2**31
+    x, y = task.sample(r["n"], seed=sample)   # the reference's own training sample
+    kw = dict(optimizer=r["optimizer"], lr=r["lr"], batch_size=r["batch_size"], loss=task.loss,
+              seed=streams.seed_for("block_training"))
+    base, _ = train_reference(merge_config(cfg, {"reference": {"steps": base_steps}}), task, streams=streams)
+    grown = insert_block(base, base.depth, "full", width=width, seed=ins)
     with torch.no_grad():
         preserved = torch.equal(grown(x[:256]), base(x[:256]))
     res_grown = train(grown, _all_trainable(grown), x, y, steps=grow_steps, **kw)
-    scratch = insert_block(build_model(cfg, seed), cfg["model"]["depth"], "full", width=width, seed=seed)
+    scratch = insert_block(build_model(cfg, init), cfg["model"]["depth"], "full", width=width, seed=ins)
     res_scratch = train(scratch, _all_trainable(scratch), x, y, steps=base_steps + grow_steps, **kw)
     shapes = [[tuple(p.shape) for p in m.parameters()] for m in (grown, scratch)]
-    n_pop = cfg["sizes"]["population"]
-    R_g = population_risk(grown, task, n_pop, seed + 4)
-    R_s = population_risk(scratch, task, n_pop, seed + 4)
+    R_g, R_s = (population_risk(m, task, cfg["sizes"]["population"], streams.seed_for("population"))
+                for m in (grown, scratch))
     return {"train_loss_grown": res_grown.final_loss, "train_loss_scratch": res_scratch.final_loss,
             "R_grown": R_g[0], "R_grown_stderr": R_g[1], "R_scratch": R_s[0], "R_scratch_stderr": R_s[1],
             "relative_test_gain": (R_s[0] - R_g[0]) / R_s[0],

@@ -63,7 +63,7 @@ from numerics.studies.run._localised_draw import LocalisedCertificate, certify_l
 
 __all__ = ["CONFIG_SCHEMA", "LOCALISED_SCHEMA", "LocalisedCertificate", "LocalisedClass", "certify_localised",
            "localised_class", "localised_options", "on_states", "Certificate", "DEFAULT_DEMO_CONFIG", "DELTA_R_LEVEL", "Evaluation", "Fixed",
-           "N_PROBE", "SampleGroup", "Selection", "bounds_config", "certify_draw", "check_memory",
+           "N_PROBE", "SampleGroup", "Selection", "bounds_config", "certify_draw", "check_memory", "check_scan_world",
            "draw_samples", "evaluate_draw", "format_table", "is_exact_class", "prepare_fixed",
            "route_dicts", "run_experiment", "select_blocks", "setup_report", "streams_of", "to_json", "to_toml",
            "validate_config", "write_outputs"]
@@ -118,6 +118,15 @@ DEFAULT_DEMO_CONFIG: dict = {
 }
 
 
+def check_scan_world(config: Mapping, command: str) -> None:
+    """A file that ``saturation``/``grow`` read too (it has their sections) builds one world: every world
+    key whose defaults differ from theirs must be given (:func:`numerics.builders.check_one_world`)."""
+    if any(k in config for k in ("saturation", "growth")):
+        from numerics.workloads import DEFAULT_WORKLOAD
+
+        check_one_world(config, (command, DEFAULT_DEMO_CONFIG), ("saturation", DEFAULT_WORKLOAD))
+
+
 def validate_config(config: Mapping) -> dict:
     """Merge ``config`` over :data:`DEFAULT_DEMO_CONFIG` and check it against :data:`CONFIG_SCHEMA`.
 
@@ -125,10 +134,7 @@ def validate_config(config: Mapping) -> dict:
         InputError: unknown section/key, or a value outside its range (names the dotted
             key, the allowed values and the value).
     """
-    if any(k in config for k in ("saturation", "growth")):   # a file `saturation`/`grow` read too: one world
-        from numerics.workloads import DEFAULT_WORKLOAD
-
-        check_one_world(config, ("run", DEFAULT_DEMO_CONFIG), ("saturation", DEFAULT_WORKLOAD))
+    check_scan_world(config, "run")
     config, _ = own_part(config, CONFIG_SCHEMA)   # sections other commands read: set aside (noted in the result)
     check_schema(config, CONFIG_SCHEMA)
     cfg = complete_config(config, _merge_config(DEFAULT_DEMO_CONFIG, config))   # dimensions fixed by data tasks

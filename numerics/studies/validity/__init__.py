@@ -37,7 +37,7 @@ from numerics.seeding import Streams, derived_seed
 from numerics.studies.validity._plot import plot_slack
 from numerics.studies.validity._summary import summarize
 from numerics.builders import own_part
-from numerics.studies.run import CONFIG_SCHEMA, check_memory, prepare_fixed, streams_of, validate_config
+from numerics.studies.run import CONFIG_SCHEMA, check_scan_world, check_memory, prepare_fixed, streams_of, validate_config
 
 __all__ = ["DEFAULT_VALIDITY", "MAX_DRAWS", "VALIDITY_SCHEMA", "load_validity", "plot_slack", "run_validity", "ship_summary",
            "summarize", "validate_validity_config"]
@@ -57,12 +57,7 @@ def validate_validity_config(config: Mapping) -> tuple[dict, dict]:
     Raises:
         InputError: unknown key or a value out of range (named).
     """
-    if any(k in config for k in ("saturation", "growth")):   # a file `saturation`/`grow` read too: one world
-        from numerics.builders import check_one_world
-        from numerics.studies.run import DEFAULT_DEMO_CONFIG
-        from numerics.workloads import DEFAULT_WORKLOAD
-
-        check_one_world(config, ("validity", DEFAULT_DEMO_CONFIG), ("saturation", DEFAULT_WORKLOAD))
+    check_scan_world(config, "validity")   # a file `saturation`/`grow` read too: one world
     config, _ = own_part(config, VALIDITY_SCHEMA)
     check_schema(config, VALIDITY_SCHEMA)
     opts = {**DEFAULT_VALIDITY, **config.get("validity", {})}

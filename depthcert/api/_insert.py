@@ -8,7 +8,9 @@ same state layout), so the scan's statistics of that family's columns are its st
 * ``init="zero"`` -- ``V = 0``: ``h = 0``, the copy computes exactly the model's function.
 * ``init="jumpboard"`` -- Theorem 1's step along ``-G_f`` (``G_f`` the scan's cross-gradient of
   the family's columns): ``V = -(slope / beta_f) G_f / ||G_f||``, ``beta_f`` the curvature along
-  ``-G_f`` on the scan's curvature sample and ``slope = <G_x, G_f/||G_f||>`` on it.
+  ``-G_f`` on the scan's step sample (the first half of its curvature sample) and
+  ``slope = <G_x, G_f/||G_f||>`` on it. The scan's :meth:`SaturationReport.gain_interval` is
+  the confidence interval of this insertion's immediate gain, measured on the other half.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from numerics.estimators import curvature_along
 from numerics.families import FAMILIES, ProtocolBlock
 from numerics.sites import insert_unit
 
-__all__ = ["INITS", "family_block", "insert_block"]
+__all__ = ["INITS", "family_block", "insert_block", "jumpboard_block"]
 
 INITS = ("zero", "jumpboard")
 
@@ -41,32 +43,40 @@ def _check(model, site, family, init, scan) -> None:
         raise ValueError(f"init == {init!r}, must be one of {list(INITS)}.")
 
 
-def _jumpboard(net, site: str, block: ProtocolBlock, G_f: torch.Tensor, scan: SaturationReport):
+def _jumpboard(net, site: str, block: ProtocolBlock, G_f: torch.Tensor, curvature, loss):
     """``(V, beta_f)``: Theorem 1's step along ``-G_f`` (zero and None when there is no descent)."""
     if not float(G_f.norm()) > 0:
         return torch.zeros_like(block.V), None
-    xc, yc = scan._curvature
+    xc, yc = curvature
     with eval_mode(net):
-        est, slope, _, _ = curvature_along(net, site, block, xc, yc, G_f, G_f, scan._loss)
+        est, slope, _, _ = curvature_along(net, site, block, xc, yc, G_f, G_f, loss)
     if not slope > 0:
         return torch.zeros_like(block.V), est.beta
     return (-(slope / est.beta) * G_f / G_f.norm()).to(block.V.dtype), est.beta
 
 
-def family_block(net: nn.Module, site: str, family: str, init: str, scan: SaturationReport):
-    """``(block, beta_f)``: the scan's block of one family at ``site``, ``V`` set by ``init``
-    (``beta_f``: the curvature along ``-G_f``; None for ``init="zero"``)."""
-    proto = scan._blocks[site]
-    block = ProtocolBlock(proto.state_shape, [family], proto.width, site_seed(scan.seed, site), proto.V.dtype,
+def jumpboard_block(net: nn.Module, site: str, proto: ProtocolBlock, G: torch.Tensor, family: str, init: str,
+                    seed: int, curvature, loss):
+    """``(block, beta_f)``: one family of the scan's block ``proto`` at ``site`` (features of
+    ``site_seed(seed, site)``), ``V`` set by ``init`` from the scan's ``G`` (``(d, r)``, all
+    families' columns) and the step sample ``curvature = (x, y)``; ``beta_f`` is None for ``"zero"``."""
+    block = ProtocolBlock(proto.state_shape, [family], proto.width, site_seed(seed, site), proto.V.dtype,
                           layout=proto.layout).to(proto.V.device)
     block.positions = proto.positions
     beta = None
     if init == "jumpboard":
         cols = torch.as_tensor(proto.slices[family], dtype=torch.long, device=proto.V.device)
-        V, beta = _jumpboard(net, site, block, scan._stats[site].G[:, cols], scan)
+        V, beta = _jumpboard(net, site, block, G[:, cols], curvature, loss)
         with torch.no_grad():
             block.V.copy_(V)
     return block, beta
+
+
+def family_block(net: nn.Module, site: str, family: str, init: str, scan: SaturationReport):
+    """``(block, beta_f)``: the scan's block of one family at ``site``, ``V`` set by ``init``
+    (``beta_f``: the curvature along ``-G_f`` on the scan's step sample; None for ``init="zero"``)."""
+    return jumpboard_block(net, site, scan._blocks[site], scan._stats[site].G, family, init, scan.seed,
+                           scan._curvature, scan._loss)
 
 
 def insert_block(model: nn.Module, site: str, family: str = "readout", init: str = "jumpboard",

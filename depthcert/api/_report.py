@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from depthcert.api._verdict import t_interval
+
 __all__ = ["SaturationReport", "TABLE_COLUMNS"]
 
 #: the columns of :meth:`SaturationReport.table`, in order.
@@ -40,6 +42,11 @@ class SaturationReport:
         gain_ucb: the largest upper confidence bound on a site's first-order gain.
         sites: one dict per site (layout, ``d``, ``P`` positions, scores, tests).
         curvature_source: which sample gave ``beta`` (by default a disjoint part of ``data``).
+        n_curvature: the size of the step sample (the curvature sample's first half) that gave ``beta``.
+        insertion: the suggested insertion (``best_site``, ``init="jumpboard"``): ``n_gain``,
+            ``level``, ``source`` (which sample fixed what) and per family ``gain`` (mean
+            per-sample loss drop on the gain sample), ``sd``, ``lo``/``hi`` (the level-``(1 -
+            level)`` interval of the population gain), ``beta``; None without a gain sample.
     """
 
     verdict: str
@@ -60,6 +67,7 @@ class SaturationReport:
     seed: int
     sites: list
     notes: list
+    insertion: dict | None = None
     _blocks: Any = dataclasses.field(default=None, repr=False, compare=False)
     _stats: Any = dataclasses.field(default=None, repr=False, compare=False)
     _curvature: Any = dataclasses.field(default=None, repr=False, compare=False)
@@ -75,6 +83,26 @@ class SaturationReport:
             if rec["site"] == name:
                 return rec
         raise ValueError(f"site == {name!r}, must be one of the scanned sites {[r['site'] for r in self.sites]}.")
+
+    def gain_interval(self, family: str = "readout", n_eval: int | None = None) -> tuple[float, float]:
+        """Level-``(1 - level)`` interval of the immediate gain of
+        ``dc.insert_block(model, best_site, family, init="jumpboard", scan=self)``.
+
+        Args:
+            family: a scanned family (``insertion["families"]``).
+            n_eval: None: the population gain (mean loss drop on the data's distribution); an
+                int: the mean loss drop on ``n_eval`` fresh independent samples (wider).
+
+        Raises:
+            ValueError: no gain sample, an unscanned family or a bad ``n_eval`` (named).
+        """
+        if self.insertion is None:
+            raise ValueError("insertion is None: the curvature sample had < 4 samples, so no gain sample was kept.")
+        fams = self.insertion["families"]
+        if family not in fams:
+            raise ValueError(f"family == {family!r}, must be one of the scanned families {list(fams)}.")
+        rec = fams[family]
+        return t_interval(rec["gain"], rec["sd"], self.insertion["n_gain"], self.level, n_eval)
 
     def to_dict(self) -> dict:
         """JSON-ready: every public field (non-finite floats as strings)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 from torch import nn
 
 from depthcert.api._data import as_stream
+from depthcert.api._gain import insertion_record, split_curvature
 from depthcert.api._loss import as_loss
 from depthcert.api._report import SaturationReport
 from depthcert.api._scan import accumulate, eval_mode, site_blocks
@@ -101,6 +102,8 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
         seed: seed of the protocol features (fixed before any gradient).
         curvature_data: the sample for ``beta`` and the realised gain; None: the first
             ``min(curvature_n, n/4)`` samples of ``data`` (disjoint from the probe; the report says so).
+            Its first half fixes ``beta`` and the jumpboard step, its second half measures the
+            suggested insertion's gain (:meth:`SaturationReport.gain_interval`).
         eps: the tolerance of "saturated within eps" (first-order gain, mean loss units).
 
     Returns:
@@ -123,23 +126,29 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
     _check(level, eps, curvature_n)
     loss_fn = as_loss(loss)
     probe, curv, curv_note = _split(data, curvature_data, model, batch_size, curvature_n, n_chunks)
+    step, gain = split_curvature(curv)
     fams = list(dict.fromkeys(["linear", "affine", *families]))
     blocks = site_blocks(model, sites, layout, curv[0][:2], fams, width, seed)   # refuses batch-norm in train mode
     with eval_mode(model):
         accs = accumulate(model, probe, blocks, loss_fn, n_chunks=n_chunks)
-        records = [_record(model, s, blocks[s], accs[s], curv, loss_fn, level / len(blocks), eps) for s in blocks]
-    model_v = verdict(records, eps)
-    return SaturationReport(**model_v, level=level, eps=eps, n=len(probe), n_curvature=int(curv[0].shape[0]),
+        records = [_record(model, s, blocks[s], accs[s], step, loss_fn, level / len(blocks), eps) for s in blocks]
+        model_v = verdict(records, eps)
+        best = model_v["best_site"]
+        ins = insertion_record(model, best, blocks[best], accs[best].G, fams, seed, step, gain, loss_fn, level)
+    return SaturationReport(**model_v, level=level, eps=eps, n=len(probe), n_curvature=int(step[0].shape[0]),
                             curvature_source=curv_note, seed=seed, loss=loss if isinstance(loss, str) else "callable",
-                            sites=records, notes=_notes(curv_note, len(blocks)),
-                            _blocks=blocks, _stats=accs, _curvature=curv, _loss=loss_fn)
+                            sites=records, notes=_notes(curv_note, len(blocks), ins), insertion=ins,
+                            _blocks=blocks, _stats=accs, _curvature=step, _loss=loss_fn)
 
 
-def _notes(curv_note: str, k: int) -> list[str]:
-    return [f"curvature sample (beta, realised gain): {curv_note}",
+def _notes(curv_note: str, k: int, ins) -> list[str]:
+    gain_note = ("suggested insertion (best_site, jumpboard): " + ins["source"] + f"; each family's interval at level "
+                 f"{ins['level']:g} (Student t; gain_interval(family, n_eval))") if ins else \
+        "no gain sample (the curvature sample has < 4 samples): no interval for the insertion's gain"
+    return [f"curvature sample: {curv_note}; its first half (step sample) gives beta and the jumpboard step, "
+            "its second half (gain sample) the insertion's measured gain",
             f"each of the {k} sites tested at level/{k} (Bonferroni); 'saturated' = every site's upper "
             "confidence bound on the first-order gain ||G||^2/(2 beta) below eps (Chebyshev, plug-in variance)",
-            "beta is measured on the curvature sample (a plug-in); predicted_gain is Theorem 1's gain along "
+            "beta is measured on the step sample (a plug-in); predicted_gain is Theorem 1's gain along "
             "-G Sigma_phi^+ (plug-in), certified_gain uses the betting test's lower confidence bound on ||G||",
-            "radii (rho_phi) are norms of the whole state over its P positions (THEORY §10)"]
-
+            gain_note, "radii (rho_phi) are norms of the whole state over its P positions (THEORY §10)"]

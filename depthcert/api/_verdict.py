@@ -19,12 +19,21 @@ protocol block is Theorem 1's ``g = ||G||^2 / (2 beta)`` (the gain of the step `
   its *observed* mean rate ``log W / n_bet`` per sample, reaches ``ln(K/level)`` and (b) the
   size at which every site's UCB, with the same ``G_hat`` and ``sigma^2``, drops below ``eps``.
   Both exceed the probe size used by construction (a planning number, not a guarantee).
+
+The suggested insertion's immediate gain (:func:`t_interval`): once the probe has fixed the
+site and ``G_f`` and the step sample has fixed ``beta_f`` and the step, the jumpboard block
+``V`` is a fixed function, and its per-sample gains ``D_i = l_i(f) - l_i(f + h_V)`` on the
+gain sample (independent of both) are i.i.d. with mean ``Delta(V)``, the immediate gain on
+independent data. **Choice** (ours): Student's ``t`` interval ``D_bar +- t_{n-1, 1-level/2}
+s sqrt(1/n + 1/m)`` (``m = inf``: the population gain; ``m`` finite: the mean gain over ``m``
+fresh samples, since ``Var(D_bar - D_bar_m) = sigma^2 (1/n + 1/m)``); exact for Gaussian
+``D_i``, asymptotic otherwise (no bound on ``D_i`` is needed).
 """
 from __future__ import annotations
 
 import math
 
-__all__ = ["DEFAULT_EPS", "chebyshev_radius", "gain_ucb", "n_to_reject", "n_to_saturate", "verdict"]
+__all__ = ["DEFAULT_EPS", "chebyshev_radius", "gain_ucb", "n_to_reject", "n_to_saturate", "t_interval", "verdict"]
 
 #: **Choice**: the default tolerance on the first-order gain (loss units, mean per sample).
 DEFAULT_EPS = 1e-3
@@ -38,6 +47,35 @@ def chebyshev_radius(sigma2: float, n: int, delta: float) -> float:
         1.0
     """
     return math.sqrt(max(sigma2, 0.0) / (n * delta))
+
+
+def t_interval(mean: float, sd: float, n: int, level: float, n_eval: int | None = None) -> tuple[float, float]:
+    """Two-sided level-``(1 - level)`` Student-``t`` interval for the population mean (``n_eval``
+    None) or for the mean of ``n_eval`` independent fresh samples (module docstring).
+
+    Args:
+        mean, sd: the sample mean and standard deviation (``ddof = 1``) of ``n >= 2`` values.
+        level: in ``(0, 1)``. n_eval: None or an int ``>= 1``.
+
+    Raises:
+        ValueError: ``n < 2``, ``level`` outside ``(0, 1)`` or a bad ``n_eval`` (named).
+
+    Example:
+        >>> lo, hi = t_interval(1.0, 2.0, 101, 0.05)
+        >>> round(lo, 4), round(hi, 4)
+        (0.6052, 1.3948)
+    """
+    from scipy.stats import t as student_t
+
+    if not (isinstance(n, int) and n >= 2):
+        raise ValueError(f"n == {n!r}, must be an int >= 2.")
+    if not 0.0 < float(level) < 1.0:
+        raise ValueError(f"level == {level!r}, must be in (0, 1).")
+    if n_eval is not None and not (isinstance(n_eval, int) and n_eval >= 1):
+        raise ValueError(f"n_eval == {n_eval!r}, must be None or an int >= 1.")
+    spread = 1.0 / n + (0.0 if n_eval is None else 1.0 / n_eval)
+    half = float(student_t.ppf(1.0 - level / 2.0, n - 1)) * sd * math.sqrt(spread)
+    return mean - half, mean + half
 
 
 def gain_ucb(g_norm: float, sigma2: float, n: int, delta: float, beta: float | None) -> float:

@@ -1,0 +1,83 @@
+"""The immediate gain of the suggested insertion, with a confidence interval (THEORY §3, §8, §10).
+
+Which sample fixes what (every one disjoint from the others):
+
+* the **probe** fixes the site (``best_site``) and the cross-gradient ``G_f`` of each family;
+* the **step sample** (the first half of the curvature sample) fixes ``beta_f`` and the
+  jumpboard step ``V = -(slope / beta_f) G_f / ||G_f||`` (:func:`depthcert.insert_block`);
+* the **gain sample** (the second half of the curvature sample, **Choice**: halves) measures
+  the per-sample gains ``D_i = l_i(f) - l_i(f + h_V)`` of exactly the block that
+  ``dc.insert_block(model, best_site, family, init="jumpboard", scan=rep)`` inserts; their
+  mean and standard deviation give the Student-``t`` interval of
+  :func:`depthcert.api._verdict.t_interval` (each family's interval at ``level``).
+"""
+from __future__ import annotations
+
+import copy
+import math
+
+import torch
+from torch import nn
+
+from depthcert.api._insert import jumpboard_block
+from depthcert.api._loss import check_per_sample
+from depthcert.api._scan import eval_mode
+from depthcert.api._verdict import t_interval
+from numerics.sites import insert_unit
+
+__all__ = ["insertion_record", "per_sample_gains", "split_curvature"]
+
+
+def split_curvature(curv) -> tuple[tuple, tuple | None]:
+    """``(step sample, gain sample)``: the first ``n - n // 2`` and the last ``n // 2`` samples
+    of the curvature sample (the gain sample None when ``n // 2 < 2``)."""
+    x, y = curv
+    n = x.shape[0]
+    k = n - n // 2
+    if n // 2 < 2:
+        return (x, y), None
+    return (x[:k], y[:k]), (x[k:], y[k:])
+
+
+@torch.no_grad()
+def per_sample_gains(old: nn.Module, new: nn.Module, x: torch.Tensor, y: torch.Tensor, loss,
+                     batch_size: int = 256) -> torch.Tensor:
+    """``D_i = l_i(old) - l_i(new)``, shape ``(n,)``, float64 (both models in eval mode)."""
+    out = []
+    with eval_mode(old), eval_mode(new):
+        for i in range(0, x.shape[0], batch_size):
+            xb, yb = x[i:i + batch_size], y[i:i + batch_size]
+            a = check_per_sample(loss(old(xb), yb), xb.shape[0], loss).double()
+            b = check_per_sample(loss(new(xb), yb), xb.shape[0], loss).double()
+            out.append(a - b)
+    return torch.cat(out)
+
+
+def _family_gain(model, site, proto, G, family, seed, step, gain, loss, level) -> dict:
+    net = copy.deepcopy(model)
+    block, beta = jumpboard_block(net, site, proto, G, family, "jumpboard", seed, step, loss)
+    insert_unit(net, site, block)
+    D = per_sample_gains(model, net, gain[0], gain[1], loss)
+    n = int(D.numel())
+    mean, sd = float(D.mean()), float(D.std(unbiased=True))
+    lo, hi = t_interval(mean, sd, n, level) if math.isfinite(sd) else (-math.inf, math.inf)
+    return {"gain": mean, "sd": sd, "lo": lo, "hi": hi, "beta": beta, "V_norm": float(block.V.detach().norm())}
+
+
+def insertion_record(model, site: str, proto, G, families, seed: int, step, gain, loss, level: float) -> dict | None:
+    """The suggested insertion at ``site``: per family, the jumpboard block's immediate gain on the
+    gain sample (``gain``: mean, ``sd``, ``lo``/``hi``: the level-``(1 - level)`` interval of the
+    population gain); None when there is no gain sample.
+
+    Args:
+        proto: the site's scanned :class:`~numerics.families.ProtocolBlock`; ``G``: its ``(d, r)``
+            cross-gradient on the probe. step, gain: ``(x, y)`` samples (module docstring).
+    """
+    if gain is None:
+        return None
+    fams = [f for f in families if f in proto.slices]
+    return {"site": site, "init": "jumpboard", "level": level, "n_gain": int(gain[0].shape[0]),
+            "n_step": int(step[0].shape[0]),
+            "source": "probe: site and G_f; step sample (first half of the curvature sample): beta_f and V; "
+                      "gain sample (its second half, disjoint): the per-sample gains and the t interval",
+            "families": {f: _family_gain(model, site, proto, G, f, seed, step, gain, loss, level) for f in fams}}

@@ -1,0 +1,119 @@
+"""The suggested insertion's immediate gain and its interval (issue 16's acceptance: over >= 20 seeds
+the gain on independent data lies in the reported interval at its stated rate, Clopper-Pearson).
+
+Level of the coverage tests: H0 "coverage >= 1 - level" rejected at alpha = 0.01 (one-sided
+Clopper-Pearson); power: the interval shrunk to a quarter around its centre, and the gain of the
+reversed (misaligned) step, are rejected on the same seeds.
+"""
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+import torch
+from sympy.stats import StudentT, cdf
+
+import depthcert as dc
+from depthcert.api._verdict import t_interval
+from numerics.data import TeacherClassification
+from numerics.models import PostNormResMLP
+from tests.api._coverage import coverage_run, cp_rejects, cp_upper, realised_gain
+
+ALPHA = 0.01
+
+
+def test_t_interval_radius_is_the_t_quantile_times_the_sd_of_the_difference():
+    # Var(D_bar - D_bar_m) for independent means of n and m samples of variance sigma^2
+    sigma2, n, m = sp.symbols("sigma2 n m", positive=True)
+    var_diff = sigma2 / n + sigma2 / m
+    assert sp.simplify(var_diff - sigma2 * (1 / n + 1 / m)) == 0
+    # the half-width divided by sd * sqrt(1/n + 1/m) is the (1 - level/2) quantile of t_{n-1} (sympy's cdf)
+    for mean, sd, k, level, m_eval in [(0.1, 2.0, 40, 0.05, None), (-1.0, 0.3, 300, 0.1, 1000), (0.0, 1.0, 9, 0.01, 5)]:
+        lo, hi = t_interval(mean, sd, k, level, m_eval)
+        spread = 1 / k + (0 if m_eval is None else 1 / m_eval)
+        q = (hi - lo) / 2 / (sd * math.sqrt(spread))
+        assert float(cdf(StudentT("T", k - 1))(q).evalf(30)) == pytest.approx(1 - level / 2, abs=1e-9)
+        assert (lo + hi) / 2 == pytest.approx(mean, abs=1e-12)
+
+
+def _mc_coverage(sample, n, m, level, reps, rng, scale=1.0):
+    D, Dm = sample(rng, (reps, n)), sample(rng, (reps, m))
+    mean, sd = D.mean(1), D.std(1, ddof=1)
+    lo, hi = zip(*(t_interval(float(a), float(b), n, level, m) for a, b in zip(mean, sd)))
+    c, h = (np.array(lo) + np.array(hi)) / 2, scale * (np.array(hi) - np.array(lo)) / 2
+    target = Dm.mean(1)
+    return int(np.sum((c - h <= target) & (target <= c + h)))
+
+
+def test_t_interval_covers_at_its_rate_and_halving_it_fails():
+    # Monte Carlo, level 0.05, n = 64 gain samples, m = 256 evaluation samples, 4000 draws; CP at 1e-4
+    rng, reps, level = np.random.default_rng(0), 4000, 0.05
+    gauss = lambda r, s: r.normal(0.3, 1.0, s)                # noqa: E731
+    skewed = lambda r, s: r.exponential(1.0, s) - 0.5         # noqa: E731
+    for law in (gauss, skewed):
+        k = _mc_coverage(law, 64, 256, level, reps, rng)
+        assert not cp_rejects(k, reps, 1 - level - (0.01 if law is skewed else 0.0), 1e-4)   # skewed: asymptotic
+    k_half = _mc_coverage(gauss, 64, 256, level, reps, rng, scale=0.5)
+    assert cp_upper(k_half, reps, 1e-4) < 1 - level                                     # halved: rejected
+
+
+def test_cp_rejection_rule_has_the_stated_level_and_power():
+    from scipy.stats import binom
+
+    n = 20
+    ks = [k for k in range(n + 1) if cp_rejects(k, n, 0.95, ALPHA)]
+    assert binom.cdf(max(ks), n, 0.95) <= ALPHA < binom.cdf(max(ks) + 1, n, 0.95)       # exact level of the rule
+    assert binom.cdf(max(ks), n, 0.5) > 0.99                                            # power at coverage 0.5
+
+
+def _teacher_world():
+    task = TeacherClassification(4, 3, depth=1, width=8, seed=0, logit_scale=2.0)
+    net = PostNormResMLP(4, 8, 1, 3, seed=1)
+
+    def draw(n, stream):
+        return task.sample(n, seed=10_000 + stream)
+    return net, draw
+
+
+def test_the_reported_gain_is_that_of_the_block_insert_block_inserts():
+    """With curvature_data given, its second half is the gain sample: the recorded mean gain equals the
+    loss drop of dc.insert_block's copy on exactly those samples (recomputed with torch's losses)."""
+    net, draw = _teacher_world()
+    (x, y), (xc, yc) = draw(1024, 0), draw(200, 1)
+    rep = dc.saturation(net, (x, y), sites=["norms.0"], curvature_data=(xc, yc), curvature_n=200, width=4)
+    assert rep.n_curvature == 100 and rep.insertion["n_gain"] == 100
+    for fam, rec in rep.insertion["families"].items():
+        new = dc.insert_block(net, rep.best_site, family=fam, init="jumpboard", scan=rep)
+        D = realised_gain(net, new, xc[100:], yc[100:], "cross_entropy")
+        assert rec["gain"] == pytest.approx(float(D.mean()), rel=1e-9, abs=1e-15)
+        assert rec["sd"] == pytest.approx(float(D.std()), rel=1e-9, abs=1e-15)
+        assert rec["lo"] <= rec["gain"] <= rec["hi"]
+    assert rep.gain_interval("readout") == pytest.approx((rep.insertion["families"]["readout"]["lo"],
+                                                          rep.insertion["families"]["readout"]["hi"]))
+    lo, hi = rep.gain_interval("readout", n_eval=50)
+    assert hi - lo > rep.insertion["families"]["readout"]["hi"] - rep.insertion["families"]["readout"]["lo"]
+
+
+def test_gain_interval_bad_input():
+    net, draw = _teacher_world()
+    rep = dc.saturation(net, draw(512, 0), sites=["norms.0"], curvature_n=64, width=4)
+    with pytest.raises(ValueError, match="family == 'block', must be one of the scanned families"):
+        rep.gain_interval("block")
+    with pytest.raises(ValueError, match="n_eval == 0, must be None or an int >= 1"):
+        rep.gain_interval("readout", n_eval=0)
+    tiny = dc.saturation(net, draw(64, 0), sites=["norms.0"], curvature_n=2, width=4, n_chunks=4)
+    assert tiny.insertion is None
+    with pytest.raises(ValueError, match="insertion is None"):
+        tiny.gain_interval()
+
+
+def test_gain_interval_covers_over_20_seeds_and_wrong_variants_are_flagged():
+    """Light version: 20 seeds on the teacher task (the slow one: 200 seeds, and MNIST-1D)."""
+    torch.manual_seed(0)
+    net, draw = _teacher_world()
+    res = coverage_run(net, draw, range(20), n=768, m=2048, loss="cross_entropy", sites=["norms.0"],
+                       curvature_n=256, width=4, families=("readout",))
+    print({k: v for k, v in res.items() if k != "rows"})
+    assert not cp_rejects(res["honest"], 20, 0.95, ALPHA)
+    assert cp_rejects(res["shrunk"], 20, 0.95, ALPHA)
+    assert cp_rejects(res["misaligned"], 20, 0.95, ALPHA)

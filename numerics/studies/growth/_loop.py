@@ -1,7 +1,8 @@
 """Growth to saturation (Paper B, THEORY §3, §8): scan -> insert -> train -> rescan.
 
-Each step ``k`` scans the current network (:func:`numerics.studies.saturation.scan_with_state`),
-records it, then stops when
+Each step ``k`` scans the current network (:func:`numerics.studies.saturation.scan_with_state`)
+on its own probe (:mod:`numerics.studies.growth._probe`: a fresh draw per step, or a disjoint
+fold of a fixed probe split), records it, then stops when
 
 * ``saturated`` -- no site rejects ``G = 0`` at ``growth.level`` (the adaptive test);
 * ``certified_gain_below_2eps_M`` -- the best site's certified gain
@@ -40,6 +41,7 @@ from numerics.studies.saturation import CONFIG_SCHEMA as SATURATION_CONFIG_SCHEM
 from numerics.studies.saturation import DEFAULT_CONFIG as SATURATION_DEFAULT
 from numerics.studies.saturation import block_for, check_run_world, reference_network, scan_with_state
 from numerics.builders import own_part, reference_seeds
+from numerics.studies.growth._probe import probe_source, step_workload
 from numerics.studies.growth._stored import grow_hash, read_stored, stamp
 from numerics.workloads import as_model_dtype, build_network, make_workload, risk, seed_of, train_network
 
@@ -170,6 +172,11 @@ def _resume(out: Path, cfg: dict, w, streams):
     return net.eval(), traj["depth0"], steps, list(ck["insertions"]), ck["step"], traj
 
 
+def _n_scans(cfg, depth0: int) -> int:
+    """The most scans a run can make (steps ``0 .. max_depth - depth0``)."""
+    return max(cfg["growth"]["max_depth"] - depth0, 0) + 1
+
+
 def _trajectory(cfg, depth0, steps, insertions, stopped, timings) -> dict:
     first = next((s["stop_rule"] for s in steps if s.get("stop_rule")), None)
     traj = {"steps": steps, "stopped_because": stopped, "depth0": depth0, "insertions": insertions,
@@ -179,8 +186,7 @@ def _trajectory(cfg, depth0, steps, insertions, stopped, timings) -> dict:
                       "for teacher tasks, a held-out split otherwise)",
                       "eps_M uses plug-in constants (numerics.estimators._site_constants): an estimate, not a "
                       "certificate",
-                      "one probe sample serves every scan: the first scan's test holds at its level; a later scan "
-                      "tests a network whose blocks that probe chose, so its level is conditional on those choices"]}
+                      probe_source(cfg["task"]["kind"], _n_scans(cfg, depth0))]}
     return stamp(traj, cfg)
 
 
@@ -231,8 +237,9 @@ def _loop(net, w, cfg, streams, out, depth0, steps, insertions, k, t0, progress)
     stopped, first = None, next((s["stop_rule"] for s in steps if s.get("stop_rule")), None)
     while stopped is None:
         depth = depth0 + len(insertions)
-        scan = scan_with_state(net, w, cfg["saturation"], streams, tag=k)
-        rec = _step_record(k, depth, net, w, scan, cfg, insertions[-1] if insertions else {})
+        wk = step_workload(w, cfg, streams, k, _n_scans(cfg, depth0))   # step k's own probe
+        scan = scan_with_state(net, wk, cfg["saturation"], streams, tag=k)
+        rec = _step_record(k, depth, net, wk, scan, cfg, insertions[-1] if insertions else {})
         steps.append(rec)
         reason = _stop_reason(rec, depth, cfg)
         if reason and first is None:   # what the stop rule said first (run_past_stop goes on to max_depth)

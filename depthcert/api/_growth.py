@@ -1,18 +1,23 @@
 """``dc.grow``: scan -> insert at the best site -> train, until saturated within ``eps`` (THEORY §3, §8).
 
-Each step scans a copy of the current network on ``probe`` (:func:`depthcert.saturation`);
-the stop rule is the verdict **"saturated"** (every site's upper confidence bound on the
-first-order gain below ``eps``) or the block budget ``max_blocks``. Otherwise the jumpboard
-block of the scan's best site is inserted (:func:`depthcert.insert_block`; a copy) and every
-parameter is trained for ``steps`` Adam steps on ``train``. **Choice** (ours): an
-"undetermined" scan does not stop growth (absence of evidence is not saturation); the
-caller's model is never changed.
+Each step ``k`` scans the current network on its own part of ``probe``
+(:func:`depthcert.saturation`); the stop rule is the verdict **"saturated"** (every site's upper
+confidence bound on the first-order gain below ``eps``) or the block budget ``max_blocks``.
+Otherwise the jumpboard block of the scan's best site is inserted (:func:`depthcert.insert_block`;
+a copy) and every parameter is trained for ``steps`` Adam steps on ``train``.
+
+**Choice** (ours): ``probe`` is cut into ``max_blocks + 1`` disjoint contiguous folds of
+``n // (max_blocks + 1)`` samples, fold ``k`` for step ``k`` (columns ``probe_from``,
+``probe_to``): the network scanned at step ``k`` was chosen by the folds of steps ``< k``, so
+reusing one probe would leave the stop rule's level valid for the first step only; with a
+fresh fold per step it holds at every step. An "undetermined" scan does not stop growth
+(absence of evidence is not saturation); the caller's model is never changed; a model with
+batch-norm in train mode is refused, as by :func:`depthcert.saturation`.
 """
 from __future__ import annotations
 
 import copy
 import dataclasses
-import itertools
 from typing import Any
 
 import torch
@@ -33,9 +38,10 @@ class GrowthResult:
     Attributes:
         model: the grown copy (eval mode).
         trajectory: ``pandas.DataFrame`` with ``step, blocks_added, verdict, best_site,
-            predicted_gain, certified_gain, gain_ucb, immediate_gain, probe_loss, stop``;
-            ``immediate_gain`` is the loss drop of the previous insertion on the first 4096
-            samples of ``train`` (before training).
+            predicted_gain, certified_gain, gain_ucb, immediate_gain, probe_loss, probe_from,
+            probe_to, stop``; ``immediate_gain`` is the loss drop of the previous insertion on
+            the first 4096 samples of ``train`` (before training); step ``k`` scanned the probe
+            samples ``[probe_from, probe_to)`` (its own fold) and ``probe_loss`` is their mean loss.
         stop: why growth stopped (``"saturated"`` or ``"max_blocks"``).
         reports: the :class:`SaturationReport` of every step.
     """
@@ -44,6 +50,7 @@ class GrowthResult:
     trajectory: Any
     stop: str
     reports: list
+    notes: list = dataclasses.field(default_factory=list)
 
 
 @torch.no_grad()
@@ -69,15 +76,33 @@ def _train(model, stream, loss, steps: int, lr: float) -> None:
     model.eval()
 
 
+def _row(k: int, rep, gain, probe_loss: float, fold: tuple[int, int], stop) -> dict:
+    return {"step": k, "blocks_added": k, "verdict": rep.verdict, "best_site": rep.best_site,
+            "layout": rep.site(rep.best_site)["layout"], "predicted_gain": rep.predicted_gain,
+            "certified_gain": rep.certified_gain, "gain_ucb": rep.gain_ucb, "immediate_gain": gain,
+            "probe_loss": probe_loss, "probe_from": fold[0], "probe_to": fold[1], "stop": stop}
+
+
+def _folds(probe_s, max_blocks: int) -> list[tuple[int, int]]:
+    """``max_blocks + 1`` disjoint contiguous ``[a, b)`` folds of the probe (module docstring)."""
+    k = max_blocks + 1
+    size = len(probe_s) // k
+    if size < 8:
+        raise ValueError(f"probe has {len(probe_s)} samples, must have >= {8 * k} (max_blocks + 1 == {k} disjoint "
+                         "folds of >= 8, one per growth step).")
+    return [(i * size, (i + 1) * size) for i in range(k)]
+
+
 def grow(model, train, probe, loss="cross_entropy", max_blocks: int = 3, level: float = 0.05, *,
          eps: float = DEFAULT_EPS, sites="blocks.*", layout=None, family: str = "readout", steps: int = 200,
          lr: float = 1e-3, seed: int = 0, batch_size: int = 256, **scan_kw) -> GrowthResult:
     """Grow ``model`` by at most ``max_blocks`` blocks (module docstring).
 
     Args:
-        model: any ``nn.Module`` (never changed).
+        model: any ``nn.Module`` (never changed; batch-norm only in eval mode).
         train: data for training after each insertion (any accepted kind of data).
-        probe: data for the scans (independent of ``train``; its first part is the curvature sample).
+        probe: data for the scans (independent of ``train``), cut into ``max_blocks + 1``
+            disjoint folds, one per step (each fold's first part is that step's curvature sample).
         loss, level, eps, sites, layout: as in :func:`depthcert.saturation`.
         max_blocks: the block budget (>= 0).
         family: the inserted blocks' family. steps, lr: Adam steps and step size after each insertion.
@@ -87,26 +112,26 @@ def grow(model, train, probe, loss="cross_entropy", max_blocks: int = 3, level: 
         A :class:`GrowthResult`.
 
     Raises:
-        TypeError, ValueError: bad arguments (named).
+        TypeError, ValueError: bad arguments (named); batch-norm in train mode.
     """
+    from numerics.sites import check_no_batchnorm
+
     check_model(model)
+    check_no_batchnorm(model, "model")   # as dc.saturation: the copy's eval() must not hide it
     if not (isinstance(max_blocks, int) and max_blocks >= 0):
         raise ValueError(f"max_blocks == {max_blocks!r}, must be an int >= 0.")
     if not (isinstance(steps, int) and steps >= 0):
         raise ValueError(f"steps == {steps!r}, must be an int >= 0.")
     loss_fn, net = as_loss(loss), copy.deepcopy(model).eval()
     train_s, probe_s = as_stream(train, "train", net, batch_size), as_stream(probe, "probe", net, batch_size)
+    folds = _folds(probe_s, max_blocks)
     rows, reports, gain = [], [], None
-    for k in itertools.count():
-        rep = saturation(net, probe_s, loss, sites, layout, level, seed + k, eps=eps, batch_size=batch_size,
-                         **scan_kw)
+    for k, (a, b) in enumerate(folds):
+        fold = probe_s.part(a, b)   # step k's own probe
+        rep = saturation(net, fold, loss, sites, layout, level, seed + k, eps=eps, batch_size=batch_size, **scan_kw)
         reports.append(rep)
         stop = "saturated" if rep.saturated else ("max_blocks" if k >= max_blocks else None)
-        rows.append({"step": k, "blocks_added": k, "verdict": rep.verdict, "best_site": rep.best_site,
-                     "layout": rep.site(rep.best_site)["layout"],
-                     "predicted_gain": rep.predicted_gain, "certified_gain": rep.certified_gain,
-                     "gain_ucb": rep.gain_ucb, "immediate_gain": gain,
-                     "probe_loss": _mean_loss(net, probe_s, loss_fn), "stop": stop})
+        rows.append(_row(k, rep, gain, _mean_loss(net, fold, loss_fn), (a, b), stop))
         if stop:
             break
         held = train_s.part(0, min(len(train_s), 4096))   # independent of the probe that fixed V
@@ -115,5 +140,6 @@ def grow(model, train, probe, loss="cross_entropy", max_blocks: int = 3, level: 
         gain = before - _mean_loss(net, held, loss_fn)
         _train(net, train_s, loss_fn, steps, lr)
     import pandas as pd
-
-    return GrowthResult(net, pd.DataFrame(rows), stop, reports)
+    notes = [f"each step scans its own fold of probe ({len(folds)} disjoint folds of {folds[0][1]} samples, "
+             "probe_from/probe_to): the stop rule's level holds at every step"]
+    return GrowthResult(net, pd.DataFrame(rows), stop, reports, notes)

@@ -84,6 +84,18 @@ def _record(model, site, block, acc, curv, loss, level_site: float, eps: float) 
     return rec
 
 
+def _scan(model, probe, blocks, loss_fn, n_chunks, samples, level, eps, fams, seed):
+    """``(stats, records, model verdict, insertion record)`` of one scan (in eval mode)."""
+    step, gain = samples
+    with eval_mode(model):
+        accs = accumulate(model, probe, blocks, loss_fn, n_chunks=n_chunks)
+        records = [_record(model, s, blocks[s], accs[s], step, loss_fn, level / len(blocks), eps) for s in blocks]
+        model_v = verdict(records, eps)
+        best = model_v["best_site"]
+        ins = insertion_record(model, best, blocks[best], accs[best].G, fams, seed, step, gain, loss_fn, level)
+    return accs, records, model_v, ins
+
+
 def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None, level: float = 0.05,
                seed: int = 0, curvature_data=None, eps: float = DEFAULT_EPS, *, families=DEFAULT_FAMILIES,
                width: int = 16, batch_size: int = 256, curvature_n: int = 1024, n_chunks: int = 16
@@ -129,12 +141,7 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
     step, gain = split_curvature(curv)
     fams = list(dict.fromkeys(["linear", "affine", *families]))
     blocks = site_blocks(model, sites, layout, curv[0][:2], fams, width, seed)   # refuses batch-norm in train mode
-    with eval_mode(model):
-        accs = accumulate(model, probe, blocks, loss_fn, n_chunks=n_chunks)
-        records = [_record(model, s, blocks[s], accs[s], step, loss_fn, level / len(blocks), eps) for s in blocks]
-        model_v = verdict(records, eps)
-        best = model_v["best_site"]
-        ins = insertion_record(model, best, blocks[best], accs[best].G, fams, seed, step, gain, loss_fn, level)
+    accs, records, model_v, ins = _scan(model, probe, blocks, loss_fn, n_chunks, (step, gain), level, eps, fams, seed)
     return SaturationReport(**model_v, level=level, eps=eps, n=len(probe), n_curvature=int(step[0].shape[0]),
                             curvature_source=curv_note, seed=seed, loss=loss if isinstance(loss, str) else "callable",
                             sites=records, notes=_notes(curv_note, len(blocks), ins), insertion=ins,

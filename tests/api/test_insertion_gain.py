@@ -117,3 +117,62 @@ def test_gain_interval_covers_over_20_seeds_and_wrong_variants_are_flagged():
     assert not cp_rejects(res["honest"], 20, 0.95, ALPHA)
     assert cp_rejects(res["shrunk"], 20, 0.95, ALPHA)
     assert cp_rejects(res["misaligned"], 20, 0.95, ALPHA)
+
+
+def test_power_benchmark_smoke():
+    from benchmarks import bench_saturation_power as bench
+
+    rows = bench.run_power(ts=(0.0, 1.0), ns=(256,), seeds=2)
+    assert [r["t"] for r in rows] == [0.0, 1.0] and rows[0]["excess_risk"] == 0.0 < rows[1]["excess_risk"]
+    assert "95% CP" in bench.format_table(rows)
+
+
+@pytest.mark.slow
+def test_power_of_the_saturation_test_where_the_gain_is_known():
+    """Issue 16 item 7: rejection rate of "saturated" over 20 probe draws per cell (printed table);
+    at t = 0 (Bayes-optimal, G = 0) rejections are false alarms: not significantly above the level
+    (one-sided CP at 0.01); the teacher with one block removed (t = 1) is rejected at n >= 2048."""
+    from benchmarks import bench_saturation_power as bench
+
+    rows = bench.run_power()
+    print("\n" + bench.format_table(rows))
+    for r in rows:
+        if r["t"] == 0.0:
+            assert not cp_rejects(r["seeds"] - r["rejected"], r["seeds"], 0.95, ALPHA)
+        if r["t"] == 1.0 and r["n"] >= 2048:
+            assert r["cp_lo"] > 0.8
+
+
+def _mnist1d_world():
+    from numerics import mnist1d
+    from tests.api.test_verdicts_acceptance import _mnist1d_net
+
+    net = _mnist1d_net(steps=300, width=8, depth=2)
+
+    def draw(n, stream):
+        return mnist1d.sample(n, 77_000 + stream)
+    return net, draw
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("world", ["teacher", "mnist1d"])
+def test_gain_interval_coverage_over_many_seeds(world):
+    """200 seeds (teacher: CE teacher of depth 1, untrained depth-1 student, every site scanned) and
+    60 seeds (MNIST-1D: ResCNN1d width 8, depth 2, 300 Adam steps); prints the counts and the CP
+    intervals; honest coverage not rejected, shrunk and misaligned variants rejected (alpha 0.01)."""
+    from benchmarks.bench_saturation_power import clopper_pearson
+
+    if world == "teacher":
+        net, draw = _teacher_world()
+        res = coverage_run(net, draw, range(200), n=2048, m=8192, loss="cross_entropy", sites=None,
+                           curvature_n=512, width=8)
+    else:
+        net, draw = _mnist1d_world()
+        res = coverage_run(net, draw, range(60), n=4096, m=16384, loss="cross_entropy", sites="blocks.*",
+                           curvature_n=1024, width=8)
+    S = res["n_seeds"]
+    for key in ("honest", "shrunk", "misaligned"):
+        print(world, key, f"{res[key]}/{S}", "95% CP", clopper_pearson(res[key], S))
+    print(world, "gains", [round(r["gain"], 5) for r in res["rows"][:10]], "sites", {r["site"] for r in res["rows"]})
+    assert not cp_rejects(res["honest"], S, 0.95, ALPHA)
+    assert cp_rejects(res["shrunk"], S, 0.95, ALPHA) and cp_rejects(res["misaligned"], S, 0.95, ALPHA)

@@ -9,8 +9,8 @@ conditional mean, Monte Carlo over ``x`` on ``2^17`` samples); the suggested ins
 immediate gain at the largest probe (measured on an independent ``2^17`` samples) is printed beside it.
 
 Per cell ``(t, n)``: over ``seeds`` probe draws (each its own stream), the rate at which the
-scan rejects "saturated" (verdict ``"improvable"``: some site's betting test rejects ``G = 0`` at
-``level / K``), with its two-sided 95% Clopper-Pearson interval.
+scan's betting test rejects "saturated" (``G = 0`` at some site, each at ``level / K``), with its
+two-sided 95% Clopper-Pearson interval, and the counts of the three verdicts.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_saturation_power.py [--quick]
 """
@@ -72,28 +72,40 @@ def immediate_gain(task, net, n_probe: int, seed: int = 4242, n_eval: int = 1 <<
     return {"gain": g, "interval": rep.gain_interval("readout", n_eval=n_eval), "site": rep.best_site}
 
 
-def run_power(ts=(0.0, 0.1, 0.2, 0.5, 1.0), ns=(512, 2048, 8192, 32768), seeds: int = 20, level: float = 0.05) -> list[dict]:
-    """One row per ``(t, n)``: rejections of "saturated" over ``seeds`` probe draws, with CP interval."""
+def _cell(net, task, n: int, seeds: int, level: float, stream: int) -> dict:
     import depthcert as dc
 
+    rejected, verdicts = 0, {"improvable": 0, "saturated": 0, "undetermined": 0}
+    for s in range(seeds):
+        rep = dc.saturation(net, task.sample(n, stream + s), loss="squared", level=level, seed=s,
+                            curvature_n=min(512, n // 4), **SCAN)
+        rejected += any(r["reject"] for r in rep.sites)
+        verdicts[rep.verdict] += 1
+    return {"rejected": rejected, **verdicts}
+
+
+def run_power(ts=(0.0, 0.1, 0.2, 0.5, 1.0), ns=(512, 2048, 8192, 32768), seeds: int = 20, level: float = 0.05) -> list[dict]:
+    """One row per ``(t, n)`` over ``seeds`` probe draws: how often the betting test rejects "saturated"
+    (``G = 0`` at some site, at ``level / K``; ``rejected``, ``rate`` and its CP interval) and the
+    verdicts (``improvable`` needs a rejection and a gain not provably below ``eps``; ``saturated``
+    = every site's gain UCB below ``eps``, which a small true gain legitimately reaches at large ``n``)."""
     task, rows = teacher(), []
     for t in ts:
         net = student(task, t)
         exc = excess_risk(task, net)
-        for n in ns:
-            k = sum(dc.saturation(net, task.sample(n, 10_000 * (1 + ns.index(n)) + s), loss="squared", level=level,
-                                  seed=s, curvature_n=min(512, n // 4), **SCAN).verdict == "improvable"
-                    for s in range(seeds))
-            lo, hi = clopper_pearson(k, seeds)
-            rows.append({"t": t, "excess_risk": exc, "n": n, "rejected": k, "seeds": seeds, "rate": k / seeds,
-                         "cp_lo": lo, "cp_hi": hi})
+        for j, n in enumerate(ns):
+            cell = _cell(net, task, n, seeds, level, 10_000 * (1 + j))
+            lo, hi = clopper_pearson(cell["rejected"], seeds)
+            rows.append({"t": t, "excess_risk": exc, "n": n, "seeds": seeds, "rate": cell["rejected"] / seeds,
+                         "cp_lo": lo, "cp_hi": hi, **cell})
     return rows
 
 
 def format_table(rows: list[dict]) -> str:
-    head = f"{'t':>5} {'excess R':>10} {'n':>6} {'reject':>8} {'rate':>6} {'95% CP':>16}"
-    lines = [head] + [f"{r['t']:>5g} {r['excess_risk']:>10.3g} {r['n']:>6} {r['rejected']:>4}/{r['seeds']:<3} "
-                      f"{r['rate']:>6.2f} [{r['cp_lo']:.2f}, {r['cp_hi']:.2f}]" for r in rows]
+    head = f"{'t':>5} {'excess R':>10} {'n':>6} {'reject G=0':>10} {'rate':>5} {'95% CP':>13}  impr/sat/undet"
+    lines = [head] + [f"{r['t']:>5g} {r['excess_risk']:>10.3g} {r['n']:>6} {r['rejected']:>6}/{r['seeds']:<3} "
+                      f"{r['rate']:>5.2f} [{r['cp_lo']:.2f}, {r['cp_hi']:.2f}]  "
+                      f"{r['improvable']}/{r['saturated']}/{r['undetermined']}" for r in rows]
     return "\n".join(lines)
 
 

@@ -124,6 +124,7 @@ def test_power_benchmark_smoke():
 
     rows = bench.run_power(ts=(0.0, 1.0), ns=(256,), seeds=2)
     assert [r["t"] for r in rows] == [0.0, 1.0] and rows[0]["excess_risk"] == 0.0 < rows[1]["excess_risk"]
+    assert all(r["improvable"] + r["saturated"] + r["undetermined"] == 2 >= r["rejected"] for r in rows)
     assert "95% CP" in bench.format_table(rows)
 
 

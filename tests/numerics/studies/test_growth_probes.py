@@ -59,3 +59,16 @@ def test_the_check_catches_a_shared_probe():
         assert "share 4 probe samples" in str(exc)
     else:
         raise AssertionError("a shared probe was not caught")
+
+
+def test_generated_data_draws_each_later_step_from_its_own_role_stream():
+    from numerics import mnist1d
+
+    streams = Streams(0, 0)
+    x0, y0 = mnist1d.sample(16, 3)
+    w = Workload("mnist1d", "cross_entropy", (x0, y0), (x0, y0), (x0.reshape(16, -1), y0), (x0, y0), 10, (40,))
+    cfg = {"saturation": {"probe_n": 16}}
+    probes = [step_workload(w, cfg, streams, k, 3).probe for k in range(3)]
+    assert probes[0][0] is w.probe[0] and all(p[0].shape == (16, 40) for p in probes)   # flattened as the workload's
+    _assert_disjoint([p[0] for p in probes])
+    assert torch.equal(step_workload(w, cfg, streams, 2, 3).probe[0], probes[2][0])    # deterministic (resumable)

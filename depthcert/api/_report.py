@@ -100,7 +100,8 @@ class SaturationReport:
             raise ValueError("insertion is None: the curvature sample had < 4 samples, so no gain sample was kept.")
         fams = self.insertion["families"]
         if family not in fams:
-            raise ValueError(f"family == {family!r}, must be one of the scanned families {list(fams)}.")
+            raise ValueError(f"family == {family!r}, must be one of the families with a gain interval {list(fams)} "
+                             "(those of saturation(families=...)).")
         rec = fams[family]
         return t_interval(rec["gain"], rec["sd"], self.insertion["n_gain"], self.level, n_eval)
 

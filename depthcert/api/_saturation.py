@@ -141,7 +141,7 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
     step, gain = split_curvature(curv)
     fams = list(dict.fromkeys(["linear", "affine", *families]))
     blocks = site_blocks(model, sites, layout, curv[0][:2], fams, width, seed)   # refuses batch-norm in train mode
-    accs, records, model_v, ins = _scan(model, probe, blocks, loss_fn, n_chunks, (step, gain), level, eps, fams, seed)
+    accs, records, model_v, ins = _scan(model, probe, blocks, loss_fn, n_chunks, (step, gain), level, eps, list(families), seed)
     return SaturationReport(**model_v, level=level, eps=eps, n=len(probe), n_curvature=int(step[0].shape[0]),
                             curvature_source=curv_note, seed=seed, loss=loss if isinstance(loss, str) else "callable",
                             sites=records, notes=_notes(curv_note, len(blocks), ins), insertion=ins,

@@ -77,7 +77,7 @@ class Certificate:
 # ------------------------------------------------------------------------------ stage 2: S
 def draw_samples(fixed: Fixed, streams: Sequence[Streams]) -> SampleGroup:
     """``S`` of each draw (role ``S`` of its data seed) as states, ``G_S`` and ``f~_S``."""
-    M, B = fixed.cfg["sizes"]["M"], len(streams)
+    M, B = fixed.cfg.sizes.M, len(streams)
     u = y = None
     for b, st in enumerate(streams):   # filled in place: memory holds the B samples once
         start = 0
@@ -112,10 +112,10 @@ def select_blocks(fixed: Fixed, group: SampleGroup) -> Selection:
 
         return select_full(fixed, group)
 
-    bt, B = fixed.cfg["block_training"], group.u.shape[0]
+    bt, B = fixed.cfg.block_training, group.u.shape[0]
     res = train_readout_blocks(fixed.expanded, group.u, group.y, loss=fixed.loss, caps=fixed.const.nu_V,
                                seeds=[st.seed_for("block_training") for st in group.streams],
-                               optimizer=bt["optimizer"], lr=bt["lr"], steps=bt["steps"], batch_size=bt["batch_size"])
+                               optimizer=bt.optimizer, lr=bt.lr, steps=bt.steps, batch_size=bt.batch_size)
     V_pop = fixed.signal.V_pop.expand(B, *fixed.signal.V_pop.shape)
     cands = torch.stack([torch.zeros_like(res.V), res.V, group.V_S, V_pop], dim=1)   # old, trained, f~_S, f~_pop
     moments = None
@@ -179,11 +179,11 @@ def evaluate_draw(fixed: Fixed, group: SampleGroup, sel: Selection, b: int) -> E
 
     from numerics.studies.run._variants import T_VARIANCE_KEYS, measure_S
 
-    sizes, st, Vs = fixed.cfg["sizes"], group.streams[b], _candidate_V(fixed, group, sel, b)[None]
+    sizes, st, Vs = fixed.cfg.sizes, group.streams[b], _candidate_V(fixed, group, sel, b)[None]
     exact = sel.moments_S is not None
     acc_T = _moment_acc(fixed) if exact else None
     total, spread = torch.zeros(len(CANDIDATES), dtype=torch.float64), MeanVar()
-    for x, y in fixed.task.sample_chunks(sizes["K"], st.seed_for("T")):
+    for x, y in fixed.task.sample_chunks(sizes.K, st.seed_for("T")):
         u = states_of(fixed, x)
         losses = candidate_losses(fixed.expanded, u[None], y[None], Vs, fixed.loss)[0]   # (candidates, chunk)
         spread.add(losses.T)                  # sample variances of the losses (THEORY §6 Bernstein tails)
@@ -195,16 +195,16 @@ def evaluate_draw(fixed: Fixed, group: SampleGroup, sel: Selection, b: int) -> E
     variances = {key: float(var_T[CANDIDATES.index(c)]) for c, key in T_VARIANCE_KEYS.items()}
     mom_T = acc_T.result() if exact else None
     L_test = (dict(zip(CANDIDATES, [_risk(fixed, mom_T, V) for V in Vs[0]])) if exact
-              else dict(zip(CANDIDATES, (total / sizes["K"]).tolist())))
+              else dict(zip(CANDIDATES, (total / sizes.K).tolist())))
     mv = MeanVar()
-    for x in fixed.task.sample_x_chunks(sizes["population"], st.seed_for("population")):
+    for x in fixed.task.sample_x_chunks(sizes.population, st.seed_for("population")):
         out = candidate_outputs(fixed.expanded, states_of(fixed, x)[None], Vs[:, [0, 1, 3]])   # old, new, jump_pop
         risks = torch.stack([conditional_risk(fixed.task, x, o) for o in out.reshape(3, x.shape[0], -1)], dim=1)
         mv.add(torch.cat([risks, risks[:, :1] - risks[:, 2:3]], dim=1))      # + the paired difference
     mean, se = mv.result()
     R = {"R_old": mean[0], "R_new": mean[1], "R_jump_pop": mean[2], "R_old_stderr": se[0], "R_new_stderr": se[1],
          "R_jump_pop_stderr": se[2]}
-    ev = Evaluation(L_test, {k: float(v) for k, v in R.items()}, float(mean[3]), float(se[3]), sizes["population"],
+    ev = Evaluation(L_test, {k: float(v) for k, v in R.items()}, float(mean[3]), float(se[3]), sizes.population,
                     sel.moments_S[b] if exact else None, mom_T, variances, measure_S(fixed, group, b))
     if sel.blocks_new is not None:      # a trained full block has its own features
         from numerics.studies.run._family import reevaluate_new
@@ -261,12 +261,12 @@ def certify_draw(fixed: Fixed, group: SampleGroup, sel: Selection, ev: Evaluatio
          "delta_test_R": L["old"] - L["jump_S"], "V_norm": float(sel.V_new[b].norm()),
          **{k: getattr(c, k) for k in ("rho", "rho_phi", "nu_V", "L_top_certified", "B", "L_loss")},
          "extra_head_input": c.extra_head_input, "d": fixed.expanded.block.d, "r": fixed.expanded.block.r,
-         **{k: cfg["sizes"][k] for k in ("M", "K", "delta", "delta_prime")},
+         **{k: getattr(cfg.sizes, k) for k in ("M", "K", "delta", "delta_prime")},
          "jumpboard_returned": sel.returned[b] != "trained", "returned": sel.returned[b]}
     family, _, q_caps = _block_of(fixed, group, sel, b)
     q.update(q_caps)
     setup = setup_of_quantities(q, L["old"], ev.R["R_old"])
-    report = evaluate_routes(setup, cfg["level"])
+    report = evaluate_routes(setup, cfg.level)
     q.update(eps_M=float(report.eps_M), eps_K=float(report.eps_K))
     variances = ev.variances_T
     if family != "readout":     # the measured variances are the readout candidates' losses: not this block's

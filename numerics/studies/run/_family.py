@@ -56,8 +56,9 @@ def complete_config(raw: Mapping, cfg: dict) -> dict:
     return cfg
 
 
-def _option(cfg: Mapping, key: str):
-    return cfg["insertion"].get(key, DEFAULTS[key])
+def _option(cfg, key: str):
+    value = getattr(cfg.insertion, key)
+    return DEFAULTS[key] if value is None else value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,11 +82,11 @@ class BlockCaps:
         return self.nu_V * self.cap_ratio ** -np.arange(self.n_grid - 1, -1, -1, dtype=np.float64)
 
 
-def block_caps(cfg: Mapping, block, rho: float, L_top: float) -> BlockCaps:
+def block_caps(cfg, block, rho: float, L_top: float) -> BlockCaps:
     """The caps of the configured family (module docstring), from data-free constants."""
     from numerics.estimators import rho_phi
 
-    cap, n, ratio = cfg["insertion"]["output_cap"], int(_option(cfg, "cap_grid")), float(_option(cfg, "cap_ratio"))
+    cap, n, ratio = cfg.insertion.output_cap, int(_option(cfg, "cap_grid")), float(_option(cfg, "cap_ratio"))
     if block.family == "full":
         nu_U = float(_option(cfg, "feature_cap")) * feature_norm(block)
         r_phi = nu_U * math.sqrt(rho * rho + 1.0)
@@ -145,10 +146,10 @@ def _train_full(fixed, u: torch.Tensor, y: torch.Tensor, seed: int):
     n0 = feature_norm(block)
     limits = {"U": caps.nu_U * float(block.U.detach().norm()) / n0,
               "b": caps.nu_U * float(block.b.detach().norm()) / n0, "V": caps.nu_V}
-    bt = fixed.cfg["block_training"]
+    bt = fixed.cfg.block_training
     model = _OnStates(fixed.expanded, block)
-    res = train(model, {"U": block.U, "b": block.b, "V": block.V}, u, y, optimizer=bt["optimizer"], lr=bt["lr"],
-                steps=bt["steps"], batch_size=bt["batch_size"], seed=seed, loss=fixed.loss, caps=limits)
+    res = train(model, {"U": block.U, "b": block.b, "V": block.V}, u, y, optimizer=bt.optimizer, lr=bt.lr,
+                steps=bt.steps, batch_size=bt.batch_size, seed=seed, loss=fixed.loss, caps=limits)
     return block, res
 
 
@@ -168,11 +169,11 @@ def select_full(fixed, group):
     returned = tuple(f"jumpboard_{int(k)}" if w else "trained" for k, w in zip(best, wins))
     V_new = torch.stack([boards[b, 1 + int(best[b])] if wins[b] else trained[b][0].V.detach() for b in range(B)])
     blocks = tuple(None if wins[b] else trained[b][0] for b in range(B))
-    bt = fixed.cfg["block_training"]
+    bt = fixed.cfg.block_training
     train = BlockTrainResult(torch.stack([blk.V.detach() for blk, _ in trained]),
                              np.stack([res.losses for _, res in trained]),
-                             np.array([res.projections for _, res in trained]), bt["optimizer"], float(bt["lr"]),
-                             int(bt["steps"]), int(trained[0][1].batch_size))
+                             np.array([res.projections for _, res in trained]), bt.optimizer, float(bt.lr),
+                             int(bt.steps), int(trained[0][1].batch_size))
     r_new = np.where(wins, R[np.arange(B), 1 + best], r_trained)
     return Selection(V_new, returned, {"old": R[:, 0], "new": r_new, "jump_S": R[:, 1], "jump_pop": R[:, 2],
                                        "trained": r_trained}, train, None, blocks)
@@ -188,10 +189,10 @@ def reevaluate_new(fixed, group, sel, b: int, ev):
     block = sel.blocks_new[b]
     if block is None:
         return ev
-    model, sizes, st = _OnStates(fixed.expanded, block), fixed.cfg["sizes"], group.streams[b]
+    model, sizes, st = _OnStates(fixed.expanded, block), fixed.cfg.sizes, group.streams[b]
     total = sum(float(per_sample_loss(model(fixed.net.bottom(x, fixed.at)), y, fixed.loss).sum())
-                for x, y in fixed.task.sample_chunks(sizes["K"], st.seed_for("T")))
+                for x, y in fixed.task.sample_chunks(sizes.K, st.seed_for("T")))
     risks = torch.cat([conditional_risk(fixed.task, x, model(fixed.net.bottom(x, fixed.at)))
-                       for x in fixed.task.sample_x_chunks(sizes["population"], st.seed_for("population"))])
+                       for x in fixed.task.sample_x_chunks(sizes.population, st.seed_for("population"))])
     R = {**ev.R, "R_new": float(risks.mean()), "R_new_stderr": float(risks.std() / math.sqrt(risks.numel()))}
-    return dataclasses.replace(ev, L_test={**ev.L_test, "new": total / sizes["K"]}, R=R)
+    return dataclasses.replace(ev, L_test={**ev.L_test, "new": total / sizes.K}, R=R)

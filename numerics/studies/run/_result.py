@@ -134,5 +134,5 @@ def assemble(fixed: Fixed, group: SampleGroup, sel: Selection, ev: Evaluation, c
                                     "(sizes.population), block training's batches, the probe, the sign Monte Carlo"},
         "timings": dict(timings),
         "notes": _notes(cert.report, q),
-        "config": fixed.cfg,
+        "config": fixed.cfg.to_dict(),
     }

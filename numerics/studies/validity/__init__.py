@@ -37,7 +37,8 @@ from numerics.seeding import Streams, derived_seed
 from numerics.studies.validity._plot import plot_slack
 from numerics.studies.validity._summary import summarize
 from numerics.builders import own_part
-from numerics.studies.run import CONFIG_SCHEMA, check_scan_world, check_memory, prepare_fixed, streams_of, validate_config
+from numerics.studies.run import (CONFIG_SCHEMA, RunConfig, check_scan_world, check_memory, prepare_fixed, streams_of,
+                                  validate_config)
 
 __all__ = ["DEFAULT_VALIDITY", "MAX_DRAWS", "VALIDITY_SCHEMA", "load_validity", "plot_slack", "run_validity", "ship_summary",
            "summarize", "validate_validity_config"]
@@ -81,7 +82,7 @@ def _check_args(draws, level, vary) -> None:
         raise InputError("--vary", f"one of {list(VARY)}", vary)
 
 
-def _group_size(cfg: dict, wanted: int) -> int:
+def _group_size(cfg: RunConfig, wanted: int) -> int:
     """The most draws (<= wanted) whose training samples fit in memory together."""
     for g in range(wanted, 0, -1):
         try:
@@ -113,7 +114,7 @@ def _manifest(out: Path, cfg: dict, vary: str, opts: dict) -> dict:
     return want
 
 
-def _draw_streams(cfg: dict, vary: str, i: int) -> Streams:
+def _draw_streams(cfg: RunConfig, vary: str, i: int) -> Streams:
     base = streams_of(cfg)
     if vary == "data":
         return Streams(base.seed, derived_seed(base.data_seed, "validity/data", i), base.overrides)
@@ -121,7 +122,7 @@ def _draw_streams(cfg: dict, vary: str, i: int) -> Streams:
                    base.overrides)
 
 
-def _compute(cfg: dict, vary: str, opts: dict, store: ItemStore, draws: int, progress: bool) -> None:
+def _compute(cfg: RunConfig, vary: str, opts: dict, store: ItemStore, draws: int, progress: bool) -> None:
     """Compute the missing records, whole groups at a time (same groups on every re-run)."""
     from tqdm.auto import tqdm
 
@@ -140,8 +141,7 @@ def _compute(cfg: dict, vary: str, opts: dict, store: ItemStore, draws: int, pro
         streams = [_draw_streams(cfg, vary, i) for i in idx]
         try:
             if fixed is None or vary == "seed":
-                run_cfg = {**cfg, "seed": streams[0].seed, "data_seed": streams[0].data_seed}
-                fixed = prepare_fixed(run_cfg, streams[0])
+                fixed = prepare_fixed(cfg.with_seeds(streams[0].seed, streams[0].data_seed), streams[0])
                 truth = population_truth(fixed, opts["population"])
             records = measure_group(fixed, truth, streams)
         except (ArithmeticError, DivergenceError) as exc:
@@ -192,14 +192,15 @@ def run_validity(config: Mapping, draws: int, out: str | Path, *, level: float =
     if group is not None:
         Interval(1, integer=True).check("--group", group)
         opts["group"] = int(group)
-    opts["group"] = _group_size(cfg, opts["group"])
+    run_cfg = RunConfig.from_validated(cfg)   # typed once; the manifest keeps the validated dict
+    opts["group"] = _group_size(run_cfg, opts["group"])
     out = check_writable_dir(out)
     manifest = _manifest(out, cfg, vary, opts)
     opts["group"] = manifest["group"]        # a resumed study keeps its groups
     identity = {k: manifest.get(k) for k in ("config", "vary", "check_population", "group")}
     store = ItemStore(out / "draws", hashes=config_hash(identity, "validity-draw"), kind="validity-draw")
     t0 = time.perf_counter()
-    _compute(cfg, vary, opts, store, draws, progress)
+    _compute(run_cfg, vary, opts, store, draws, progress)
     records = store.load([_key(i) for i in range(draws)])
     summary = summarize(records, level, vary=vary, config=cfg)
     summary["timing"]["this_invocation_s"] = time.perf_counter() - t0

@@ -34,6 +34,7 @@ from typing import Mapping
 
 import torch
 
+from bounds.families import RESIDUAL_FAMILIES
 from bounds.localised import LOCALISED_SPECS
 from plumbing.validation import InputError
 from numerics.studies.run._config import RunConfig, as_run_config
@@ -49,7 +50,7 @@ LOCALISED_DEFAULTS = {"cap": "jumpboard", "delta_sigma": 1e-3, "delta_R_failure"
 def _static_shape(cfg: RunConfig) -> tuple[bool, bool]:
     """``(readout block at the top, and squared loss too)`` read from a validated run config."""
     ins = cfg.insertion
-    top = ins.at in (-1, cfg.model.depth) and ins.family == "readout"
+    top = ins.at in (-1, cfg.model.depth) and not RESIDUAL_FAMILIES[ins.family].trains_features
     return top, top and cfg.task.kind == "regression"
 
 
@@ -144,7 +145,7 @@ def _compute(fixed) -> LocalisedClass:
     nu, src, clipped = _cap(fixed, opts)
     b_xi = c.L_loss * c.L_top_certified * c.rho_phi
     ex = fixed.expanded
-    applies = ex.block.family == "readout"
+    applies = not RESIDUAL_FAMILIES[ex.block.family].trains_features     # f_new stays in a ball in V alone
     at_top = applies and fixed.at == fixed.net.depth and ex.post_norm is None
     if not at_top:
         return LocalisedClass(nu, src, clipped, False, False, b_xi, applies=applies)

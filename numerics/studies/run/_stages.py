@@ -17,6 +17,7 @@ import torch
 
 from numerics.seeding import Streams
 from numerics.studies.run._config import RunConfig, as_run_config
+from numerics.studies.run._moments import is_exact_class  # noqa: F401 (re-exported: its home is _moments)
 
 __all__ = ["Constants", "Fixed", "Signal", "is_exact_class", "prepare_fixed", "states", "streams_of"]
 
@@ -149,11 +150,3 @@ def prepare_fixed(cfg: Mapping, streams: Streams | None = None) -> Fixed:
     const = _constants(cfg, task, net, at, expanded)
     signal = _signal(cfg, task, net, at, expanded, const.nu_V, streams.seed_for("signal"))
     return Fixed(cfg, streams, task, net, at, expanded, ref, const, signal)
-
-
-def is_exact_class(fixed: Fixed) -> bool:
-    """Readout block at the top, squared loss, plain linear head: risks are quadratics in ``V``
-    (THEORY §4, exact supremum), so ``E_S``/``E_T`` can be checked as suprema over the class."""
-    ex = fixed.expanded
-    return (fixed.at == fixed.net.depth and ex.block.family == "readout" and ex.post_norm is None
-            and fixed.loss == "squared" and type(fixed.net).__name__ == "PostNormResMLP")

@@ -22,6 +22,7 @@ from typing import Mapping
 
 import torch
 
+from bounds.families import RESIDUAL_FAMILIES
 from numerics._numerics import MeanVar
 
 __all__ = ["SStatistics", "T_VARIANCE_KEYS", "evaluate_variants_of_draw", "measure_S", "variant_inputs"]
@@ -63,7 +64,7 @@ def measure_S(fixed, group, b: int) -> SStatistics:
 
     rad = None
     v = fixed.cfg.variants
-    if block.family == "readout":
+    if RESIDUAL_FAMILIES[block.family].empirical_rademacher:     # the readout's sign Monte Carlo (bounds.families)
         rad = rademacher_readout_stream(features(), block.d, fixed.const.nu_V, int(v.n_draws),
                                         group.streams[b].seed_for("monte_carlo"), delta_mc=float(v.delta_mc))
     else:

@@ -52,22 +52,23 @@ from plumbing.validation import check_schema
 from numerics.builders import check_one_world, own_part
 from numerics.studies.run._checks import check_memory
 from numerics.studies.run._config import RunConfig, as_run_config
-from numerics.studies.run._family import complete_config, on_states
+from numerics.studies.run._family import complete_config, on_states, run_family
 from numerics.studies.run._schema import CONFIG_SCHEMA
 from numerics.studies.run._draw import (DELTA_R_LEVEL, Certificate, Evaluation, SampleGroup, Selection, certify_draw,
                                         draw_samples, evaluate_draw, select_blocks)
 from numerics.studies.run._outputs import bounds_config, format_table, to_json, to_toml, write_outputs  # noqa: F401
-from numerics.studies.run._result import assemble, route_dicts
+from numerics.studies.run._result import RunResult, assemble, route_dicts
 from numerics.studies.run._stages import Fixed, is_exact_class, prepare_fixed, streams_of
 from numerics.studies.run._localised import LOCALISED_SCHEMA, LocalisedClass, localised_class, localised_options
 from numerics.studies.run._localised_draw import LocalisedCertificate, certify_localised
 
-__all__ = ["CONFIG_SCHEMA", "LOCALISED_SCHEMA", "LocalisedCertificate", "LocalisedClass", "certify_localised",
-           "localised_class", "localised_options", "on_states", "Certificate", "DEFAULT_DEMO_CONFIG", "DELTA_R_LEVEL", "Evaluation", "Fixed",
-           "N_PROBE", "RunConfig", "SampleGroup", "as_run_config", "Selection", "bounds_config", "certify_draw", "check_memory", "check_scan_world",
-           "draw_samples", "evaluate_draw", "format_table", "is_exact_class", "prepare_fixed",
-           "route_dicts", "run_config", "run_experiment", "select_blocks", "setup_report", "streams_of", "to_json", "to_toml",
-           "validate_config", "write_outputs"]
+__all__ = ["as_run_config", "bounds_config", "Certificate", "certify_draw", "certify_localised", "check_memory",
+           "check_scan_world", "CONFIG_SCHEMA", "DEFAULT_DEMO_CONFIG", "DELTA_R_LEVEL", "draw_samples",
+           "evaluate_draw", "Evaluation", "Fixed", "format_table", "is_exact_class", "load", "localised_class",
+           "localised_options", "LOCALISED_SCHEMA", "LocalisedCertificate", "LocalisedClass", "N_PROBE", "on_states",
+           "prepare_fixed", "route_dicts", "run", "run_config", "run_experiment", "RunConfig", "RunResult",
+           "SampleGroup", "select_blocks", "Selection", "setup_report", "streams_of", "to_json", "to_toml",
+           "validate_config", "write", "write_outputs"]
 
 #: Former re-exports (plumbing, not the run study's): deprecated aliases naming the new place.
 __getattr__ = moved("numerics.studies.run", {"atomic_write_text": "plumbing.io", "versions": "plumbing.io", "merge_config": "plumbing.config",
@@ -127,34 +128,23 @@ def validate_config(config: Mapping) -> dict:
     if not cfg["variants"]["delta_mc"] < cfg["sizes"]["delta"]:
         raise InputError("variants.delta_mc", f"in (0, sizes.delta) = (0, {cfg['sizes']['delta']:g}) (carved out of "
                          "delta)", cfg["variants"]["delta_mc"])
-    _full_family_route(config, cfg)
+    _family_route(config, cfg)
     localised_options(cfg)   # [localised]: use applies to this block, the levels fit the level
     return cfg
 
 
-#: The routes a ``full`` block can be certified by in ``run``: the measured variances are the
-#: readout candidates' and the empirical Rademacher term is the readout's (THEORY §4), so the
-#: Bernstein and empirical variants have no inputs there.
-def _full_family_routes() -> tuple[str, ...]:
-    from bounds.variants import VARIANT_SPECS
-
-    return ("population_route", "direct_route") + tuple(
-        name for name, (_, tail, uniform) in VARIANT_SPECS.items() if tail == "hoeffding" and uniform == "closed")
-
-
-FULL_FAMILY_ROUTES = _full_family_routes()
-
-
-def _full_family_route(config: Mapping, cfg: dict) -> None:
-    """``variants.use`` for ``insertion.family = 'full'``: the default becomes the population
-    Hoeffding variant (fixed before the data, like the readout's default); a route the full
-    family cannot evaluate, named by the user, is an input error."""
-    if cfg["insertion"]["family"] != "full" or cfg["variants"].get("use") in FULL_FAMILY_ROUTES:
+def _family_route(config: Mapping, cfg: dict) -> None:
+    """``variants.use`` for the configured family: a route it cannot evaluate
+    (:attr:`~numerics.studies.run._family.RunFamily.routes`; ``full``: the measured variances are the
+    readout candidates' and the empirical Rademacher term is the readout's, THEORY §4) named by the user
+    is an input error; the demo's default becomes the family's own (fixed before the data)."""
+    family = run_family(cfg["insertion"]["family"])
+    if cfg["variants"].get("use") in family.routes:
         return
     if "use" in (config.get("variants") or {}):
-        raise InputError("variants.use", f"one of {list(FULL_FAMILY_ROUTES)} when insertion.family = 'full'",
+        raise InputError("variants.use", f"one of {list(family.routes)} when insertion.family = '{family.name}'",
                          cfg["variants"]["use"])
-    cfg["variants"]["use"] = "population_tight_hoeffding"
+    cfg["variants"]["use"] = family.default_use
 
 
 def run_config(config: Mapping) -> RunConfig:
@@ -201,6 +191,24 @@ def run_experiment(config: Mapping, out_dir: str | Path | None = None) -> dict:
     if out_dir is not None:
         write_outputs(result, out_dir)
     return result
+
+
+def run(config: Mapping) -> RunResult:
+    """:func:`run_experiment` as a typed result (:class:`RunResult`; nothing written: :func:`write`)."""
+    return RunResult.from_dict(run_experiment(config))
+
+
+def write(result: RunResult, out_dir: str | Path) -> dict:
+    """Write a :class:`RunResult` (:func:`write_outputs`: ``result.json``, ``bounds_config.toml``, figures)."""
+    check_writable_dir(out_dir)
+    return write_outputs(result.to_dict(), out_dir)
+
+
+def load(path: str | Path) -> RunResult:
+    """The :class:`RunResult` of a stored ``result.json`` (a file, or the folder holding it)."""
+    from plumbing.store import load_result
+
+    return RunResult.from_dict(load_result(path))
 
 
 def setup_report(config: Mapping) -> dict:

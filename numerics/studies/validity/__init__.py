@@ -24,12 +24,14 @@ setups, ``seed_i = derived_seed(seed, "validity/seed", i)``.
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from pathlib import Path
 from typing import Any, Mapping
 
 from plumbing.io import atomic_write_text, check_writable_dir, dumps, versions
+from plumbing.results import StudyResult
 from plumbing.validation import InputError, Interval
 from plumbing.validation import check_schema
 from plumbing.store import ItemStore, StoredFileError, config_hash, load_json
@@ -40,8 +42,8 @@ from numerics.builders import own_part
 from numerics.studies.run import (CONFIG_SCHEMA, RunConfig, check_scan_world, check_memory, prepare_fixed, streams_of,
                                   validate_config)
 
-__all__ = ["DEFAULT_VALIDITY", "MAX_DRAWS", "VALIDITY_SCHEMA", "load_validity", "plot_slack", "run_validity", "ship_summary",
-           "summarize", "validate_validity_config"]
+__all__ = ["DEFAULT_VALIDITY", "MAX_DRAWS", "VALIDITY_SCHEMA", "ValidityResult", "load", "load_validity", "plot_slack", "run",
+           "run_validity", "ship_summary", "summarize", "validate_validity_config", "write"]
 
 VARY = ("data", "seed")
 #: The ``[validity]`` section: ``population`` (size of the check sample of population
@@ -209,6 +211,41 @@ def run_validity(config: Mapping, draws: int, out: str | Path, *, level: float =
     atomic_write_text(out / "validity.json", dumps(summary, indent=2) + "\n")
     plot_slack(summary, out / "slack.png")
     return summary
+
+
+@dataclasses.dataclass(frozen=True)
+class ValidityResult(StudyResult):
+    """A study's ``validity.json`` as a typed record (:func:`run`).
+
+    Attributes:
+        draws: draws summarised; draws_requested; draws_not_run: held-out setups that could not run.
+        vary: ``"data"`` or ``"seed"``; test_level: the level of the tests and intervals.
+        significant: some true guarantee failed significantly more often than stated.
+        data: the whole content (``to_dict()``: what ``validity.json`` holds).
+    """
+
+    draws: int = 0
+    draws_requested: int = 0
+    draws_not_run: int = 0
+    vary: str = "data"
+    test_level: float = 0.05
+    significant: bool = False
+
+
+def run(config: Mapping, *, draws: int, out: str | Path, **options) -> ValidityResult:
+    """:func:`run_validity` (same arguments: ``level``, ``vary``, ``group``, ``progress``) as a typed result."""
+    return ValidityResult.from_dict(run_validity(config, draws, out, **options))
+
+
+def write(result: ValidityResult, path: str | Path) -> Path:
+    """Write ``validity.json`` of ``result`` (atomically) to ``path`` (a file, or a folder holding it)."""
+    p = Path(path)
+    return atomic_write_text(p / "validity.json" if p.is_dir() else p, dumps(result.to_dict(), indent=2) + "\n")
+
+
+def load(path: str | Path) -> ValidityResult:
+    """The :class:`ValidityResult` of a stored study (its folder or its ``validity.json``)."""
+    return ValidityResult.from_dict(load_validity(path))
 
 
 def load_validity(path: str | Path) -> dict:

@@ -65,7 +65,8 @@ from numerics.studies.run._localised_draw import LocalisedCertificate, certify_l
 __all__ = ["as_run_config", "bounds_config", "Certificate", "certify_draw", "certify_localised", "check_memory",
            "check_scan_world", "CONFIG_SCHEMA", "DEFAULT_DEMO_CONFIG", "DELTA_R_LEVEL", "draw_samples",
            "evaluate_draw", "Evaluation", "Fixed", "format_table", "is_exact_class", "load", "localised_class",
-           "localised_options", "LOCALISED_SCHEMA", "LocalisedCertificate", "LocalisedClass", "N_PROBE", "on_states",
+           "localised_options", "LOCALISED_SCHEMA", "LocalisedCertificate", "LocalisedClass", "merge_checked", "N_PROBE",
+           "on_states",
            "prepare_fixed", "route_dicts", "run", "run_config", "run_experiment", "RunConfig", "RunResult",
            "SampleGroup", "select_blocks", "Selection", "setup_report", "streams_of", "to_json", "to_toml",
            "validate_config", "write", "write_outputs"]
@@ -116,6 +117,18 @@ def validate_config(config: Mapping) -> dict:
     check_scan_world(config, "run")
     config, _ = own_part(config, CONFIG_SCHEMA)   # sections other commands read: set aside (noted in the result)
     check_schema(config, CONFIG_SCHEMA)
+    return merge_checked(config)
+
+
+def merge_checked(config: Mapping) -> dict:
+    """:func:`validate_config` of a config whose keys and values were already checked against
+    :data:`CONFIG_SCHEMA` (e.g. within a study's wider schema): the merge over the demo's defaults
+    and the checks across keys, without checking each value again.
+
+    Raises:
+        InputError: a check across keys fails (``insertion.at``, ``model.eps_n``, ``variants.delta_mc``,
+            ``variants.use``, ``[localised]``).
+    """
     cfg = complete_config(config, _merge_config(DEFAULT_DEMO_CONFIG, config))   # dimensions fixed by data tasks
     at = cfg["insertion"]["at"]
     if at > cfg["model"]["depth"]:

@@ -39,8 +39,8 @@ from numerics.seeding import Streams, derived_seed
 from numerics.studies.validity._plot import plot_slack
 from numerics.studies.validity._summary import summarize
 from numerics.builders import own_part
-from numerics.studies.run import (CONFIG_SCHEMA, RunConfig, check_scan_world, check_memory, prepare_fixed, streams_of,
-                                  validate_config)
+from numerics.studies.run import (CONFIG_SCHEMA, RunConfig, check_scan_world, check_memory, merge_checked, prepare_fixed,
+                                  streams_of)
 
 __all__ = ["DEFAULT_VALIDITY", "MAX_DRAWS", "VALIDITY_SCHEMA", "ValidityResult", "load", "load_validity", "plot_slack", "run",
            "run_validity", "ship_summary", "summarize", "validate_validity_config", "write"]
@@ -64,7 +64,7 @@ def validate_validity_config(config: Mapping) -> tuple[dict, dict]:
     config, _ = own_part(config, VALIDITY_SCHEMA)
     check_schema(config, VALIDITY_SCHEMA)
     opts = {**DEFAULT_VALIDITY, **config.get("validity", {})}
-    cfg = validate_config({k: v for k, v in config.items() if k != "validity"})
+    cfg = merge_checked({k: v for k, v in config.items() if k != "validity"})   # each value checked once, above
     if opts["population"] == 0:
         opts["population"] = min(_AUTO_CAP, 10 * max(cfg["sizes"]["M"], cfg["sizes"]["K"]))
     return cfg, opts

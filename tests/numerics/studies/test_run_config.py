@@ -100,3 +100,15 @@ def test_one_cli_run_validates_the_config_and_nu_V_once(tmp_path, monkeypatch):
     counts = _count_checks(monkeypatch)
     assert main(["run", "--config", str(path), "--out", str(tmp_path / "out")]) == 0
     assert counts["insertion.output_cap"] == 1 and counts["block.nu_V"] == 1, counts
+
+
+def test_a_validity_config_checks_each_run_value_once(monkeypatch):
+    """The validity study checks its wider schema, then merges the run part without checking it again."""
+    from numerics.studies.validity import validate_validity_config
+
+    counts = _count_checks(monkeypatch)
+    cfg, opts = validate_validity_config({**TINY, "validity": {"group": 2}})
+    assert counts["insertion.output_cap"] == 1 and counts["sizes.M"] == 1 and counts["validity.group"] == 1, counts
+    assert cfg == validate_config(TINY) and opts["group"] == 2
+    with pytest.raises(InputError, match="insertion.at"):      # the checks across keys still run
+        validate_validity_config({"insertion": {"at": 5}})

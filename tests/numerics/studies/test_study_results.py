@@ -49,3 +49,16 @@ def test_validity_result_writer_and_loader(tmp_path):
     assert validity.load(tmp_path) == res and validity.load(tmp_path / "validity.json").to_dict() == content
     with pytest.raises(KeyError, match="significant"):
         validity.ValidityResult.from_dict({k: v for k, v in content.items() if k != "significant"})
+
+
+def test_sweeps_run_from_a_file_and_load(tmp_path):
+    from numerics.studies import sweeps
+
+    (tmp_path / "exp.toml").write_text("seed = 0\n[sizes]\nM = 1000\n")
+    (tmp_path / "sweep.toml").write_text('base = "exp.toml"\n[grid]\n"model.depth" = [1, 2]\n')
+    out = sweeps.run(tmp_path / "sweep.toml", tmp_path / "out", runner="tests.numerics.studies._fake_runner:run",
+                     progress=False)
+    assert isinstance(out, sweeps.SweepOutcome) and (out.cells, out.computed) == (2, 2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        out.cells = 3
+    assert sorted(r["value"] for r in sweeps.load(tmp_path / "out")) == [10.0, 20.0]    # 10 depth + seed

@@ -18,6 +18,7 @@ from bounds import variants as var
 from bounds._route_terms import bound_terms, slack_events, terms_to_dicts
 from bounds._statement import evaluate
 from bounds._variant_inputs import VARIANCE_KEYS, VariantInputs, given_levels
+from bounds.families import RESIDUAL_FAMILIES
 from bounds.generalisation import jensen_readout_expression, rad_vec_closed_form
 from bounds.route_choice import AnyRouteResult
 from bounds.routes import RouteResult, Setup
@@ -200,7 +201,7 @@ def _evaluate_all(setup: Setup, level: float, inputs: VariantInputs) -> tuple[di
     results, skipped = {}, {}
     for name, (route, tail, uniform) in var.VARIANT_SPECS.items():
         missing = inputs.missing(route, tail, uniform)
-        if uniform == "empirical" and setup.family != "readout":
+        if uniform == "empirical" and not RESIDUAL_FAMILIES[setup.family].empirical_rademacher:
             missing.append("block.family = 'readout' (the empirical term is the readout's, THEORY §4)")
         if missing:
             skipped[name] = "needs " + ", ".join(missing)

@@ -22,6 +22,7 @@ import sympy as sp
 
 from bounds._statement import evaluate
 from plumbing.validation import check_values, InputError, Interval, MISSING
+from bounds.families import RESIDUAL_FAMILIES
 from bounds.generalisation import delta_mc, mc_error_expression
 from bounds.variants import VARIANT_SPECS
 
@@ -151,7 +152,7 @@ class VariantInputs:
         if self.delta_mc is not None:
             _check_below("variants.delta_mc", self.delta_mc, np.nextafter(np.asarray(setup.delta, dtype=np.float64), 0),
                          lambda c: f"in (0, delta) (carved out of delta = {float(np.max(setup.delta)):.6g})")
-        if self.phi_sq_sum is not None and setup.family == "readout":
+        if self.phi_sq_sum is not None and _has_empirical_rademacher(setup.family):
             cap = np.asarray(setup.M, dtype=np.float64) * np.asarray(setup.block["rho_phi"], dtype=np.float64) ** 2
             _check_below("variants.phi_sq_sum", self.phi_sq_sum, cap,
                          lambda c: f"in [0, {c:.6g}] (= M rho_phi^2: every ||phi_i|| <= rho_phi)")
@@ -208,6 +209,11 @@ class VariantInputs:
             ratio = evaluate(_ERROR_RATIO, {"delta_mc": self.delta_mc, "level": levels["delta_mc"]})
             err = np.asarray(err, dtype=np.float64) * ratio
         return dataclasses.replace(self, rad_hat_mc_error=err, **levels)
+
+
+def _has_empirical_rademacher(family: str) -> bool:
+    """The family's sign Monte Carlo bounds ``phi_sq_sum`` (readout, :mod:`bounds.families`)."""
+    return family in RESIDUAL_FAMILIES and RESIDUAL_FAMILIES[family].empirical_rademacher
 
 
 def _check_below(key: str, value, cap, allowed) -> None:

@@ -16,8 +16,10 @@ import sympy as sp
 
 from bounds import _symbols as s
 from bounds._statement import evaluate
+from bounds.families import RESIDUAL_FAMILIES
 
-FAMILIES = ("readout", "full")
+#: The residual block families (:data:`bounds.families.RESIDUAL_FAMILIES`).
+FAMILIES = tuple(RESIDUAL_FAMILIES)
 
 
 def rad_vec_closed_form(family: str, n: sp.Expr = s.n) -> sp.Expr:
@@ -35,12 +37,9 @@ def rad_vec_closed_form(family: str, n: sp.Expr = s.n) -> sp.Expr:
         >>> rad_vec_closed_form("readout")
         sqrt(d)*nu_V*rho_phi/sqrt(n)
     """
-    if family == "readout":
-        return s.nu_V * sp.sqrt(s.d) * s.rho_phi / sp.sqrt(n)
-    if family == "full":
-        rho_tilde = sp.sqrt(s.rho**2 + 1)
-        return s.d * rho_tilde * s.nu_U * s.nu_V * (sp.sqrt(4 * sp.log(2)) + 1) / sp.sqrt(n)
-    raise ValueError(f"family == {family!r}, must be one of {list(FAMILIES)}.")
+    if family not in RESIDUAL_FAMILIES:
+        raise ValueError(f"family == {family!r}, must be one of {list(FAMILIES)}.")
+    return RESIDUAL_FAMILIES[family].rad_vec(n)
 
 
 def rad_loss(rad_vec: sp.Expr) -> sp.Expr:

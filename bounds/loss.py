@@ -107,16 +107,6 @@ def block_output_bound(family: str, block: dict) -> float:
         >>> round(block_output_bound("full", {"nu_V": 0.5, "nu_U": 2.0, "rho": 0.0}), 6)
         1.0
     """
-    from bounds.parameters import BLOCK_PARAMETERS
+    from bounds.families import residual_family
 
-    # the family's [block] keys that bound its output: the one table, less d and L_top
-    needs = {f: tuple(k for k in keys if k not in ("d", "L_top")) for f, keys in BLOCK_PARAMETERS.items()}
-    if family not in needs:
-        raise InputError("block.family", f"one of {sorted(needs)}", family)
-    v = {k: _check_nonneg(f"block.{k}", block[k]) if k in block else None for k in needs[family]}
-    missing = [k for k, x in v.items() if x is None]
-    if missing:
-        raise InputError(f"block.{missing[0]}", "a finite number >= 0", "<missing>")
-    if family == "readout":
-        return v["nu_V"] * v["rho_phi"]
-    return v["nu_V"] * v["nu_U"] * math.sqrt(v["rho"] ** 2 + 1.0)
+    return residual_family(family).output_bound(block)    # the family's own formula (bounds.families)

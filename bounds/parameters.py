@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from bounds.families import RESIDUAL_FAMILIES
 from plumbing.validation import Interval
 
 __all__ = ["BLOCK_PARAMETERS", "OPTIONAL", "PARAMETERS"]
@@ -43,11 +44,8 @@ OPTIONAL: Mapping[str, Interval] = {
     "R_old": _nonneg,
 }
 
-#: ``[block]`` keys per family (THEORY §4): the one table every key list of a family is read from
-#: (the setup's ``[block]``, the run study's caps and ``bounds_config.toml``).
-BLOCK_PARAMETERS: Mapping[str, Mapping[str, Interval]] = {
-    "readout": {"d": Interval(1, integer=True), "L_top": _nonneg, "rho_phi": _nonneg, "nu_V": _nonneg},
-    "full": {"d": Interval(1, integer=True), "L_top": _nonneg, "rho": _nonneg,
-             "nu_U": _nonneg, "nu_V": _nonneg},
-}
+#: ``[block]`` keys per family (THEORY §4), read from the family objects of :mod:`bounds.families`: the
+#: one table every key list of a family is read from (the setup's ``[block]``, the run study's caps and
+#: ``bounds_config.toml``).
+BLOCK_PARAMETERS: Mapping[str, Mapping[str, Interval]] = {name: f.parameters for name, f in RESIDUAL_FAMILIES.items()}
 

@@ -56,13 +56,14 @@ def execute(config: dict, out: str, as_json: bool, after=None, show=None) -> int
     import sys
 
     from depthcert._io import check_writable_dir, dumps, versions
-    from numerics.studies.run import check_memory, format_table, run_experiment, validate_config, write_outputs
+    from numerics.studies.run import check_memory, format_table, run_config, run_experiment, write_outputs
     from numerics.training import DivergenceError
 
-    check_memory(validate_config(config))    # bad input first, one line, before any work
+    cfg = run_config(config)    # bad input first, one line, before any work: validated once, typed
+    check_memory(cfg)
     check_writable_dir(out)
     try:
-        result = run_experiment(config)
+        result = run_experiment(cfg)
     except (ArithmeticError, DivergenceError) as exc:
         print(f"depthcert: experiment stopped: {exc}", file=sys.stderr)
         return 1

@@ -1,4 +1,10 @@
-"""Residual families at a site of any shape: features ``phi``, zero-output blocks ``h = V phi`` (THEORY §1, §8).
+"""Paper B's protocol families at a site of any shape: features ``phi``, zero-output blocks ``h = V phi`` (THEORY §1, §8).
+
+Vocabulary: these are *protocol families* (:data:`PROTOCOL_FAMILIES`, config key
+``saturation.families``): the directions a first-order saturation test scores at a site. They are
+not the *residual block families* of a certificate (``readout``/``full``,
+:data:`bounds.families.RESIDUAL_FAMILIES`, config key ``insertion.family``), although the
+protocol family ``readout`` uses the same random features as the residual family ``readout``.
 
 A state ``u`` of one sample is a vector ``(d,)``, a sequence ``(T, d)`` or an image
 ``(C, H, W)``. **Choice** (ours): the block acts position-wise on *tokens* -- ``(1, d)``,
@@ -33,9 +39,12 @@ import torch.nn.functional as F
 
 from plumbing.validation import InputError
 
-__all__ = ["FAMILIES", "LAYOUTS", "ProtocolBlock", "from_tokens", "to_tokens", "token_dim"]
+__all__ = ["FAMILIES", "LAYOUTS", "PROTOCOL_FAMILIES", "ProtocolBlock", "from_tokens", "to_tokens", "token_dim"]
 
-FAMILIES = ("linear", "affine", "readout", "block")
+#: Paper B's protocol families (``saturation.families``), module docstring.
+PROTOCOL_FAMILIES = ("linear", "affine", "readout", "block")
+#: The same tuple under its first name (a contract of the saturation and growth studies and the API).
+FAMILIES = PROTOCOL_FAMILIES
 #: state layouts (THEORY §10) and the rank of one sample's state in each.
 LAYOUTS = {"ND": 1, "NLD": 2, "NCL": 2, "NCHW": 3}
 

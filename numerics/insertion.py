@@ -17,9 +17,18 @@ import math
 import torch
 from torch import nn
 
+from bounds.families import RESIDUAL_FAMILIES
 from numerics.models import PostNorm
 
-FAMILIES = ("readout", "full", "linear")
+#: The residual block families with a certificate (:data:`bounds.families.RESIDUAL_FAMILIES`: ``[block]``
+#: keys, output and Rademacher bounds; the run study's ``insertion.family``).
+CERTIFIED_FAMILIES = tuple(RESIDUAL_FAMILIES)
+#: Insertion-only families: ``linear`` (``h_V(u) = V u``), a direction the saturation scans use; it has no
+#: ``[block]`` table and no certificate. (Paper B's *protocol* families are another vocabulary:
+#: :data:`numerics.families.PROTOCOL_FAMILIES`.)
+SCAN_ONLY_FAMILIES = ("linear",)
+#: Every family :func:`insert_block` builds.
+FAMILIES = CERTIFIED_FAMILIES + SCAN_ONLY_FAMILIES
 
 
 class ResidualBlock(nn.Module):

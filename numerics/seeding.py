@@ -1,5 +1,8 @@
 """Independent random streams, one per role (teacher, reference, S, T, Monte Carlo, probe).
 
+The data roles (samples) are named once in :mod:`numerics.roles` (THEORY §10); the other
+streams here draw parameters or orders.
+
 A certificate pays for every choice made after seeing data, so every random draw of a
 study comes from a stream named by its *role*, derived from the config's seeds by
 ``numpy.random.SeedSequence`` with the role as spawn key -- never by adding small
@@ -22,25 +25,29 @@ from typing import Mapping
 
 import numpy as np
 
+from numerics.roles import DATA_ROLES, MONTE_CARLO, POPULATION, PROBE, REFERENCE_SAMPLE, S, SIGNAL, T
+
 __all__ = ["ROLES", "Streams", "check_streams", "derived_seed", "role_seed"]
 
 #: role -> the config key it derives from ("seed": fixed before S and T; "data_seed": with or after).
 ROLES: Mapping[str, str] = {
     "teacher": "seed",             # the synthetic task itself
     "reference_init": "seed",      # initial weights of f_old
-    "reference_sample": "seed",    # f_old's own training sample (independent of S, T)
+    REFERENCE_SAMPLE: "seed",      # f_old's own training sample (independent of S, T)
     "reference_training": "seed",  # mini-batch order of f_old's training
     "insertion": "seed",           # frozen features U0, b0 of the inserted block (or insertion.seed)
-    "signal": "seed",              # sample for G, beta: f~_pop is fixed before S and T (Theorem 2)
+    SIGNAL: "seed",                # sample for G, beta: f~_pop is fixed before S and T (Theorem 2)
     "check_population": "seed",    # large sample of exact population moments (validity checks only)
     "torch_global": "seed",        # the global torch RNG: nothing should draw from it; seeded for safety
-    "S": "data_seed",              # training sample of the block
-    "T": "data_seed",              # test sample
-    "population": "data_seed",     # Monte-Carlo x-sample of Delta_R and the population risks
+    S: "data_seed",                # training sample of the block
+    T: "data_seed",                # test sample
+    POPULATION: "data_seed",       # Monte-Carlo x-sample of Delta_R and the population risks
     "block_training": "data_seed", # mini-batch order of the block's training
-    "monte_carlo": "data_seed",    # Rademacher sign draws and other Monte Carlo
-    "probe": "data_seed",          # probe sample of the diagnostics / saturation scores
+    MONTE_CARLO: "data_seed",      # Rademacher sign draws and other Monte Carlo
+    PROBE: "data_seed",            # probe sample of the diagnostics / saturation scores
 }
+if not set(DATA_ROLES) <= set(ROLES):     # one vocabulary (numerics.roles): every data role has its stream
+    raise ImportError(f"data roles without a stream: {sorted(set(DATA_ROLES) - set(ROLES))}")
 
 _MASK63 = (1 << 63) - 1
 _MASK32 = (1 << 32) - 1

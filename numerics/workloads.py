@@ -31,6 +31,7 @@ import torch
 
 from plumbing.validation import InputError, Interval
 from numerics.builders import MODEL_SCHEMA, REFERENCE_SCHEMA, TASK_SCHEMA, make_task
+from numerics.roles import WORKLOAD_ROLES
 from numerics.seeding import Streams
 
 __all__ = ["ListOf", "Text", "WORKLOAD_SCHEMA", "Workload", "build_network", "make_workload", "risk",
@@ -120,6 +121,23 @@ class Workload:
     task: Any = None
     soft: Callable | None = None
     notes: list = dataclasses.field(default_factory=list)
+
+    @property
+    def roles(self) -> dict[str, tuple]:
+        """The samples by data role (:data:`numerics.roles.WORKLOAD_ROLES`): ``reference_sample``
+        (``train``, f_old's own), ``T`` (``test``), ``probe``, ``population``."""
+        return {role: getattr(self, field) for field, role in WORKLOAD_ROLES.items()}
+
+    def sample(self, role: str) -> tuple:
+        """The ``(x, y)`` sample of data role ``role``.
+
+        Raises:
+            InputError: a role this workload has no sample of (named, with the roles it has).
+        """
+        samples = self.roles
+        if role not in samples:
+            raise InputError("role", f"one of {list(samples)} (numerics.roles)", role)
+        return samples[role]
 
 
 def _teacher(cfg: Mapping, streams: Streams, probe_n: int) -> Workload:

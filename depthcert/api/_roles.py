@@ -1,5 +1,8 @@
 """Role samples (THEORY §10): *signal*, ``S``, ``T``, independent of each other; checked disjoint.
 
+The role names are the project's one vocabulary (:mod:`numerics.roles`): :data:`CERTIFICATE_ROLES`
+are the samples :func:`depthcert.api.certify` asks for.
+
 The i.i.d. unit is the sample. Two roles that share a sample (an identical ``(x, y)`` row)
 are not independent; :func:`check_disjoint` refuses them. Rows are compared by a 64-bit hash
 of their bytes (vectorised over samples; **Choice**: a hash collision could only refuse
@@ -11,8 +14,12 @@ import numpy as np
 import torch
 
 from depthcert.api._data import DataStream
+from numerics.roles import DATA_ROLES, S, SIGNAL, T
 
-__all__ = ["check_disjoint", "row_hashes"]
+__all__ = ["CERTIFICATE_ROLES", "check_disjoint", "row_hashes"]
+
+#: The samples a user's certificate needs, by data role (THEORY §10).
+CERTIFICATE_ROLES = (SIGNAL, S, T)
 
 _PRIME = np.uint64(0x100000001B3)
 
@@ -55,6 +62,9 @@ def check_disjoint(roles: dict[str, DataStream]) -> None:
         ...
         ValueError: S and T share 1 identical (x, y) rows (e.g. T[0]), must be disjoint samples (THEORY §10: independent roles).
     """
+    unknown = [k for k in roles if k not in DATA_ROLES]
+    if unknown:
+        raise ValueError(f"role == {unknown[0]!r}, must be one of {list(DATA_ROLES)} (numerics.roles).")
     hashes = {k: row_hashes(v) for k, v in roles.items()}
     names = list(roles)
     for i, a in enumerate(names):

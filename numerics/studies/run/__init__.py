@@ -40,62 +40,42 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 import torch
 
 from plumbing.deprecation import moved
 from plumbing.io import check_writable_dir
-from plumbing.validation import InputError, Interval
-from bounds._variant_inputs import ROUTE_NAMES
+from plumbing.validation import InputError
 from plumbing.config import merge_config as _merge_config
 from plumbing.validation import check_schema
-from numerics.builders import MODEL_SCHEMA, REFERENCE_SCHEMA, TASK_SCHEMA, check_one_world, own_part
+from numerics.builders import check_one_world, own_part
 from numerics.studies.run._checks import check_memory
-from numerics.studies.run._family import FAMILIES, INSERTION_OPTIONS, complete_config, on_states
+from numerics.studies.run._config import RunConfig, as_run_config
+from numerics.studies.run._family import complete_config, on_states, run_family
+from numerics.studies.run._schema import CONFIG_SCHEMA
 from numerics.studies.run._draw import (DELTA_R_LEVEL, Certificate, Evaluation, SampleGroup, Selection, certify_draw,
                                         draw_samples, evaluate_draw, select_blocks)
 from numerics.studies.run._outputs import bounds_config, format_table, to_json, to_toml, write_outputs  # noqa: F401
-from numerics.studies.run._result import assemble, route_dicts
+from numerics.studies.run._result import RunResult, assemble, route_dicts
 from numerics.studies.run._stages import Fixed, is_exact_class, prepare_fixed, streams_of
 from numerics.studies.run._localised import LOCALISED_SCHEMA, LocalisedClass, localised_class, localised_options
 from numerics.studies.run._localised_draw import LocalisedCertificate, certify_localised
 
-__all__ = ["CONFIG_SCHEMA", "LOCALISED_SCHEMA", "LocalisedCertificate", "LocalisedClass", "certify_localised",
-           "localised_class", "localised_options", "on_states", "Certificate", "DEFAULT_DEMO_CONFIG", "DELTA_R_LEVEL", "Evaluation", "Fixed",
-           "N_PROBE", "SampleGroup", "Selection", "bounds_config", "certify_draw", "check_memory", "check_scan_world",
-           "draw_samples", "evaluate_draw", "format_table", "is_exact_class", "prepare_fixed",
-           "route_dicts", "run_experiment", "select_blocks", "setup_report", "streams_of", "to_json", "to_toml",
-           "validate_config", "write_outputs"]
+__all__ = ["as_run_config", "bounds_config", "Certificate", "certify_draw", "certify_localised", "check_memory",
+           "check_scan_world", "CONFIG_SCHEMA", "DEFAULT_DEMO_CONFIG", "DELTA_R_LEVEL", "draw_samples",
+           "evaluate_draw", "Evaluation", "Fixed", "format_table", "is_exact_class", "load", "localised_class",
+           "localised_options", "LOCALISED_SCHEMA", "LocalisedCertificate", "LocalisedClass", "merge_checked", "N_PROBE",
+           "on_states",
+           "prepare_fixed", "route_dicts", "run", "run_config", "run_experiment", "RunConfig", "RunResult",
+           "SampleGroup", "select_blocks", "Selection", "setup_report", "streams_of", "to_json", "to_toml",
+           "validate_config", "write", "write_outputs"]
 
 #: Former re-exports (plumbing, not the run study's): deprecated aliases naming the new place.
 __getattr__ = moved("numerics.studies.run", {"atomic_write_text": "plumbing.io", "versions": "plumbing.io", "merge_config": "plumbing.config",
                                              "available_memory": "plumbing.machine"})
 
 N_PROBE = 200_000  # probe sample of the assumption diagnostics (independent of S, T, population)
-
-_int = lambda lo: Interval(lo, integer=True)  # noqa: E731
-_unit = Interval(0, 1, closed_low=False, closed_high=False)
-_pos = Interval(0, closed_low=False)
-
-#: Allowed values, as data: an :class:`Interval` or a tuple of choices (STYLE: Errors).
-CONFIG_SCHEMA: Mapping[str, Mapping[str, Any]] = {
-    "": {"seed": _int(0), "data_seed": _int(0), "level": Interval(0, 1, closed_low=False)},
-    "task": TASK_SCHEMA,
-    "model": MODEL_SCHEMA,
-    "reference": REFERENCE_SCHEMA,
-    "insertion": {"at": _int(-1), "family": FAMILIES, "width": _int(1), "seed": _int(0),
-                  "output_cap": _pos, **INSERTION_OPTIONS},
-    "block_training": {"optimizer": ("sgd", "momentum", "adam"), "lr": _pos, "steps": _int(0),
-                       "batch_size": _int(1)},
-    "sizes": {"M": _int(2), "K": _int(2), "population": _int(2), "delta": _unit, "delta_prime": _unit},
-    # THEORY §6 variants (this project's Choice): levels fixed before any data, the sign Monte
-    # Carlo of the empirical Rademacher value, and the route fixed before the data (optional)
-    "variants": {"delta_mc": _unit, "n_draws": _int(1), "delta_S_jump_pop": _unit, "delta_T_new": _unit,
-                 "delta_T_old": _unit, "delta_T_jump_S": _unit, "use": ROUTE_NAMES},
-    # THEORY §6b localised certificates (this project's Choice): the ball's cap, levels, the route fixed before the data
-    "localised": LOCALISED_SCHEMA,
-}
 
 #: The demo (``depthcert demo``): a weak (deliberately under-trained, 15 Adam steps)
 #: depth-1 width-4 reference against a depth-4 teacher, a readout block at the top (``L_top`` is
@@ -137,6 +117,18 @@ def validate_config(config: Mapping) -> dict:
     check_scan_world(config, "run")
     config, _ = own_part(config, CONFIG_SCHEMA)   # sections other commands read: set aside (noted in the result)
     check_schema(config, CONFIG_SCHEMA)
+    return merge_checked(config)
+
+
+def merge_checked(config: Mapping) -> dict:
+    """:func:`validate_config` of a config whose keys and values were already checked against
+    :data:`CONFIG_SCHEMA` (e.g. within a study's wider schema): the merge over the demo's defaults
+    and the checks across keys, without checking each value again.
+
+    Raises:
+        InputError: a check across keys fails (``insertion.at``, ``model.eps_n``, ``variants.delta_mc``,
+            ``variants.use``, ``[localised]``).
+    """
     cfg = complete_config(config, _merge_config(DEFAULT_DEMO_CONFIG, config))   # dimensions fixed by data tasks
     at = cfg["insertion"]["at"]
     if at > cfg["model"]["depth"]:
@@ -149,41 +141,39 @@ def validate_config(config: Mapping) -> dict:
     if not cfg["variants"]["delta_mc"] < cfg["sizes"]["delta"]:
         raise InputError("variants.delta_mc", f"in (0, sizes.delta) = (0, {cfg['sizes']['delta']:g}) (carved out of "
                          "delta)", cfg["variants"]["delta_mc"])
-    _full_family_route(config, cfg)
+    _family_route(config, cfg)
     localised_options(cfg)   # [localised]: use applies to this block, the levels fit the level
     return cfg
 
 
-#: The routes a ``full`` block can be certified by in ``run``: the measured variances are the
-#: readout candidates' and the empirical Rademacher term is the readout's (THEORY §4), so the
-#: Bernstein and empirical variants have no inputs there.
-def _full_family_routes() -> tuple[str, ...]:
-    from bounds.variants import VARIANT_SPECS
-
-    return ("population_route", "direct_route") + tuple(
-        name for name, (_, tail, uniform) in VARIANT_SPECS.items() if tail == "hoeffding" and uniform == "closed")
-
-
-FULL_FAMILY_ROUTES = _full_family_routes()
-
-
-def _full_family_route(config: Mapping, cfg: dict) -> None:
-    """``variants.use`` for ``insertion.family = 'full'``: the default becomes the population
-    Hoeffding variant (fixed before the data, like the readout's default); a route the full
-    family cannot evaluate, named by the user, is an input error."""
-    if cfg["insertion"]["family"] != "full" or cfg["variants"].get("use") in FULL_FAMILY_ROUTES:
+def _family_route(config: Mapping, cfg: dict) -> None:
+    """``variants.use`` for the configured family: a route it cannot evaluate
+    (:attr:`~numerics.studies.run._family.RunFamily.routes`; ``full``: the measured variances are the
+    readout candidates' and the empirical Rademacher term is the readout's, THEORY §4) named by the user
+    is an input error; the demo's default becomes the family's own (fixed before the data)."""
+    family = run_family(cfg["insertion"]["family"])
+    if cfg["variants"].get("use") in family.routes:
         return
     if "use" in (config.get("variants") or {}):
-        raise InputError("variants.use", f"one of {list(FULL_FAMILY_ROUTES)} when insertion.family = 'full'",
+        raise InputError("variants.use", f"one of {list(family.routes)} when insertion.family = '{family.name}'",
                          cfg["variants"]["use"])
-    cfg["variants"]["use"] = "population_tight_hoeffding"
+    cfg["variants"]["use"] = family.default_use
+
+
+def run_config(config: Mapping) -> RunConfig:
+    """The typed run config of a user's config: :func:`validate_config` once, with the notes naming
+    the sections other commands read (a :class:`RunConfig` is returned as it is, not checked again)."""
+    if isinstance(config, RunConfig):
+        return config
+    return RunConfig.from_validated(validate_config(config), notes=tuple(own_part(config, CONFIG_SCHEMA)[1]))
 
 
 def run_experiment(config: Mapping, out_dir: str | Path | None = None) -> dict:
     """Run the pipeline of the module docstring; return (and write) the ``result.json`` content.
 
     Args:
-        config: nested dict (see :data:`DEFAULT_DEMO_CONFIG`); missing keys take the demo's.
+        config: nested dict (see :data:`DEFAULT_DEMO_CONFIG`); missing keys take the demo's. A
+            :class:`RunConfig` (:func:`run_config`) is used as it is (validated once, before).
         out_dir: if given, ``result.json``, ``bounds_config.toml`` and
             ``bound_vs_observed.png`` are written there (atomically for the files).
 
@@ -202,7 +192,7 @@ def run_experiment(config: Mapping, out_dir: str | Path | None = None) -> dict:
             in memory (checked before any work).
         ArithmeticError: (C1) fails (``G == 0``).
     """
-    cfg = validate_config(config)
+    cfg = run_config(config)
     check_memory(cfg)
     if out_dir is not None:
         check_writable_dir(out_dir)
@@ -210,10 +200,28 @@ def run_experiment(config: Mapping, out_dir: str | Path | None = None) -> dict:
     with torch.random.fork_rng(devices=[]):  # every draw is seeded by role; leave the global RNG alone
         torch.manual_seed(streams.seed_for("torch_global"))
         result = _run(cfg, streams)
-    result["notes"] = [*result["notes"], *own_part(config, CONFIG_SCHEMA)[1]]   # what other commands read
+    result["notes"] = [*result["notes"], *cfg.notes_]   # what other commands read
     if out_dir is not None:
         write_outputs(result, out_dir)
     return result
+
+
+def run(config: Mapping) -> RunResult:
+    """:func:`run_experiment` as a typed result (:class:`RunResult`; nothing written: :func:`write`)."""
+    return RunResult.from_dict(run_experiment(config))
+
+
+def write(result: RunResult, out_dir: str | Path) -> dict:
+    """Write a :class:`RunResult` (:func:`write_outputs`: ``result.json``, ``bounds_config.toml``, figures)."""
+    check_writable_dir(out_dir)
+    return write_outputs(result.to_dict(), out_dir)
+
+
+def load(path: str | Path) -> RunResult:
+    """The :class:`RunResult` of a stored ``result.json`` (a file, or the folder holding it)."""
+    from plumbing.store import load_result
+
+    return RunResult.from_dict(load_result(path))
 
 
 def setup_report(config: Mapping) -> dict:
@@ -230,19 +238,19 @@ def setup_report(config: Mapping) -> dict:
     from bounds.routes import Setup, costs
     from numerics.studies.run._family import setup_block
 
-    cfg = validate_config(config)
+    cfg = run_config(config)
     check_memory(cfg)
     with torch.random.fork_rng(devices=[]):
         fixed = prepare_fixed(cfg)
-    c, sig, sz = fixed.const, fixed.signal, cfg["sizes"]
+    c, sig, sz = fixed.const, fixed.signal, cfg.sizes
     G_sq = float(sig.G.pow(2).sum())
     gain = -float(jumpboard_risk_bound(0.0, G_sq, sig.beta.beta, sig.eta))   # Theorem 1 at the step used
     family, block = setup_block(c.caps, fixed.expanded.block.d, c.L_top_certified, c.nu_V)
     eps_M, eps_K = (float(e) for e in costs(Setup(
-        L_test_old=0.0, delta_R=gain, delta_erm=0.0, delta_test_R=0.0, M=sz["M"], K=sz["K"], delta=sz["delta"],
-        delta_prime=sz["delta_prime"], B=c.B, L_loss=c.L_loss, family=family, block=block,
+        L_test_old=0.0, delta_R=gain, delta_erm=0.0, delta_test_R=0.0, M=sz.M, K=sz.K, delta=sz.delta,
+        delta_prime=sz.delta_prime, B=c.B, L_loss=c.L_loss, family=family, block=block,
         n_grid=c.caps.n_grid)))
-    return {"seed": cfg["seed"], "B": c.B, "L_loss": c.L_loss, "nu_V": c.nu_V, "eps_M": eps_M, "eps_K": eps_K,
+    return {"seed": cfg.seed, "B": c.B, "L_loss": c.L_loss, "nu_V": c.nu_V, "eps_M": eps_M, "eps_K": eps_K,
             "G_norm": G_sq ** 0.5, "beta": sig.beta.beta, "eta": sig.eta, "eta_capped": sig.capped,
             "guaranteed_gain": gain, "population_margin": gain / 2 - 2 * eps_M,
             "direct_margin": gain - 2 * (eps_M + eps_K)}
@@ -255,13 +263,13 @@ def _probe(fixed: Fixed, streams) -> dict:
 
     c, seed = fixed.const, streams.seed_for("probe")
     b_data_free = c.L_loss * c.L_top_certified * c.rho_phi   # ||m_i|| ||phi_i|| <= b
-    diag = probe_diagnostics(fixed.net, fixed.expanded, fixed.task, min(fixed.cfg["sizes"]["population"], N_PROBE),
-                             seed, fixed.cfg["level"], b=b_data_free)
+    diag = probe_diagnostics(fixed.net, fixed.expanded, fixed.task, min(fixed.cfg.sizes.population, N_PROBE),
+                             seed, fixed.cfg.level, b=b_data_free)
     u = fixed.net.bottom(fixed.task.sample_x(min(2048, N_PROBE), seed), fixed.at)
     return {"diagnostics": diag, "L_top_empirical": lipschitz_top_empirical(fixed.net, fixed.at, u)}
 
 
-def _run(cfg: dict, streams) -> dict:
+def _run(cfg: RunConfig, streams) -> dict:
     from numerics.studies.run._localised_result import localised_route_dicts, localised_section
 
     t0, timings = time.perf_counter(), {}

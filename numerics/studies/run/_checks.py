@@ -15,6 +15,7 @@ from typing import Mapping
 from plumbing.machine import available_memory
 from plumbing.validation import InputError
 from numerics.data import SAMPLE_CHUNK as CHUNK_ROWS   # rows of one streamed chunk
+from numerics.studies.run._config import as_run_config
 
 __all__ = ["available_memory", "check_memory", "memory_needs"]
 
@@ -32,28 +33,30 @@ def _human(n: float) -> str:
 
 def memory_needs(cfg: Mapping, draws_at_once: int = 1) -> dict[str, tuple[int, int]]:
     """``{key: (value, bytes per unit of it)}`` for the sizes held in memory (float64 / int64)."""
-    d, r, d_in = cfg["model"]["width"], cfg["insertion"]["width"], cfg["task"]["d_in"]
+    cfg = as_run_config(cfg)
+    d, r, d_in = cfg.model.width, cfg.insertion.width, cfg.task.d_in
     k = 1   # regression targets (n, 1) or class labels (n,): one column
-    bt = cfg.get("block_training", {})
+    bt, M = cfg.block_training, cfg.sizes.M
     out = {
-        "sizes.M": (cfg["sizes"]["M"], 8 * (d + k) * draws_at_once),
-        "sizes.population": (cfg["sizes"]["population"], 8 * (d_in + k + 3 * d + 2 * r)),
-        "reference.n": (cfg["reference"]["n"], 8 * 2 * (d_in + k)),
+        "sizes.M": (M, 8 * (d + k) * draws_at_once),
+        "sizes.population": (cfg.sizes.population, 8 * (d_in + k + 3 * d + 2 * r)),
+        "reference.n": (cfg.reference.n, 8 * 2 * (d_in + k)),
     }
-    if bt:   # one loss per step and draw, plus the mini-batch indices of every step when sampled at once
-        per_step = 8 * ((bt["batch_size"] if bt["batch_size"] < cfg["sizes"]["M"] else 0) + 1) * draws_at_once
-        out["block_training.steps"] = (bt["steps"], per_step)
+    if bt.steps is not None:   # one loss per step and draw, plus the mini-batch indices of every step when sampled at once
+        per_step = 8 * ((bt.batch_size if bt.batch_size < M else 0) + 1) * draws_at_once
+        out["block_training.steps"] = (bt.steps, per_step)
     return out
 
 
 def width_needs(cfg: Mapping, draws_at_once: int = 1) -> dict[str, int]:
     """``{key: bytes}`` of what grows with a width: parameters (with gradients and Adam's two
     moments: 4 copies) and one streamed chunk of activations (a few copies per layer)."""
-    m, t, ins = cfg["model"], cfg["task"], cfg["insertion"]
-    d, r = m["width"], ins["width"]
+    cfg = as_run_config(cfg)
+    m, t = cfg.model, cfg.task
+    d, r = m.width, cfg.insertion.width
     return {
-        "model.width": 8 * (4 * (m["depth"] + 1) * (d * d + 2 * d) + 4 * CHUNK_ROWS * d),
-        "task.width": 8 * ((t["depth"] + 1) * (t["width"] ** 2 + 2 * t["width"]) + 4 * CHUNK_ROWS * t["width"]),
+        "model.width": 8 * (4 * (m.depth + 1) * (d * d + 2 * d) + 4 * CHUNK_ROWS * d),
+        "task.width": 8 * ((t.depth + 1) * (t.width ** 2 + 2 * t.width) + 4 * CHUNK_ROWS * t.width),
         "insertion.width": 8 * (4 * d * r * draws_at_once + 2 * CHUNK_ROWS * r),
     }
 
@@ -68,6 +71,7 @@ def check_memory(cfg: Mapping, draws_at_once: int = 1, available: int | None = N
         InputError: e.g. ``sizes.M == 1000000000000, must be at most 4.2e+08 on this
             machine: held in memory it needs 37.3 TB, 13.1 GB available``.
     """
+    cfg = as_run_config(cfg)
     avail = available_memory() if available is None else available
     budget = BUDGET * avail
     needs = memory_needs(cfg, draws_at_once)
@@ -86,4 +90,4 @@ def check_memory(cfg: Mapping, draws_at_once: int = 1, available: int | None = N
                          f"{_human(value * per)}, {_human(avail)} available", value)
     section, name = key.split(".")
     raise InputError(key, f"a width whose parameters and activations fit: it needs {_human(bytes_of[key])}, "
-                     f"{_human(avail)} available", cfg[section][name])
+                     f"{_human(avail)} available", getattr(getattr(cfg, section), name))

@@ -21,13 +21,16 @@ import dataclasses
 import math
 from typing import Mapping, Sequence
 
-import numpy as np
 import torch
 
 from numerics._numerics import MeanVar
 from numerics.seeding import Streams
+from numerics.studies.run._moments import add_moments as _add_moments
+from numerics.studies.run._moments import moment_acc as _moment_acc
+from numerics.studies.run._moments import risk as _risk
+from numerics.studies.run._moments import sample_moments as _sample_moments  # noqa: F401 (tests, validity)
 from numerics.studies.run._selection import Selection
-from numerics.studies.run._stages import Fixed, cross_gradient_on_states, is_exact_class, jumpboard_step
+from numerics.studies.run._stages import Fixed, cross_gradient_on_states, jumpboard_step
 
 __all__ = ["DELTA_R_LEVEL", "Certificate", "Evaluation", "SampleGroup", "Selection", "certify_draw",
            "draw_samples", "evaluate_draw", "select_blocks"]
@@ -77,7 +80,7 @@ class Certificate:
 # ------------------------------------------------------------------------------ stage 2: S
 def draw_samples(fixed: Fixed, streams: Sequence[Streams]) -> SampleGroup:
     """``S`` of each draw (role ``S`` of its data seed) as states, ``G_S`` and ``f~_S``."""
-    M, B = fixed.cfg["sizes"]["M"], len(streams)
+    M, B = fixed.cfg.sizes.M, len(streams)
     u = y = None
     for b, st in enumerate(streams):   # filled in place: memory holds the B samples once
         start = 0
@@ -103,68 +106,18 @@ def states_of(fixed: Fixed, x: torch.Tensor) -> torch.Tensor:
 def select_blocks(fixed: Fixed, group: SampleGroup) -> Selection:
     """Train every draw's block together, then (C2): ``f_new`` = best of trained, ``f~_S``, ``f~_pop`` on ``S``.
 
-    The ``full`` family trains ``U, b, V`` (:func:`numerics.studies.run._family.select_full`).
+    The family's own training and selection (:data:`numerics.studies.run._family.RUN_FAMILIES`):
+    ``readout`` trains ``V`` of every draw at once, ``full`` trains ``U, b, V``.
     """
-    from numerics.block_training import sample_risks, train_readout_blocks
+    from numerics.studies.run._family import run_family
 
-    if fixed.expanded.block.family == "full":
-        from numerics.studies.run._family import select_full
-
-        return select_full(fixed, group)
-
-    bt, B = fixed.cfg["block_training"], group.u.shape[0]
-    res = train_readout_blocks(fixed.expanded, group.u, group.y, loss=fixed.loss, caps=fixed.const.nu_V,
-                               seeds=[st.seed_for("block_training") for st in group.streams],
-                               optimizer=bt["optimizer"], lr=bt["lr"], steps=bt["steps"], batch_size=bt["batch_size"])
-    V_pop = fixed.signal.V_pop.expand(B, *fixed.signal.V_pop.shape)
-    cands = torch.stack([torch.zeros_like(res.V), res.V, group.V_S, V_pop], dim=1)   # old, trained, f~_S, f~_pop
-    moments = None
-    if is_exact_class(fixed):   # R_S of every V from the moments of S (one pass; THEORY §4)
-        moments = tuple(_sample_moments(fixed, group.u[b], group.y[b]) for b in range(B))
-        R = np.array([[_risk(fixed, moments[b], V) for V in cands[b]] for b in range(B)])
-    else:
-        R = sample_risks(fixed.expanded, group.u, group.y, cands, fixed.loss).numpy()
-    r_trained, r_boards = R[:, 1], R[:, 2:]
-    best = r_boards.argmin(axis=1)                                  # ties: f~_S first, as train_block_with_fallback
-    wins = r_boards[np.arange(B), best] < r_trained
-    returned = tuple(f"jumpboard_{int(k)}" if w else "trained" for k, w in zip(best, wins))
-    V_new = torch.stack([cands[b, 2 + int(best[b])] if wins[b] else res.V[b] for b in range(B)])
-    r_new = np.where(wins, r_boards[np.arange(B), best], r_trained)
-    return Selection(V_new, returned, {"old": R[:, 0], "new": r_new, "jump_S": R[:, 2], "jump_pop": R[:, 3],
-                                       "trained": r_trained}, res, moments)
+    return run_family(fixed.expanded.block.family).select(fixed, group)
 
 
 # ------------------------------------------------------------------------------ stage 4: T, Monte Carlo
 def _candidate_V(fixed: Fixed, group: SampleGroup, sel: Selection, b: int) -> torch.Tensor:
     V0 = torch.zeros_like(sel.V_new[b])
     return torch.stack([V0, sel.V_new[b], group.V_S[b], fixed.signal.V_pop])   # CANDIDATES order
-
-
-def _moment_acc(fixed: Fixed):
-    from numerics.estimators import MomentAccumulator
-
-    A = fixed.net.head.weight
-    return MomentAccumulator(A.shape[0], fixed.expanded.block.r)
-
-
-@torch.no_grad()
-def _add_moments(fixed: Fixed, acc, u: torch.Tensor, target: torch.Tensor, m0_extra: float = 0.0) -> None:
-    head = fixed.net.head
-    a = head(u) - target.reshape(u.shape[0], -1)
-    acc.add(a, fixed.expanded.block.features(u), m0_extra)
-
-
-def _sample_moments(fixed: Fixed, u: torch.Tensor, y: torch.Tensor, chunk: int = 1 << 16):
-    acc = _moment_acc(fixed)
-    for i in range(0, u.shape[0], chunk):
-        _add_moments(fixed, acc, u[i:i + chunk], y[i:i + chunk])
-    return acc.result()
-
-
-def _risk(fixed: Fixed, moments, V: torch.Tensor) -> float:
-    from numerics.estimators import risk_from_moments
-
-    return risk_from_moments(moments, fixed.net.head.weight, V)
 
 
 @torch.no_grad()
@@ -179,11 +132,11 @@ def evaluate_draw(fixed: Fixed, group: SampleGroup, sel: Selection, b: int) -> E
 
     from numerics.studies.run._variants import T_VARIANCE_KEYS, measure_S
 
-    sizes, st, Vs = fixed.cfg["sizes"], group.streams[b], _candidate_V(fixed, group, sel, b)[None]
+    sizes, st, Vs = fixed.cfg.sizes, group.streams[b], _candidate_V(fixed, group, sel, b)[None]
     exact = sel.moments_S is not None
     acc_T = _moment_acc(fixed) if exact else None
     total, spread = torch.zeros(len(CANDIDATES), dtype=torch.float64), MeanVar()
-    for x, y in fixed.task.sample_chunks(sizes["K"], st.seed_for("T")):
+    for x, y in fixed.task.sample_chunks(sizes.K, st.seed_for("T")):
         u = states_of(fixed, x)
         losses = candidate_losses(fixed.expanded, u[None], y[None], Vs, fixed.loss)[0]   # (candidates, chunk)
         spread.add(losses.T)                  # sample variances of the losses (THEORY §6 Bernstein tails)
@@ -195,22 +148,20 @@ def evaluate_draw(fixed: Fixed, group: SampleGroup, sel: Selection, b: int) -> E
     variances = {key: float(var_T[CANDIDATES.index(c)]) for c, key in T_VARIANCE_KEYS.items()}
     mom_T = acc_T.result() if exact else None
     L_test = (dict(zip(CANDIDATES, [_risk(fixed, mom_T, V) for V in Vs[0]])) if exact
-              else dict(zip(CANDIDATES, (total / sizes["K"]).tolist())))
+              else dict(zip(CANDIDATES, (total / sizes.K).tolist())))
     mv = MeanVar()
-    for x in fixed.task.sample_x_chunks(sizes["population"], st.seed_for("population")):
+    for x in fixed.task.sample_x_chunks(sizes.population, st.seed_for("population")):
         out = candidate_outputs(fixed.expanded, states_of(fixed, x)[None], Vs[:, [0, 1, 3]])   # old, new, jump_pop
         risks = torch.stack([conditional_risk(fixed.task, x, o) for o in out.reshape(3, x.shape[0], -1)], dim=1)
         mv.add(torch.cat([risks, risks[:, :1] - risks[:, 2:3]], dim=1))      # + the paired difference
     mean, se = mv.result()
     R = {"R_old": mean[0], "R_new": mean[1], "R_jump_pop": mean[2], "R_old_stderr": se[0], "R_new_stderr": se[1],
          "R_jump_pop_stderr": se[2]}
-    ev = Evaluation(L_test, {k: float(v) for k, v in R.items()}, float(mean[3]), float(se[3]), sizes["population"],
+    ev = Evaluation(L_test, {k: float(v) for k, v in R.items()}, float(mean[3]), float(se[3]), sizes.population,
                     sel.moments_S[b] if exact else None, mom_T, variances, measure_S(fixed, group, b))
-    if sel.blocks_new is not None:      # a trained full block has its own features
-        from numerics.studies.run._family import reevaluate_new
+    from numerics.studies.run._family import run_family
 
-        ev = reevaluate_new(fixed, group, sel, b, ev)
-    return ev
+    return run_family(fixed.expanded.block.family).reevaluate(fixed, group, sel, b, ev)   # full: its own features
 
 
 # ------------------------------------------------------------------------------ stage 4: quantities, routes
@@ -230,16 +181,14 @@ def _theorem1(fixed: Fixed, R_old: float) -> dict:
 def _block_of(fixed: Fixed, group: SampleGroup, sel: Selection, b: int) -> tuple[str, dict, dict]:
     """The Setup's family and block: the cap (grid: the smallest holding ``f_new`` and both
     jumpboards, chosen after training and paid by the union bound) and the quantities."""
-    from numerics.studies.run._family import chosen_cap, feature_norm, setup_block
+    from numerics.studies.run._family import chosen_cap, run_family, setup_block
 
     c, caps = fixed.const, fixed.const.caps
     norms = (float(sel.V_new[b].norm()), float(group.V_S[b].norm()), float(fixed.signal.V_pop.norm()))
     nu_V = chosen_cap(caps, *norms) if caps.n_grid > 1 else c.nu_V
     family, block = setup_block(caps, fixed.expanded.block.d, c.L_top_certified, nu_V)
     q = {"family": family, "nu_V": nu_V, "nu_V_max": c.nu_V, "n_grid": caps.n_grid, "cap_ratio": caps.cap_ratio}
-    if family == "full":   # f_new's ||[U b]||_F: its own trained features, or the jumpboards' initial ones
-        trained = sel.blocks_new[b] if sel.blocks_new is not None else None
-        q.update(nu_U=caps.nu_U, UB_norm=feature_norm(trained if trained is not None else fixed.expanded.block))
+    q.update(run_family(family).cap_quantities(fixed, sel, b))    # full: nu_U and f_new's ||[U b]||_F
     return family, block, q
 
 
@@ -247,6 +196,7 @@ def certify_draw(fixed: Fixed, group: SampleGroup, sel: Selection, ev: Evaluatio
     """Every quantity of draw ``b`` and both routes (plus ``any`` and ``population_risk``)."""
     from bounds.confidence import empirical_bernstein_lower
     from bounds.routes import evaluate_routes
+    from numerics.studies.run._family import run_family
     from numerics.studies.run._outputs import setup_of_quantities
     from numerics.studies.run._variants import evaluate_variants_of_draw
 
@@ -261,15 +211,16 @@ def certify_draw(fixed: Fixed, group: SampleGroup, sel: Selection, ev: Evaluatio
          "delta_test_R": L["old"] - L["jump_S"], "V_norm": float(sel.V_new[b].norm()),
          **{k: getattr(c, k) for k in ("rho", "rho_phi", "nu_V", "L_top_certified", "B", "L_loss")},
          "extra_head_input": c.extra_head_input, "d": fixed.expanded.block.d, "r": fixed.expanded.block.r,
-         **{k: cfg["sizes"][k] for k in ("M", "K", "delta", "delta_prime")},
+         **{k: getattr(cfg.sizes, k) for k in ("M", "K", "delta", "delta_prime")},
          "jumpboard_returned": sel.returned[b] != "trained", "returned": sel.returned[b]}
     family, _, q_caps = _block_of(fixed, group, sel, b)
     q.update(q_caps)
     setup = setup_of_quantities(q, L["old"], ev.R["R_old"])
-    report = evaluate_routes(setup, cfg["level"])
+    report = evaluate_routes(setup, cfg.level)
     q.update(eps_M=float(report.eps_M), eps_K=float(report.eps_K))
     variances = ev.variances_T
-    if family != "readout":     # the measured variances are the readout candidates' losses: not this block's
+    if run_family(family).math.trains_features:   # the measured variances are the readout candidates' losses
+        # (the initial features): not those of a block that trains its features
         variances = {k: v for k, v in variances.items() if k == "var_T_old"}
     s_stats = ev.S_stats
     if s_stats.rademacher is not None and s_stats.rademacher.nu_V != q["nu_V"]:   # a grid cap chosen after training

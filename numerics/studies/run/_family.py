@@ -1,4 +1,10 @@
-"""The run study's blocks and caps: the ``readout`` and ``full`` families, the post-hoc cap grid.
+"""The run study's residual block families (``readout``, ``full``) as objects, and the post-hoc cap grid.
+
+:data:`RUN_FAMILIES` holds, under the names of :data:`bounds.families.RESIDUAL_FAMILIES` (whose
+objects carry the mathematics: ``[block]`` keys, output and Rademacher bounds), each family's
+torch behaviour in a run (:class:`RunFamily`): its caps from the network, its training and
+(C2) selection, the re-evaluation of a block that trains its own features, the quantities it
+reports and the routes it can be certified by. Adding a family is one entry in each table.
 
 * Caps fixed before ``S`` (THEORY §4): ``readout`` -- ``||V||_F <= nu_V`` with
   ``nu_V = output_cap / (L_top rho_phi)``; ``full`` -- ``||[U b]||_F <= nu_U`` with
@@ -21,18 +27,21 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
-from typing import Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 import torch
 
-from bounds.parameters import BLOCK_PARAMETERS
+from bounds.families import RESIDUAL_FAMILIES, ResidualFamily
+from bounds.variants import VARIANT_SPECS
 from plumbing.validation import InputError, Interval
 
-__all__ = ["FAMILIES", "INSERTION_OPTIONS", "BlockCaps", "block_caps", "chosen_cap", "complete_config", "on_states",
-           "feature_norm", "reevaluate_new", "select_full", "setup_block"]
+__all__ = ["FAMILIES", "INSERTION_OPTIONS", "RUN_FAMILIES", "BlockCaps", "RunFamily", "block_caps", "chosen_cap",
+           "complete_config", "on_states", "feature_norm", "reevaluate_new", "run_family", "select_full",
+           "select_readout", "setup_block"]
 
-FAMILIES = ("readout", "full")
+#: The ``insertion.family`` values of the run study: the residual block families of :mod:`bounds.families`.
+FAMILIES = tuple(RESIDUAL_FAMILIES)
 #: Optional ``[insertion]`` keys (defaults: feature_cap 1.5, cap_grid 1, cap_ratio 2).
 INSERTION_OPTIONS = {"feature_cap": Interval(1), "cap_grid": Interval(1, 1000, integer=True),
                      "cap_ratio": Interval(1, closed_low=False)}
@@ -56,8 +65,9 @@ def complete_config(raw: Mapping, cfg: dict) -> dict:
     return cfg
 
 
-def _option(cfg: Mapping, key: str):
-    return cfg["insertion"].get(key, DEFAULTS[key])
+def _option(cfg, key: str):
+    value = getattr(cfg.insertion, key)
+    return DEFAULTS[key] if value is None else value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,25 +83,38 @@ class BlockCaps:
     cap_ratio: float
 
     def output_params(self) -> dict:
-        """The family's ``[block]`` keys (:data:`bounds.parameters.BLOCK_PARAMETERS`) that bound its output."""
-        return {k: getattr(self, k) for k in BLOCK_PARAMETERS[self.family] if k not in ("d", "L_top")}
+        """The family's ``[block]`` keys that bound its output (:attr:`bounds.families.ResidualFamily.output_keys`)."""
+        return {k: getattr(self, k) for k in RESIDUAL_FAMILIES[self.family].output_keys}
 
     def grid(self) -> np.ndarray:
         """The caps on ``V``, increasing, the last one ``nu_V``."""
         return self.nu_V * self.cap_ratio ** -np.arange(self.n_grid - 1, -1, -1, dtype=np.float64)
 
 
-def block_caps(cfg: Mapping, block, rho: float, L_top: float) -> BlockCaps:
-    """The caps of the configured family (module docstring), from data-free constants."""
+def block_caps(cfg, block, rho: float, L_top: float) -> BlockCaps:
+    """The caps of the block's family (module docstring), from data-free constants."""
+    return run_family(block.family).caps(cfg, block, rho, L_top)
+
+
+def _grid(cfg) -> tuple[float, int, float]:
+    return cfg.insertion.output_cap, int(_option(cfg, "cap_grid")), float(_option(cfg, "cap_ratio"))
+
+
+def _readout_caps(cfg, block, rho: float, L_top: float) -> BlockCaps:
+    """``||V||_F <= nu_V = output_cap / (L_top rho_phi)``."""
     from numerics.estimators import rho_phi
 
-    cap, n, ratio = cfg["insertion"]["output_cap"], int(_option(cfg, "cap_grid")), float(_option(cfg, "cap_ratio"))
-    if block.family == "full":
-        nu_U = float(_option(cfg, "feature_cap")) * feature_norm(block)
-        r_phi = nu_U * math.sqrt(rho * rho + 1.0)
-        return BlockCaps("full", rho, r_phi, cap / (L_top * r_phi), nu_U, n, ratio)
+    cap, n, ratio = _grid(cfg)
     r_phi = rho_phi(block, rho)
     return BlockCaps("readout", rho, r_phi, cap / (L_top * r_phi), None, n, ratio)
+
+
+def _full_caps(cfg, block, rho: float, L_top: float) -> BlockCaps:
+    """``||[U b]||_F <= nu_U = feature_cap ||[U0 b0]||_F``, ``nu_V = output_cap / (L_top nu_U sqrt(rho^2 + 1))``."""
+    cap, n, ratio = _grid(cfg)
+    nu_U = float(_option(cfg, "feature_cap")) * feature_norm(block)
+    r_phi = nu_U * math.sqrt(rho * rho + 1.0)
+    return BlockCaps("full", rho, r_phi, cap / (L_top * r_phi), nu_U, n, ratio)
 
 
 def feature_norm(block) -> float:
@@ -145,10 +168,10 @@ def _train_full(fixed, u: torch.Tensor, y: torch.Tensor, seed: int):
     n0 = feature_norm(block)
     limits = {"U": caps.nu_U * float(block.U.detach().norm()) / n0,
               "b": caps.nu_U * float(block.b.detach().norm()) / n0, "V": caps.nu_V}
-    bt = fixed.cfg["block_training"]
+    bt = fixed.cfg.block_training
     model = _OnStates(fixed.expanded, block)
-    res = train(model, {"U": block.U, "b": block.b, "V": block.V}, u, y, optimizer=bt["optimizer"], lr=bt["lr"],
-                steps=bt["steps"], batch_size=bt["batch_size"], seed=seed, loss=fixed.loss, caps=limits)
+    res = train(model, {"U": block.U, "b": block.b, "V": block.V}, u, y, optimizer=bt.optimizer, lr=bt.lr,
+                steps=bt.steps, batch_size=bt.batch_size, seed=seed, loss=fixed.loss, caps=limits)
     return block, res
 
 
@@ -168,11 +191,11 @@ def select_full(fixed, group):
     returned = tuple(f"jumpboard_{int(k)}" if w else "trained" for k, w in zip(best, wins))
     V_new = torch.stack([boards[b, 1 + int(best[b])] if wins[b] else trained[b][0].V.detach() for b in range(B)])
     blocks = tuple(None if wins[b] else trained[b][0] for b in range(B))
-    bt = fixed.cfg["block_training"]
+    bt = fixed.cfg.block_training
     train = BlockTrainResult(torch.stack([blk.V.detach() for blk, _ in trained]),
                              np.stack([res.losses for _, res in trained]),
-                             np.array([res.projections for _, res in trained]), bt["optimizer"], float(bt["lr"]),
-                             int(bt["steps"]), int(trained[0][1].batch_size))
+                             np.array([res.projections for _, res in trained]), bt.optimizer, float(bt.lr),
+                             int(bt.steps), int(trained[0][1].batch_size))
     r_new = np.where(wins, R[np.arange(B), 1 + best], r_trained)
     return Selection(V_new, returned, {"old": R[:, 0], "new": r_new, "jump_S": R[:, 1], "jump_pop": R[:, 2],
                                        "trained": r_trained}, train, None, blocks)
@@ -188,10 +211,104 @@ def reevaluate_new(fixed, group, sel, b: int, ev):
     block = sel.blocks_new[b]
     if block is None:
         return ev
-    model, sizes, st = _OnStates(fixed.expanded, block), fixed.cfg["sizes"], group.streams[b]
+    model, sizes, st = _OnStates(fixed.expanded, block), fixed.cfg.sizes, group.streams[b]
     total = sum(float(per_sample_loss(model(fixed.net.bottom(x, fixed.at)), y, fixed.loss).sum())
-                for x, y in fixed.task.sample_chunks(sizes["K"], st.seed_for("T")))
+                for x, y in fixed.task.sample_chunks(sizes.K, st.seed_for("T")))
     risks = torch.cat([conditional_risk(fixed.task, x, model(fixed.net.bottom(x, fixed.at)))
-                       for x in fixed.task.sample_x_chunks(sizes["population"], st.seed_for("population"))])
+                       for x in fixed.task.sample_x_chunks(sizes.population, st.seed_for("population"))])
     R = {**ev.R, "R_new": float(risks.mean()), "R_new_stderr": float(risks.std() / math.sqrt(risks.numel()))}
-    return dataclasses.replace(ev, L_test={**ev.L_test, "new": total / sizes["K"]}, R=R)
+    return dataclasses.replace(ev, L_test={**ev.L_test, "new": total / sizes.K}, R=R)
+
+
+# ----------------------------------------------------------------------------- readout: training, selection
+def select_readout(fixed, group):
+    """Stage 3 for ``readout``: every draw's ``V`` trained together, then (C2) over ``{trained, f~_S, f~_pop}`` on ``S``."""
+    from numerics.block_training import sample_risks, train_readout_blocks
+    from numerics.studies.run._moments import is_exact_class, risk, sample_moments
+    from numerics.studies.run._selection import Selection
+
+    bt, B = fixed.cfg.block_training, group.u.shape[0]
+    res = train_readout_blocks(fixed.expanded, group.u, group.y, loss=fixed.loss, caps=fixed.const.nu_V,
+                               seeds=[st.seed_for("block_training") for st in group.streams],
+                               optimizer=bt.optimizer, lr=bt.lr, steps=bt.steps, batch_size=bt.batch_size)
+    V_pop = fixed.signal.V_pop.expand(B, *fixed.signal.V_pop.shape)
+    cands = torch.stack([torch.zeros_like(res.V), res.V, group.V_S, V_pop], dim=1)   # old, trained, f~_S, f~_pop
+    moments = None
+    if is_exact_class(fixed):   # R_S of every V from the moments of S (one pass; THEORY §4)
+        moments = tuple(sample_moments(fixed, group.u[b], group.y[b]) for b in range(B))
+        R = np.array([[risk(fixed, moments[b], V) for V in cands[b]] for b in range(B)])
+    else:
+        R = sample_risks(fixed.expanded, group.u, group.y, cands, fixed.loss).numpy()
+    r_trained, r_boards = R[:, 1], R[:, 2:]
+    best = r_boards.argmin(axis=1)                                  # ties: f~_S first, as train_block_with_fallback
+    wins = r_boards[np.arange(B), best] < r_trained
+    returned = tuple(f"jumpboard_{int(k)}" if w else "trained" for k, w in zip(best, wins))
+    V_new = torch.stack([cands[b, 2 + int(best[b])] if wins[b] else res.V[b] for b in range(B)])
+    r_new = np.where(wins, r_boards[np.arange(B), best], r_trained)
+    return Selection(V_new, returned, {"old": R[:, 0], "new": r_new, "jump_S": R[:, 2], "jump_pop": R[:, 3],
+                                       "trained": r_trained}, res, moments)
+
+
+def _full_cap_quantities(fixed, sel, b: int) -> dict:
+    """``nu_U`` and ``f_new``'s ``||[U b]||_F``: its own trained features, or the jumpboards' initial ones."""
+    trained = sel.blocks_new[b] if sel.blocks_new is not None else None
+    return {"nu_U": fixed.const.caps.nu_U, "UB_norm": feature_norm(trained if trained is not None else fixed.expanded.block)}
+
+
+# ----------------------------------------------------------------------------- the registry
+@dataclasses.dataclass(frozen=True)
+class RunFamily:
+    """A residual block family's torch behaviour in the run study (module docstring).
+
+    Attributes:
+        math: its mathematics (:class:`bounds.families.ResidualFamily`, the same name).
+        caps: ``(cfg, block, rho, L_top) -> BlockCaps``, fixed before ``S``.
+        select: ``(fixed, group) -> Selection``: training and the (C2) selection (stage 3).
+        reevaluate: ``(fixed, group, sel, b, ev) -> Evaluation``: ``f_new``'s own ``L_test``/``R``
+            where the block trains its features (else ``ev`` as it is).
+        cap_quantities: ``(fixed, sel, b) -> dict``: the family's caps reported beside ``nu_V``.
+        default_use: the route fixed before the data when ``variants.use`` names one it cannot evaluate.
+    """
+
+    math: ResidualFamily
+    caps: Callable
+    select: Callable
+    reevaluate: Callable
+    cap_quantities: Callable
+    default_use: str
+
+    @property
+    def name(self) -> str:
+        return self.math.name
+
+    @property
+    def routes(self) -> tuple[str, ...]:
+        """The routes a block of this family can be certified by in ``run``: a Bernstein tail needs the
+        candidates' measured variances (not those of a block that trains its features), the empirical
+        Rademacher term the family's own sign Monte Carlo (THEORY §4, §6)."""
+        return ("population_route", "direct_route") + tuple(
+            name for name, (_, tail, uniform) in VARIANT_SPECS.items()
+            if (tail == "hoeffding" or not self.math.trains_features)
+            and (uniform == "closed" or self.math.empirical_rademacher))
+
+
+#: Every residual block family of the run study, under its :data:`bounds.families.RESIDUAL_FAMILIES` name.
+RUN_FAMILIES: Mapping[str, RunFamily] = {
+    "readout": RunFamily(RESIDUAL_FAMILIES["readout"], _readout_caps, select_readout,
+                         lambda fixed, group, sel, b, ev: ev, lambda fixed, sel, b: {}, "population_tight_bernstein"),
+    "full": RunFamily(RESIDUAL_FAMILIES["full"], _full_caps, select_full, reevaluate_new, _full_cap_quantities,
+                      "population_tight_hoeffding"),
+}
+if set(RUN_FAMILIES) != set(RESIDUAL_FAMILIES):   # one name, one family, in both layers
+    raise ImportError(f"run families {sorted(RUN_FAMILIES)} != bounds.families {sorted(RESIDUAL_FAMILIES)}")
+
+
+def run_family(name: str) -> RunFamily:
+    """The run study's family named ``name``.
+
+    Raises:
+        InputError: an unknown name (``insertion.family`` named).
+    """
+    if name not in RUN_FAMILIES:
+        raise InputError("insertion.family", f"one of {list(RUN_FAMILIES)}", name)
+    return RUN_FAMILIES[name]

@@ -29,59 +29,34 @@ where THEORY §6b (c) applies (readout block at the top, squared loss), else
 from __future__ import annotations
 
 import dataclasses
-import math
 import weakref
 from typing import Mapping
 
 import torch
 
+from bounds.families import RESIDUAL_FAMILIES
 from bounds.localised import LOCALISED_SPECS
-from plumbing.validation import InputError, Interval
+from plumbing.validation import InputError
+from numerics.studies.run._config import RunConfig, as_run_config
+from numerics.studies.run._schema import LOCALISED_SCHEMA, CapRule
 
 __all__ = ["CapRule", "LOCALISED_DEFAULTS", "LOCALISED_SCHEMA", "LocalisedClass", "default_use", "localised_class",
            "localised_options"]
 
-_unit = Interval(0, 1, closed_low=False, closed_high=False)
-
-
-class CapRule:
-    """``[localised] cap``: ``"jumpboard"`` or a number ``> 0`` (a rule of :func:`plumbing.validation.check_value`)."""
-
-    WORD = "jumpboard"
-
-    def describe(self) -> str:
-        return f'"{self.WORD}" (nu = ||G^||/beta^ on the signal sample) or a finite number > 0 fixed before S'
-
-    def invalid_examples(self) -> tuple:
-        """Values the rule rejects (for generated bad-input tests)."""
-        return ("wide", 0.0, -1.0, math.inf, True, [1.0])
-
-    def check(self, key: str, value: object):
-        if value == self.WORD and isinstance(value, str):
-            return value
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value < math.inf):
-            raise InputError(key, self.describe(), value)
-        return float(value)
-
-
-#: The ``[localised]`` table (levels fixed before the data; absent ones: what ``level`` leaves, split).
-LOCALISED_SCHEMA: Mapping[str, object] = {
-    "cap": CapRule(), "use": tuple(LOCALISED_SPECS), "delta_U": _unit, "delta_T_d": _unit, "delta_S_pop": _unit,
-    "delta_sigma": _unit, "delta_R_failure": _unit}
 #: Defaults: the jumpboard cap, ``sigma^2``'s bound at 1e-3, ``Delta_R``'s at the run's 5e-4.
 LOCALISED_DEFAULTS = {"cap": "jumpboard", "delta_sigma": 1e-3, "delta_R_failure": 5e-4}
 
 
-def _static_shape(cfg: Mapping) -> tuple[bool, bool]:
+def _static_shape(cfg: RunConfig) -> tuple[bool, bool]:
     """``(readout block at the top, and squared loss too)`` read from a validated run config."""
-    ins = cfg["insertion"]
-    top = ins["at"] in (-1, cfg["model"]["depth"]) and ins["family"] == "readout"
-    return top, top and cfg["task"]["kind"] == "regression"
+    ins = cfg.insertion
+    top = ins.at in (-1, cfg.model.depth) and not RESIDUAL_FAMILIES[ins.family].trains_features
+    return top, top and cfg.task.kind == "regression"
 
 
 def default_use(cfg: Mapping) -> str:
     """The route fixed before the data when ``[localised] use`` is absent (module docstring)."""
-    top, exact = _static_shape(cfg)
+    top, exact = _static_shape(as_run_config(cfg))
     return ("localised_train_exact_bernstein" if exact else
             "localised_train_linearised_bernstein" if top else "localised_train_sure_bernstein")
 
@@ -93,7 +68,8 @@ def localised_options(cfg: Mapping) -> dict:
         InputError: ``localised.use`` names a route whose uniform term does not apply to this
             block, or the fixed levels leave nothing of ``level`` (``localised.<key>`` named).
     """
-    given = dict(cfg.get("localised") or {})
+    cfg = as_run_config(cfg)
+    given = cfg.localised.to_dict()
     opts = {**LOCALISED_DEFAULTS, **given}
     opts["use"] = given.get("use", default_use(cfg))
     chain, uniform, _ = LOCALISED_SPECS[opts["use"]]
@@ -104,9 +80,9 @@ def localised_options(cfg: Mapping) -> dict:
     keys = ["delta_U", "delta_T_d"] + (["delta_S_pop", "delta_R_failure"] if chain == "paper" else [])
     keys += [] if uniform == "sure" else ["delta_sigma"]
     fixed = sum(float(opts[k]) for k in keys if k in opts)
-    if not fixed < cfg["level"]:
+    if not fixed < cfg.level:
         key = next(k for k in reversed(keys) if k in given) if any(k in given for k in keys) else keys[-1]
-        raise InputError(f"localised.{key}", f"levels of {opts['use']} summing below level = {cfg['level']:g} "
+        raise InputError(f"localised.{key}", f"levels of {opts['use']} summing below level = {cfg.level:g} "
                          f"(they sum to {fixed:.6g})", opts.get(key))
     return opts
 
@@ -169,7 +145,7 @@ def _compute(fixed) -> LocalisedClass:
     nu, src, clipped = _cap(fixed, opts)
     b_xi = c.L_loss * c.L_top_certified * c.rho_phi
     ex = fixed.expanded
-    applies = ex.block.family == "readout"
+    applies = not RESIDUAL_FAMILIES[ex.block.family].trains_features     # f_new stays in a ball in V alone
     at_top = applies and fixed.at == fixed.net.depth and ex.post_norm is None
     if not at_top:
         return LocalisedClass(nu, src, clipped, False, False, b_xi, applies=applies)
@@ -192,7 +168,7 @@ def _xi_moments(fixed, b_xi: float) -> tuple[float, float, int]:
 
     mv, top = MeanVar(), 0.0
     seed = fixed.streams.seed_for("signal")
-    for x, y in fixed.task.sample_chunks(fixed.cfg["sizes"]["population"], seed):
+    for x, y in fixed.task.sample_chunks(fixed.cfg.sizes.population, seed):
         with torch.no_grad():
             u = fixed.net.bottom(x, fixed.at)
         m = activation_gradients_on_states(fixed.expanded, u, y, fixed.loss)

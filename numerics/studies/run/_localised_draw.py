@@ -105,7 +105,7 @@ def _T_pass(fixed, stream, V: torch.Tensor) -> tuple[float, float]:
     from numerics.block_training import candidate_losses
 
     mv, Vs = MeanVar(), torch.stack([torch.zeros_like(V), V])[None]
-    for x, y in fixed.task.sample_chunks(fixed.cfg["sizes"]["K"], stream.seed_for("T")):
+    for x, y in fixed.task.sample_chunks(fixed.cfg.sizes.K, stream.seed_for("T")):
         u = fixed.net.bottom(x, fixed.at)
         losses = candidate_losses(fixed.expanded, u[None], y[None], Vs, fixed.loss)[0]
         mv.add((losses[1:] - losses[:1]).T)
@@ -127,15 +127,16 @@ def measure_localised(fixed, group, sel, ev, b: int, nu: float) -> LocalisedMeas
 
 def _setup(fixed, ev, meas: LocalisedMeasure, cls, opts: Mapping):
     from bounds.localised_routes import LocalisedSetup, paired_delta_R_lower
+    from numerics.studies.run._names import setup_values
 
-    c, sz, blk = fixed.const, fixed.cfg["sizes"], fixed.expanded.block
+    c, sz, blk = fixed.const, fixed.cfg.sizes, fixed.expanded.block
     levels = {k: float(opts[k]) for k in ("delta_U", "delta_T_d", "delta_S_pop") if k in opts}
     top = {} if not cls.at_top else {"kappa": cls.kappa, "b_xi": cls.b_xi, "sigma2_ub": cls.sigma2_ub,
                                      "delta_sigma": cls.delta_sigma}
     if cls.exact_applies:
         top["A_norm"] = cls.A_norm
-    st = LocalisedSetup(M=sz["M"], K=sz["K"], L_test_old=float(ev.L_test["old"]), B=c.B, L_loss=c.L_loss,
-                        L_top=c.L_top_certified, d=blk.d, r=blk.r, rho_phi=c.rho_phi, nu_V=cls.nu,
+    st = LocalisedSetup(M=sz.M, K=sz.K, L_test_old=float(ev.L_test["old"]), **setup_values(c, ("B", "L_loss", "L_top", "rho_phi")),
+                        d=blk.d, r=blk.r, nu_V=cls.nu,
                         delta_train=-meas.D_S[meas.returned], var_T_dnew=meas.var_T_dnew, **top, **levels,
                         exact_applies=bool(cls.exact_applies))
     if not meas.pop_in_ball:
@@ -181,11 +182,10 @@ def certify_localised(fixed, group, sel, ev, b: int) -> LocalisedCertificate:
         return LocalisedCertificate(cls, opts, None, None, _skipped_all(why), None)
     meas = measure_localised(fixed, group, sel, ev, b, cls.nu)
     st = _setup(fixed, ev, meas, cls, opts)
-    report = evaluate_localised(st, fixed.cfg["level"])
+    report = evaluate_localised(st, fixed.cfg.level)
     if not meas.pop_in_ball:
         why = "V_pop lies outside the localised ball (localised.cap < ||V_pop||): no population pass of its projection"
         report = dataclasses.replace(report, skipped={k: why if k.startswith("localised_paper") else v
                                                       for k, v in report.skipped.items()})
-    held = heldout_paired(meas.mean_T_dnew, meas.var_T_dnew, fixed.cfg["sizes"]["K"], float(st.r_d()),
-                          fixed.cfg["level"])
+    held = heldout_paired(meas.mean_T_dnew, meas.var_T_dnew, fixed.cfg.sizes.K, float(st.r_d()), fixed.cfg.level)
     return LocalisedCertificate(cls, opts, meas, st, report, held)

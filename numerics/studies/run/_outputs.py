@@ -12,12 +12,10 @@ from bounds.parameters import BLOCK_PARAMETERS
 from plumbing.figures import pyplot, save_figure
 from plumbing.io import atomic_write_text, dumps, to_toml, versions
 from plumbing.store import load_result
+from numerics.studies.run._names import QUANTITY_OF, setup_values
 
 __all__ = ["QUANTITY_OF", "bounds_config", "format_table", "plot_bound_vs_observed", "setup_of_quantities", "to_json",
            "to_toml", "write_outputs"]
-
-#: A setup key -> the name of the run's quantity it is read from (where they differ).
-QUANTITY_OF = {"L_top": "L_top_certified", "delta_erm": "delta_erm_pop"}
 
 #: The routes whose bound is on ``L_test(f_new)`` (the figure's bars).
 TEST_RISK_ROUTES = ("population", "direct")
@@ -25,12 +23,12 @@ TEST_RISK_ROUTES = ("population", "direct")
 
 def setup_of_quantities(q: Mapping, L_test_old: float, R_old: float):
     """The :class:`bounds.routes.Setup` of a run's measured quantities ``q``: the one place where
-    the run's names become the setup's (:data:`QUANTITY_OF`)."""
+    the run's names become the setup's (:func:`~numerics.studies.run._names.setup_values`)."""
     from bounds.routes import Setup
 
     family = q.get("family", "readout")
-    block = {k: q[QUANTITY_OF.get(k, k)] for k in BLOCK_PARAMETERS[family]}
-    return Setup(L_test_old=L_test_old, delta_R=q["delta_R"], delta_erm=q[QUANTITY_OF["delta_erm"]],
+    block = setup_values(q, BLOCK_PARAMETERS[family])
+    return Setup(L_test_old=L_test_old, delta_R=q["delta_R"], **setup_values(q, ("delta_erm",)),
                  delta_test_R=q["delta_test_R"], M=q["M"], K=q["K"], delta=q["delta"], delta_prime=q["delta_prime"],
                  B=q["B"], L_loss=q["L_loss"], family=family, block=block, delta_erm_S=q["delta_erm_S"],
                  delta_R_failure=q["delta_R_failure"], R_old=max(R_old, 0.0), n_grid=q.get("n_grid", 1))

@@ -3,10 +3,33 @@ from __future__ import annotations
 
 from typing import Mapping
 
+import dataclasses
+
+from plumbing.results import StudyResult
 from numerics.studies.run._draw import DELTA_R_LEVEL, Certificate, Evaluation, SampleGroup, Selection
 from numerics.studies.run._stages import Fixed
 
-__all__ = ["DRAWN_WITH_DATA_KEYS", "FIXED_BEFORE_DATA_KEYS", "assemble", "route_dicts", "variants_section"]
+__all__ = ["DRAWN_WITH_DATA_KEYS", "FIXED_BEFORE_DATA_KEYS", "RunResult", "assemble", "route_dicts", "variants_section"]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunResult(StudyResult):
+    """One run's ``result.json`` as a typed record (:func:`numerics.studies.run.run`).
+
+    Attributes:
+        L_test_old, L_test_new: test losses of ``f_old`` and ``f_new`` on ``T``.
+        R_old, R_new: their Monte-Carlo population risks.
+        any_certified: "some route certifies" (``routes.any.certified``).
+        level: the config's level.
+        data: the whole content (``to_dict()``: what ``result.json`` holds).
+    """
+
+    L_test_old: float = 0.0
+    L_test_new: float = 0.0
+    R_old: float = 0.0
+    R_new: float = 0.0
+    any_certified: bool = False
+    level: float = 0.0
 
 #: Config keys fixed before ``S`` and ``T`` are drawn (the roles of ``seed``, and every size
 #: and setting: a config is written before any data exists).
@@ -134,5 +157,5 @@ def assemble(fixed: Fixed, group: SampleGroup, sel: Selection, ev: Evaluation, c
                                     "(sizes.population), block training's batches, the probe, the sign Monte Carlo"},
         "timings": dict(timings),
         "notes": _notes(cert.report, q),
-        "config": fixed.cfg,
+        "config": fixed.cfg.to_dict(),
     }

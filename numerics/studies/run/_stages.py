@@ -16,6 +16,8 @@ from typing import Mapping
 import torch
 
 from numerics.seeding import Streams
+from numerics.studies.run._config import RunConfig, as_run_config
+from numerics.studies.run._moments import is_exact_class  # noqa: F401 (re-exported: its home is _moments)
 
 __all__ = ["Constants", "Fixed", "Signal", "is_exact_class", "prepare_fixed", "states", "streams_of"]
 
@@ -52,9 +54,9 @@ class Signal:
 
 @dataclasses.dataclass(frozen=True)
 class Fixed:
-    """Stage 1 of a run: everything fixed before ``S`` and ``T``."""
+    """Stage 1 of a run: everything fixed before ``S`` and ``T`` (``cfg``: the typed run config)."""
 
-    cfg: Mapping
+    cfg: RunConfig
     streams: Streams
     task: object
     net: torch.nn.Module
@@ -71,9 +73,10 @@ class Fixed:
 
 def streams_of(cfg: Mapping, data_seed: int | None = None) -> Streams:
     """The role streams of ``cfg`` (``insertion.seed``, when given, feeds the insertion role)."""
-    ins = cfg["insertion"].get("seed")
+    cfg = as_run_config(cfg)
+    ins = cfg.insertion.seed
     overrides = (("insertion", int(ins)),) if ins is not None else ()
-    return Streams(int(cfg["seed"]), int(cfg["data_seed"] if data_seed is None else data_seed), overrides)
+    return Streams(int(cfg.seed), int(cfg.data_seed if data_seed is None else data_seed), overrides)
 
 
 @torch.no_grad()
@@ -102,7 +105,7 @@ def jumpboard_step(G: torch.Tensor, beta: float, nu_V: float) -> tuple[float, bo
     return min(1.0 / beta, cap_step), cap_step < 1.0 / beta
 
 
-def _constants(cfg: Mapping, task, net, at: int, expanded) -> Constants:
+def _constants(cfg: RunConfig, task, net, at: int, expanded) -> Constants:
     from bounds.loss import block_output_bound
     from numerics.estimators import lipschitz_top_certified, loss_constants
     from numerics.studies.run._family import block_caps
@@ -117,11 +120,11 @@ def _constants(cfg: Mapping, task, net, at: int, expanded) -> Constants:
     return Constants(rho, caps.rho_phi, caps.nu_V, L_top, B, L_loss, extra, caps)
 
 
-def _signal(cfg: Mapping, task, net, at: int, expanded, nu_V: float, seed: int) -> Signal:
+def _signal(cfg: RunConfig, task, net, at: int, expanded, nu_V: float, seed: int) -> Signal:
     """``G`` and ``beta`` on the signal sample (exact ``y``-expectation, THEORY §1-§3, §8)."""
     from numerics.estimators import smoothness_beta_report
 
-    x = task.sample_x(cfg["sizes"]["population"], seed)
+    x = task.sample_x(cfg.sizes.population, seed)
     soft = task.soft_targets(x)   # exact y-expectation: m_bar and the Hessian of g
     G = cross_gradient_on_states(expanded, states(net, at, x), soft, task.loss)
     if not float(G.norm()) > 0:
@@ -132,24 +135,18 @@ def _signal(cfg: Mapping, task, net, at: int, expanded, nu_V: float, seed: int) 
 
 
 def prepare_fixed(cfg: Mapping, streams: Streams | None = None) -> Fixed:
-    """Stage 1 (module docstring) from a validated config; every draw from a ``seed`` role."""
+    """Stage 1 (module docstring) from a validated config (a :class:`RunConfig`, or the dict of
+    :func:`~numerics.studies.run.validate_config`); every draw from a ``seed`` role."""
     from numerics.builders import make_task, train_reference
     from numerics.insertion import insert_block
 
+    cfg = as_run_config(cfg)
     streams = streams_of(cfg) if streams is None else streams
-    task = make_task(cfg["task"], streams.seed_for("teacher"))
+    task = make_task(cfg.task, streams.seed_for("teacher"))
     net, ref = train_reference(cfg, task, streams=streams)
-    at = net.depth if cfg["insertion"]["at"] == -1 else cfg["insertion"]["at"]
-    ins = cfg["insertion"]
-    expanded = insert_block(net, at, ins["family"], width=ins["width"], seed=streams.seed_for("insertion"))
+    ins = cfg.insertion
+    at = net.depth if ins.at == -1 else ins.at
+    expanded = insert_block(net, at, ins.family, width=ins.width, seed=streams.seed_for("insertion"))
     const = _constants(cfg, task, net, at, expanded)
     signal = _signal(cfg, task, net, at, expanded, const.nu_V, streams.seed_for("signal"))
     return Fixed(cfg, streams, task, net, at, expanded, ref, const, signal)
-
-
-def is_exact_class(fixed: Fixed) -> bool:
-    """Readout block at the top, squared loss, plain linear head: risks are quadratics in ``V``
-    (THEORY §4, exact supremum), so ``E_S``/``E_T`` can be checked as suprema over the class."""
-    ex = fixed.expanded
-    return (fixed.at == fixed.net.depth and ex.block.family == "readout" and ex.post_norm is None
-            and fixed.loss == "squared" and type(fixed.net).__name__ == "PostNormResMLP")

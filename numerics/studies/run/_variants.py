@@ -22,6 +22,7 @@ from typing import Mapping
 
 import torch
 
+from bounds.families import RESIDUAL_FAMILIES
 from numerics._numerics import MeanVar
 
 __all__ = ["SStatistics", "T_VARIANCE_KEYS", "evaluate_variants_of_draw", "measure_S", "variant_inputs"]
@@ -62,30 +63,36 @@ def measure_S(fixed, group, b: int) -> SStatistics:
             yield block.features(uc.reshape(uc.shape[0], -1))
 
     rad = None
-    cfg = fixed.cfg["variants"]
-    if block.family == "readout":
-        rad = rademacher_readout_stream(features(), block.d, fixed.const.nu_V, int(cfg["n_draws"]),
-                                        group.streams[b].seed_for("monte_carlo"), delta_mc=float(cfg["delta_mc"]))
+    v = fixed.cfg.variants
+    if RESIDUAL_FAMILIES[block.family].empirical_rademacher:     # the readout's sign Monte Carlo (bounds.families)
+        rad = rademacher_readout_stream(features(), block.d, fixed.const.nu_V, int(v.n_draws),
+                                        group.streams[b].seed_for("monte_carlo"), delta_mc=float(v.delta_mc))
     else:
         for _ in features():
             pass
     return SStatistics(float(mv.variance()[0]), rad)
 
 
-def variant_inputs(cfg: Mapping, variances: Mapping[str, float], s_stats: SStatistics):
-    """The :class:`bounds.variant_routes.VariantInputs` of a draw (levels from ``cfg["variants"]``)."""
+def variant_inputs(cfg, variances: Mapping[str, float], s_stats: SStatistics):
+    """The :class:`bounds.variant_routes.VariantInputs` of a draw (levels from ``cfg.variants``, a
+    :class:`~numerics.studies.run._config.RunConfig`)."""
     from bounds.variant_routes import VariantInputs
 
-    v = cfg["variants"]
-    levels = {k: v[k] for k in ("delta_S_jump_pop", "delta_T_new", "delta_T_old", "delta_T_jump_S") if k in v}
+    v = cfg.variants
+    levels = {k: getattr(v, k) for k in ("delta_S_jump_pop", "delta_T_new", "delta_T_old", "delta_T_jump_S")
+              if getattr(v, k) is not None}
     rad = s_stats.rademacher
     mc = {} if rad is None else {"rad_hat": rad.value, "delta_mc": rad.delta_mc, "phi_sq_sum": rad.phi_sq_sum,
                                  "n_draws": rad.n_draws}
-    return VariantInputs(var_S_jump_pop=s_stats.var_S_jump_pop, **dict(variances), **mc, **levels, use=v.get("use"))
+    return VariantInputs(var_S_jump_pop=s_stats.var_S_jump_pop, **dict(variances), **mc, **levels, use=v.use)
 
 
-def evaluate_variants_of_draw(cfg: Mapping, setup, variances: Mapping[str, float], s_stats: SStatistics):
-    """Every variant of :mod:`bounds.variants` on the draw's setup (:func:`bounds.variant_routes.evaluate_variants`)."""
+def evaluate_variants_of_draw(cfg, setup, variances: Mapping[str, float], s_stats: SStatistics):
+    """Every variant of :mod:`bounds.variants` on the draw's setup (:func:`bounds.variant_routes.evaluate_variants`).
+
+    ``setup`` was validated by :func:`bounds.routes.evaluate_routes` (stage 4): only the variants'
+    own inputs are checked here (each value once per run)."""
     from bounds.variant_routes import evaluate_variants
 
-    return evaluate_variants(setup, cfg["level"], variant_inputs(cfg, variances, s_stats))
+    inputs = variant_inputs(cfg, variances, s_stats).validate(setup)
+    return evaluate_variants(setup, cfg.level, inputs, validate=False)

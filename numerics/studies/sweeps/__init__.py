@@ -34,8 +34,9 @@ from numerics.studies.sweeps._table import results_frame, write_results_csv
 from numerics.studies.sweeps._worker import DEFAULT_RUNNER
 
 __all__ = ["BACKENDS", "DEFAULT_RUNNER", "PLOT_KINDS", "Cell", "SweepOutcome", "SweepSpec", "available_cores",
-           "get_dotted", "cell_hashes", "grid_points", "load_cells", "load_points", "load_spec", "load_sweep", "make_spec",
-           "plot_sweep", "point_key", "resolve_parallelism", "results_table", "run_sweep", "set_dotted", "sweep"]
+           "get_dotted", "cell_hashes", "grid_points", "load", "load_cells", "load_points", "load_spec", "load_sweep",
+           "make_spec", "plot_sweep", "point_key", "resolve_parallelism", "results_table", "run", "run_sweep", "set_dotted",
+           "sweep"]
 
 CELLS = "cells"
 RESULT = "result.json"
@@ -167,6 +168,19 @@ def sweep(spec: SweepSpec, out_dir: str | Path, *, backend: str = "local", worke
     n_failed = sum(1 for _, r in _records(spec, store) if r.get("sweep", {}).get("status") == "failed")
     return SweepOutcome(str(out), len(spec.cells), len(todo), len(spec.cells) - len(todo), n_failed,
                         workers, threads, backend, time.perf_counter() - t0, str(table))
+
+
+def run(spec: SweepSpec | str | Path, out_dir: str | Path, **options) -> SweepOutcome:
+    """The sweeps study's entry point beside :func:`sweep`: ``spec`` a :class:`SweepSpec` or a sweep file
+    (:func:`load_sweep`); ``options`` those of :func:`sweep`. Its typed result is the frozen
+    :class:`SweepOutcome` (``to_dict()``); the writer is :func:`sweep` itself (``results.csv``, one file per
+    cell), the loader :func:`load`."""
+    return sweep(spec if isinstance(spec, SweepSpec) else load_sweep(spec), out_dir, **options)
+
+
+def load(out_dir: str | Path, *, ok_only: bool = True) -> list[dict]:
+    """The stored cells of a sweep folder (:func:`load_cells`)."""
+    return load_cells(out_dir, ok_only=ok_only)
 
 
 def _prepare(spec: SweepSpec, out: Path, store: ItemStore, runner: str, note) -> list[Cell]:

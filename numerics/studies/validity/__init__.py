@@ -24,12 +24,14 @@ setups, ``seed_i = derived_seed(seed, "validity/seed", i)``.
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from pathlib import Path
 from typing import Any, Mapping
 
 from plumbing.io import atomic_write_text, check_writable_dir, dumps, versions
+from plumbing.results import StudyResult
 from plumbing.validation import InputError, Interval
 from plumbing.validation import check_schema
 from plumbing.store import ItemStore, StoredFileError, config_hash, load_json
@@ -37,10 +39,11 @@ from numerics.seeding import Streams, derived_seed
 from numerics.studies.validity._plot import plot_slack
 from numerics.studies.validity._summary import summarize
 from numerics.builders import own_part
-from numerics.studies.run import CONFIG_SCHEMA, check_scan_world, check_memory, prepare_fixed, streams_of, validate_config
+from numerics.studies.run import (CONFIG_SCHEMA, RunConfig, check_scan_world, check_memory, merge_checked, prepare_fixed,
+                                  streams_of)
 
-__all__ = ["DEFAULT_VALIDITY", "MAX_DRAWS", "VALIDITY_SCHEMA", "load_validity", "plot_slack", "run_validity", "ship_summary",
-           "summarize", "validate_validity_config"]
+__all__ = ["DEFAULT_VALIDITY", "MAX_DRAWS", "VALIDITY_SCHEMA", "ValidityResult", "load", "load_validity", "plot_slack", "run",
+           "run_validity", "ship_summary", "summarize", "validate_validity_config", "write"]
 
 VARY = ("data", "seed")
 #: The ``[validity]`` section: ``population`` (size of the check sample of population
@@ -61,7 +64,7 @@ def validate_validity_config(config: Mapping) -> tuple[dict, dict]:
     config, _ = own_part(config, VALIDITY_SCHEMA)
     check_schema(config, VALIDITY_SCHEMA)
     opts = {**DEFAULT_VALIDITY, **config.get("validity", {})}
-    cfg = validate_config({k: v for k, v in config.items() if k != "validity"})
+    cfg = merge_checked({k: v for k, v in config.items() if k != "validity"})   # each value checked once, above
     if opts["population"] == 0:
         opts["population"] = min(_AUTO_CAP, 10 * max(cfg["sizes"]["M"], cfg["sizes"]["K"]))
     return cfg, opts
@@ -81,7 +84,7 @@ def _check_args(draws, level, vary) -> None:
         raise InputError("--vary", f"one of {list(VARY)}", vary)
 
 
-def _group_size(cfg: dict, wanted: int) -> int:
+def _group_size(cfg: RunConfig, wanted: int) -> int:
     """The most draws (<= wanted) whose training samples fit in memory together."""
     for g in range(wanted, 0, -1):
         try:
@@ -113,7 +116,7 @@ def _manifest(out: Path, cfg: dict, vary: str, opts: dict) -> dict:
     return want
 
 
-def _draw_streams(cfg: dict, vary: str, i: int) -> Streams:
+def _draw_streams(cfg: RunConfig, vary: str, i: int) -> Streams:
     base = streams_of(cfg)
     if vary == "data":
         return Streams(base.seed, derived_seed(base.data_seed, "validity/data", i), base.overrides)
@@ -121,7 +124,7 @@ def _draw_streams(cfg: dict, vary: str, i: int) -> Streams:
                    base.overrides)
 
 
-def _compute(cfg: dict, vary: str, opts: dict, store: ItemStore, draws: int, progress: bool) -> None:
+def _compute(cfg: RunConfig, vary: str, opts: dict, store: ItemStore, draws: int, progress: bool) -> None:
     """Compute the missing records, whole groups at a time (same groups on every re-run)."""
     from tqdm.auto import tqdm
 
@@ -140,8 +143,7 @@ def _compute(cfg: dict, vary: str, opts: dict, store: ItemStore, draws: int, pro
         streams = [_draw_streams(cfg, vary, i) for i in idx]
         try:
             if fixed is None or vary == "seed":
-                run_cfg = {**cfg, "seed": streams[0].seed, "data_seed": streams[0].data_seed}
-                fixed = prepare_fixed(run_cfg, streams[0])
+                fixed = prepare_fixed(cfg.with_seeds(streams[0].seed, streams[0].data_seed), streams[0])
                 truth = population_truth(fixed, opts["population"])
             records = measure_group(fixed, truth, streams)
         except (ArithmeticError, DivergenceError) as exc:
@@ -192,14 +194,15 @@ def run_validity(config: Mapping, draws: int, out: str | Path, *, level: float =
     if group is not None:
         Interval(1, integer=True).check("--group", group)
         opts["group"] = int(group)
-    opts["group"] = _group_size(cfg, opts["group"])
+    run_cfg = RunConfig.from_validated(cfg)   # typed once; the manifest keeps the validated dict
+    opts["group"] = _group_size(run_cfg, opts["group"])
     out = check_writable_dir(out)
     manifest = _manifest(out, cfg, vary, opts)
     opts["group"] = manifest["group"]        # a resumed study keeps its groups
     identity = {k: manifest.get(k) for k in ("config", "vary", "check_population", "group")}
     store = ItemStore(out / "draws", hashes=config_hash(identity, "validity-draw"), kind="validity-draw")
     t0 = time.perf_counter()
-    _compute(cfg, vary, opts, store, draws, progress)
+    _compute(run_cfg, vary, opts, store, draws, progress)
     records = store.load([_key(i) for i in range(draws)])
     summary = summarize(records, level, vary=vary, config=cfg)
     summary["timing"]["this_invocation_s"] = time.perf_counter() - t0
@@ -208,6 +211,41 @@ def run_validity(config: Mapping, draws: int, out: str | Path, *, level: float =
     atomic_write_text(out / "validity.json", dumps(summary, indent=2) + "\n")
     plot_slack(summary, out / "slack.png")
     return summary
+
+
+@dataclasses.dataclass(frozen=True)
+class ValidityResult(StudyResult):
+    """A study's ``validity.json`` as a typed record (:func:`run`).
+
+    Attributes:
+        draws: draws summarised; draws_requested; draws_not_run: held-out setups that could not run.
+        vary: ``"data"`` or ``"seed"``; test_level: the level of the tests and intervals.
+        significant: some true guarantee failed significantly more often than stated.
+        data: the whole content (``to_dict()``: what ``validity.json`` holds).
+    """
+
+    draws: int = 0
+    draws_requested: int = 0
+    draws_not_run: int = 0
+    vary: str = "data"
+    test_level: float = 0.05
+    significant: bool = False
+
+
+def run(config: Mapping, *, draws: int, out: str | Path, **options) -> ValidityResult:
+    """:func:`run_validity` (same arguments: ``level``, ``vary``, ``group``, ``progress``) as a typed result."""
+    return ValidityResult.from_dict(run_validity(config, draws, out, **options))
+
+
+def write(result: ValidityResult, path: str | Path) -> Path:
+    """Write ``validity.json`` of ``result`` (atomically) to ``path`` (a file, or a folder holding it)."""
+    p = Path(path)
+    return atomic_write_text(p / "validity.json" if p.is_dir() else p, dumps(result.to_dict(), indent=2) + "\n")
+
+
+def load(path: str | Path) -> ValidityResult:
+    """The :class:`ValidityResult` of a stored study (its folder or its ``validity.json``)."""
+    return ValidityResult.from_dict(load_validity(path))
 
 
 def load_validity(path: str | Path) -> dict:

@@ -163,15 +163,16 @@ def check_run_model(raw, cfg) -> None:
     """The run study's rules for ``[model]`` beyond its schema (``raw``: the user's config, ``cfg``: merged).
 
     ``cnn1d`` reads MNIST-1D's signals and offers one insertion point, a ``readout`` block at the
-    head input (``insertion.at = -1``); its norms use ``eps = 1e-5`` (``model.eps_n`` is not
-    read). ``mlp`` is float64 with ``rms`` / ``layer`` norms.
+    head input (``insertion.at = -1``). **Choice**: its norms use ``eps = 1e-5`` as in the saturation
+    workloads (one world for both), so ``model.eps_n`` (a default of the MLP) is not read; ``rho``
+    holds for every ``eps >= 0``. ``mlp`` is float64 with ``rms`` / ``layer`` norms.
 
     Raises:
         InputError: the first key that breaks a rule (named, with the allowed values and why).
     """
     from plumbing.validation import InputError
 
-    m, ins, given = cfg["model"], cfg["insertion"], raw.get("model") or {}
+    m, ins = cfg["model"], cfg["insertion"]
     if m.get("kind", "mlp") == "mlp":
         if m["norm"] not in ("rms", "layer"):
             raise InputError("model.norm", "'rms' or 'layer' for model.kind = 'mlp'", m["norm"])
@@ -185,8 +186,6 @@ def check_run_model(raw, cfg) -> None:
              ("insertion.family", ins["family"] == "readout", "'readout' for model.kind = 'cnn1d' (a block on the "
               "pooled head input with frozen features; 'full' would train features the head-input constants do not "
               "cover)", ins["family"]),
-             ("model.eps_n", "eps_n" not in given, "absent for model.kind = 'cnn1d' (its norms use eps = 1e-5)",
-              given.get("eps_n")),
              ("model.groups", m["norm"] != "group" or m["width"] % m.get("groups", 4) == 0,
               f"a divisor of model.width = {m['width']} (GroupNorm)", m.get("groups", 4))]
     for key, ok, allowed, value in rules:

@@ -28,9 +28,11 @@ def route_terms(result: Mapping) -> dict[str, list[Mapping]]:
     return out
 
 
-def _term(t: Mapping) -> str:
-    from numerics.studies.run._outputs import _fmt
+def _fmt(v) -> str:
+    return f"{v:.6g}" if isinstance(v, float) else "—" if v is None else str(v)
 
+
+def _term(t: Mapping) -> str:
     name = t.get("term", t.get("name", "?"))
     event = f" [{t['event']}]" if t.get("event") else ""
     role = {"reference": "", "gain": "gain ", "cost": "cost "}.get(t.get("role"), f"{t.get('role')} ")
@@ -46,8 +48,6 @@ def terms_lines(result: Mapping) -> list[str]:
         >>> terms_lines(res)[-1]
         '  x                                        bound 1  no: L = 1'
     """
-    from numerics.studies.run._outputs import _fmt
-
     table = route_terms(result)
     if not table:
         return []

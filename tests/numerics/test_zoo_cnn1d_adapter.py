@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+import sympy as sp
 import torch
 from hypothesis import given, settings, strategies as st
 from torch import nn
@@ -150,3 +151,14 @@ def test_mlp_refuses_group_norm_and_float32():
         validate_config({"task": {"kind": "mnist1d"}, "model": {"norm": "group"}})
     with pytest.raises(InputError, match="model.dtype"):
         validate_config({"task": {"kind": "mnist1d"}, "model": {"dtype": "float32"}})
+
+
+def test_rho_extremal_value_symbolically():
+    """The derivation's extremal input (``±a`` constant in ``l``, half of each group of each sign, ``gamma = g``,
+    ``beta = 0``): ``||p||^2 = g^2 C a^2 / (a^2 + eps)``, below the bound ``g^2 C`` for every ``eps >= 0`` and
+    tending to it as ``eps -> 0`` (so no constant below ``g sqrt(C)`` holds)."""
+    a, eps, g, c = sp.symbols("a eps g C", positive=True)
+    xh = a / sp.sqrt(a**2 + eps)                       # each entry after the norm: (x - 0) / sqrt(var + eps), var = a^2
+    pooled_sq = c * (g * xh) ** 2                      # C channels, each pooled to ±g xh
+    assert sp.simplify(g**2 * c - pooled_sq - g**2 * c * eps / (a**2 + eps)) == 0   # the gap is >= 0
+    assert sp.limit(pooled_sq, eps, 0) == g**2 * c

@@ -301,6 +301,8 @@ def _mark_population(result: dict, fixed: Fixed) -> None:
 
     result["population_is"] = population_is(fixed.task)
     if result["population_is"] == "estimate":
+        t1 = result["theorem1"]
+        t1["guaranteed_gain_is"] = t1["guaranteed_gain_is"].replace("exact y-expectation", "its own labels: no exact teacher")
         result["notes"].append(ESTIMATE_NOTE)
         result["notes"].append("no probe diagnostics: they need the exact conditional p(y | x) (m_bar), which a "
                                "sampled task does not have.")

@@ -42,6 +42,7 @@ def cnn_run():
 def test_run_marks_its_population_quantities_as_estimates(cnn_run):
     r = cnn_run
     assert r["population_is"] == "estimate" and ESTIMATE_NOTE in r["notes"]
+    assert "its own labels" in r["theorem1"]["guaranteed_gain_is"] and "exact y" not in r["theorem1"]["guaranteed_gain_is"]
     assert r["R_old_stderr"] > 0 and r["risks"]["delta_R_stderr"] > 0 and r["diagnostics"] is None
     q = r["quantities"]
     assert q["d"] == 4 and q["L_top_certified"] == pytest.approx(q["L_top_empirical"], rel=1e-6)   # linear head

@@ -174,3 +174,17 @@ def test_sweep_two_cells(tmp_path):
     with open(tmp_path / "s" / "results.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert [r["model.width"] for r in rows] == ["4", "6"] and {r["population_is"] for r in rows} == {"estimate"}
+
+
+def test_text_report_has_every_routes_terms(cnn_run):
+    """``depthcert run``'s text table lists each route's terms (issue 17: each term's cost in the report)."""
+    from numerics.studies.run import format_table
+    from numerics.studies.run._terms_table import route_terms
+
+    text = format_table(cnn_run)
+    table = route_terms(cnn_run)
+    assert {"population", "direct", "heldout_paired", "localised_train_linearised_bernstein"} <= set(table)
+    assert set(table) >= {n for n, r in cnn_run["routes"].items() if isinstance(r, dict) and r.get("terms")}
+    for name, terms in table.items():
+        line = next(ln for ln in text.splitlines() if ln.startswith(f"  {name} "))
+        assert all(f"{t.get('term', t.get('name'))} = " in line for t in terms), line

@@ -24,7 +24,11 @@ from torch import nn
 from numerics._numerics import spectral_norm
 from numerics.zoo_cnn1d import ChannelNorm, ResCNN1d
 
-__all__ = ["HeadInputView", "SignalNet", "build_signal_net", "check_run_model", "pooled_norm_bound", "rounding_margin"]
+#: **Choice**: the trunk runs on sub-chunks of this many rows, so that its ``(rows, C, L)`` activations
+#: stay in cache (measured 4x less CPU time than one pass over a 32768-row chunk, width 32, depth 4).
+SUB_CHUNK = 512
+
+__all__ = ["SUB_CHUNK", "HeadInputView", "SignalNet", "build_signal_net", "check_run_model", "pooled_norm_bound", "rounding_margin"]
 
 
 def rounding_margin(channels: int, length: int, dtype: torch.dtype) -> float:
@@ -125,7 +129,8 @@ class HeadInputView(nn.Module):
         """``u = mean_L z_D`` ``(n, C)`` float64 of flat signals ``x (n, L)``."""
         self._check_at(at)
         sig = self.signal_net
-        return sig.net.features(sig.signal(x)).mean(dim=2).double()
+        return torch.cat([sig.net.features(sig.signal(x[i:i + SUB_CHUNK])).mean(dim=2).double()
+                          for i in range(0, x.shape[0], SUB_CHUNK)]) if x.shape[0] else self.head.weight.new_zeros(0, self.width)
 
     def top(self, u: torch.Tensor, at: int) -> torch.Tensor:
         """``f_top(u) = A u + c`` (float64)."""

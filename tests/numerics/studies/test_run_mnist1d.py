@@ -188,3 +188,18 @@ def test_text_report_has_every_routes_terms(cnn_run):
     for name, terms in table.items():
         line = next(ln for ln in text.splitlines() if ln.startswith(f"  {name} "))
         assert all(f"{t.get('term', t.get('name'))} = " in line for t in terms), line
+
+
+def test_light_example_config_runs():
+    """``examples/mnist1d_run.toml`` (the light MNIST-1D example) runs as written."""
+    import math
+    import tomllib
+    from pathlib import Path
+
+    from numerics.studies.run import run_experiment
+
+    path = Path(__file__).resolve().parents[3] / "examples" / "mnist1d_run.toml"
+    r = run_experiment(tomllib.loads(path.read_text()))
+    assert r["population_is"] == "estimate" and r["config"]["model"]["kind"] == "cnn1d"
+    assert r["quantities"]["d"] == r["config"]["model"]["width"]            # d = C at the head input
+    assert math.isfinite(r["routes"][r["localised"]["use"]["name"]]["bound"])

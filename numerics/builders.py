@@ -23,15 +23,18 @@ def _int(lo: int) -> Interval:
 
 
 TASK_SCHEMA: Mapping[str, Any] = {
-    "kind": ("regression", "classification", "digits"), "d_in": _int(1), "depth": _int(0), "width": _int(1),
+    "kind": ("regression", "classification", "digits", "mnist1d"), "d_in": _int(1), "depth": _int(0), "width": _int(1),
     "noise_std": _nonneg, "noise_clip": _pos, "mean_bound": _pos, "head_bias": (True, False),
     "n_classes": _int(2), "logit_scale": _pos, "branch_scale": _pos}
-#: ``kind`` and ``dtype`` change the network, so a command that builds only the post-norm MLP in
-#: float64 (``run``) refuses other values instead of ignoring them (the saturation workloads widen both).
-MODEL_SCHEMA: Mapping[str, Any] = {"width": _int(1), "depth": _int(0), "norm": ("rms", "layer"), "eps_n": _nonneg,
-                                   "kind": ("mlp",), "dtype": ("float64",)}
+#: ``kind`` and ``dtype`` change the network: ``run`` builds the post-norm MLP in float64 or, on
+#: ``mnist1d``, the 1-D residual CNN ``cnn1d`` (float32 by default, ``norm`` group / layer / rms,
+#: ``groups``; :mod:`numerics.zoo_cnn1d_adapter`), and refuses other values instead of ignoring
+#: them (:func:`numerics.zoo_cnn1d_adapter.check_run_model`; the saturation workloads widen both).
+MODEL_SCHEMA: Mapping[str, Any] = {"width": _int(1), "depth": _int(0), "norm": ("rms", "layer", "group"), "eps_n": _nonneg,
+                                   "kind": ("mlp", "cnn1d"), "dtype": ("float64", "float32"), "groups": _int(1)}
 #: Dimensions fixed by a dataset task (``task.kind`` -> ``{key: value}``): digits are 8x8, 10 classes.
-DATA_TASK_DIMS: Mapping[str, Mapping[str, int]] = {"digits": {"d_in": 64, "n_classes": 10}}
+DATA_TASK_DIMS: Mapping[str, Mapping[str, int]] = {"digits": {"d_in": 64, "n_classes": 10},
+                                                   "mnist1d": {"d_in": 40, "n_classes": 10}}
 REFERENCE_SCHEMA: Mapping[str, Any] = {
     "n": _int(1), "optimizer": ("sgd", "momentum", "adam"), "lr": _pos, "steps": _int(0), "batch_size": _int(1),
     "anneal_steps": _int(0)}
@@ -48,7 +51,7 @@ SECTION_READERS: Mapping[str, tuple[str, ...]] = {
     "level": _RUN_LIKE, "insertion": _RUN_LIKE, "block_training": _RUN_LIKE, "sizes": _RUN_LIKE,
     "variants": _RUN_LIKE, "localised": _RUN_LIKE, "validity": ("validity",), "saturation": _SCAN_LIKE, "growth": ("grow", "study"),
     **{f"task.{k}": _SCAN_LIKE for k in ("path", "which", "seq_len", "max_chars", "n_test", "n_population")},
-    **{f"model.{k}": _SCAN_LIKE for k in ("groups", "heads", "path")},
+    **{f"model.{k}": _SCAN_LIKE for k in ("heads", "path")},
 }
 
 
@@ -62,7 +65,7 @@ def own_part(config: Mapping, schema: Mapping[str, Mapping[str, Any]]) -> tuple[
 
 #: The value a command uses for a world key its defaults do not hold.
 _IMPLICIT = {"task.branch_scale": 1.0, "task.n_classes": 2, "task.logit_scale": 1.0, "reference.anneal_steps": 0,
-             "model.kind": "mlp", "model.dtype": "float64"}
+             "model.kind": "mlp", "model.dtype": "float64", "model.groups": 4}
 _WORLD = {"task": TASK_SCHEMA, "model": MODEL_SCHEMA, "reference": REFERENCE_SCHEMA}
 
 
@@ -111,6 +114,10 @@ def make_task(t: Mapping, seed: int):
         from numerics.empirical import EmpiricalClassification
 
         return EmpiricalClassification.digits()
+    if t["kind"] == "mnist1d":   # a generator, no exact teacher: population quantities are estimates (THEORY §10)
+        from numerics.sampled_task import mnist1d_task
+
+        return mnist1d_task()
     if t["kind"] == "regression":
         task = TeacherRegression(t["d_in"], t["depth"], t["width"], seed=seed,
                                  noise_std=t["noise_std"], noise_clip=t["noise_clip"],
@@ -128,11 +135,16 @@ def make_task(t: Mapping, seed: int):
 
 
 def build_model(cfg: Mapping, seed: int):
-    """The (untrained) reference architecture of ``cfg["model"]``, initialised from ``seed``."""
+    """The (untrained) reference architecture of ``cfg["model"]``, initialised from ``seed``
+    (``cnn1d``: :class:`numerics.zoo_cnn1d_adapter.SignalNet`, split at the head input after training)."""
     from numerics.models import PostNormResMLP
 
     m = cfg["model"]
     n_out = 1 if cfg["task"]["kind"] == "regression" else cfg["task"].get("n_classes", 2)
+    if m.get("kind", "mlp") == "cnn1d":
+        from numerics.zoo_cnn1d_adapter import build_signal_net
+
+        return build_signal_net(m, n_out, seed)
     return PostNormResMLP(cfg["task"]["d_in"], m["width"], m["depth"], n_out, norm=m["norm"],
                           eps_n=m["eps_n"], seed=seed)
 
@@ -199,6 +211,10 @@ def train_reference(cfg: Mapping, task, seed: int | None = None, *, streams=None
     net = build_model(cfg, init)
     x, y = task.sample(r["n"], seed=sample)
     net, res = train_phases(net, x, y, r, order, task.loss)
+    if cfg["model"].get("kind", "mlp") == "cnn1d":   # the run study's split at the head input (THEORY §10)
+        from numerics.zoo_cnn1d_adapter import HeadInputView
+
+        net = HeadInputView(net, cfg["task"]["d_in"])
     for p in net.parameters():
         p.requires_grad_(False)
     return net.eval(), res

@@ -54,6 +54,7 @@ from numerics.studies.run._checks import check_memory
 from numerics.studies.run._config import RunConfig, as_run_config
 from numerics.studies.run._family import complete_config, on_states, run_family
 from numerics.studies.run._schema import CONFIG_SCHEMA
+from numerics.zoo_cnn1d_adapter import check_run_model
 from numerics.studies.run._draw import (DELTA_R_LEVEL, Certificate, Evaluation, SampleGroup, Selection, certify_draw,
                                         draw_samples, evaluate_draw, select_blocks)
 from numerics.studies.run._outputs import bounds_config, format_table, to_json, to_toml, write_outputs  # noqa: F401
@@ -130,6 +131,7 @@ def merge_checked(config: Mapping) -> dict:
             ``variants.use``, ``[localised]``).
     """
     cfg = complete_config(config, _merge_config(DEFAULT_DEMO_CONFIG, config))   # dimensions fixed by data tasks
+    check_run_model(config, cfg)   # cnn1d (mnist1d): a readout block at the head input only
     at = cfg["insertion"]["at"]
     if at > cfg["model"]["depth"]:
         raise InputError("insertion.at", f"an integer in [-1, {cfg['model']['depth']}] (-1: top)", at)
@@ -261,10 +263,13 @@ def _probe(fixed: Fixed, streams) -> dict:
     from numerics.diagnostics import probe_diagnostics
     from numerics.estimators import lipschitz_top_empirical
 
+    from numerics.sampled_task import population_is
+
     c, seed = fixed.const, streams.seed_for("probe")
     b_data_free = c.L_loss * c.L_top_certified * c.rho_phi   # ||m_i|| ||phi_i|| <= b
-    diag = probe_diagnostics(fixed.net, fixed.expanded, fixed.task, min(fixed.cfg.sizes.population, N_PROBE),
-                             seed, fixed.cfg.level, b=b_data_free)
+    diag = None if population_is(fixed.task) == "estimate" else probe_diagnostics(   # they need p(y | x)
+        fixed.net, fixed.expanded, fixed.task, min(fixed.cfg.sizes.population, N_PROBE), seed, fixed.cfg.level,
+        b=b_data_free)
     u = fixed.net.bottom(fixed.task.sample_x(min(2048, N_PROBE), seed), fixed.at)
     return {"diagnostics": diag, "L_top_empirical": lipschitz_top_empirical(fixed.net, fixed.at, u)}
 
@@ -294,4 +299,18 @@ def _run(cfg: RunConfig, streams) -> dict:
     result = assemble(fixed, group, sel, ev, cert, extras, timings)
     result["routes"].update(localised_route_dicts(loc))     # THEORY §6b (Choice): beside the paper's routes
     result["localised"] = localised_section(loc)
+    _mark_population(result, fixed)
     return result
+
+
+def _mark_population(result: dict, fixed: Fixed) -> None:
+    """``population_is``: ``"exact"`` (teacher: exact over ``y``) or ``"estimate"`` (sampled task, with notes)."""
+    from numerics.sampled_task import ESTIMATE_NOTE, population_is
+
+    result["population_is"] = population_is(fixed.task)
+    if result["population_is"] == "estimate":
+        t1 = result["theorem1"]
+        t1["guaranteed_gain_is"] = t1["guaranteed_gain_is"].replace("exact y-expectation", "its own labels: no exact teacher")
+        result["notes"].append(ESTIMATE_NOTE)
+        result["notes"].append("no probe diagnostics: they need the exact conditional p(y | x) (m_bar), which a "
+                               "sampled task does not have.")

@@ -128,7 +128,7 @@ def evaluate_draw(fixed: Fixed, group: SampleGroup, sel: Selection, b: int) -> E
     read from their moments (kept in the result for the validity study's exact events).
     """
     from numerics.block_training import candidate_losses, candidate_outputs
-    from numerics.data import conditional_risk
+    from numerics.sampled_task import population_risk_chunks
 
     from numerics.studies.run._variants import T_VARIANCE_KEYS, measure_S
 
@@ -150,9 +150,9 @@ def evaluate_draw(fixed: Fixed, group: SampleGroup, sel: Selection, b: int) -> E
     L_test = (dict(zip(CANDIDATES, [_risk(fixed, mom_T, V) for V in Vs[0]])) if exact
               else dict(zip(CANDIDATES, (total / sizes.K).tolist())))
     mv = MeanVar()
-    for x in fixed.task.sample_x_chunks(sizes.population, st.seed_for("population")):
+    for x, risk in population_risk_chunks(fixed.task, sizes.population, st.seed_for("population")):
         out = candidate_outputs(fixed.expanded, states_of(fixed, x)[None], Vs[:, [0, 1, 3]])   # old, new, jump_pop
-        risks = torch.stack([conditional_risk(fixed.task, x, o) for o in out.reshape(3, x.shape[0], -1)], dim=1)
+        risks = torch.stack([risk(o) for o in out.reshape(3, x.shape[0], -1)], dim=1)   # exact over y, or labelled
         mv.add(torch.cat([risks, risks[:, :1] - risks[:, 2:3]], dim=1))      # + the paired difference
     mean, se = mv.result()
     R = {"R_old": mean[0], "R_new": mean[1], "R_jump_pop": mean[2], "R_old_stderr": se[0], "R_new_stderr": se[1],

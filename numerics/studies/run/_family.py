@@ -206,7 +206,7 @@ def reevaluate_new(fixed, group, sel, b: int, ev):
     """``L_test`` and ``R`` of a trained ``full`` block (its own ``U, b``), on the same ``T`` and
     Monte-Carlo sample as the other candidates."""
     from numerics._numerics import per_sample_loss
-    from numerics.data import conditional_risk
+    from numerics.sampled_task import population_risk_chunks
 
     block = sel.blocks_new[b]
     if block is None:
@@ -214,8 +214,8 @@ def reevaluate_new(fixed, group, sel, b: int, ev):
     model, sizes, st = _OnStates(fixed.expanded, block), fixed.cfg.sizes, group.streams[b]
     total = sum(float(per_sample_loss(model(fixed.net.bottom(x, fixed.at)), y, fixed.loss).sum())
                 for x, y in fixed.task.sample_chunks(sizes.K, st.seed_for("T")))
-    risks = torch.cat([conditional_risk(fixed.task, x, model(fixed.net.bottom(x, fixed.at)))
-                       for x in fixed.task.sample_x_chunks(sizes.population, st.seed_for("population"))])
+    risks = torch.cat([risk(model(fixed.net.bottom(x, fixed.at)))
+                       for x, risk in population_risk_chunks(fixed.task, sizes.population, st.seed_for("population"))])
     R = {**ev.R, "R_new": float(risks.mean()), "R_new_stderr": float(risks.std() / math.sqrt(risks.numel()))}
     return dataclasses.replace(ev, L_test={**ev.L_test, "new": total / sizes.K}, R=R)
 

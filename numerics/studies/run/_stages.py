@@ -121,11 +121,12 @@ def _constants(cfg: RunConfig, task, net, at: int, expanded) -> Constants:
 
 
 def _signal(cfg: RunConfig, task, net, at: int, expanded, nu_V: float, seed: int) -> Signal:
-    """``G`` and ``beta`` on the signal sample (exact ``y``-expectation, THEORY §1-§3, §8)."""
+    """``G`` and ``beta`` on the signal sample (exact ``y``-expectation, THEORY §1-§3, §8; a sampled
+    task's own labels, :func:`numerics.sampled_task.signal_targets`)."""
     from numerics.estimators import smoothness_beta_report
+    from numerics.sampled_task import signal_targets
 
-    x = task.sample_x(cfg.sizes.population, seed)
-    soft = task.soft_targets(x)   # exact y-expectation: m_bar and the Hessian of g
+    x, soft = signal_targets(task, cfg.sizes.population, seed)   # exact y-expectation: m_bar and the Hessian of g
     G = cross_gradient_on_states(expanded, states(net, at, x), soft, task.loss)
     if not float(G.norm()) > 0:
         raise ArithmeticError("||G|| == 0: condition (C1) fails, no first-order signal to certify.")

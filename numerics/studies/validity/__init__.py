@@ -208,9 +208,21 @@ def run_validity(config: Mapping, draws: int, out: str | Path, *, level: float =
     summary["timing"]["this_invocation_s"] = time.perf_counter() - t0
     summary["versions"] = versions()
     summary["notes"] = [*summary.get("notes", []), *own_part(config, VALIDITY_SCHEMA)[1]]   # what others read
+    _mark_truth(summary, records)
     atomic_write_text(out / "validity.json", dumps(summary, indent=2) + "\n")
     plot_slack(summary, out / "slack.png")
     return summary
+
+
+def _mark_truth(summary: dict, records) -> None:
+    """``truth.population_is``: ``"estimate"`` when the truth is a sampled task's Monte-Carlo mean (with the note)."""
+    from numerics.sampled_task import TRUTH_NOTE
+
+    kinds = {r.get("population_is", "exact") for r in records if r is not None and "values" in r}
+    summary["truth"]["population_is"] = "estimate" if "estimate" in kinds else "exact"
+    if "estimate" in kinds:
+        summary["truth"]["note"] = TRUTH_NOTE
+        summary["notes"].append(TRUTH_NOTE)
 
 
 @dataclasses.dataclass(frozen=True)

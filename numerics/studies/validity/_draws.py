@@ -21,6 +21,7 @@ from typing import Sequence
 import torch
 
 from numerics.seeding import Streams
+from numerics.sampled_task import estimate_tolerance, population_is
 from numerics.studies.run import (Fixed, certify_draw, draw_samples, evaluate_draw, is_exact_class, select_blocks)
 
 __all__ = ["Truth", "measure_group", "population_truth"]
@@ -67,26 +68,32 @@ def _combine(a, b):
 
 
 @torch.no_grad()
-def _check_risks(fixed: Fixed, truth: Truth, Vs: torch.Tensor, block_new=None) -> list[float]:
-    """``R`` of each candidate ``V`` (old, new, jump_S, jump_pop) by the truth; with ``block_new``
-    (a trained full block, its own ``U, b``) ``R_new`` is that block's, in the same pass."""
+def _check_risks(fixed: Fixed, truth: Truth, Vs: torch.Tensor, block_new=None) -> tuple[list[float], list[float]]:
+    """``R`` of each candidate ``V`` (old, new, jump_S, jump_pop) by the truth, and the standard
+    errors of these Monte-Carlo means over the ``check_population`` sample (0 in the exact class);
+    with ``block_new`` (a trained full block, its own ``U, b``) ``R_new`` is that block's, in the
+    same pass. A sampled task's truth is the mean loss of its labelled sample (:mod:`numerics.sampled_task`)."""
     from numerics.block_training import candidate_outputs
-    from numerics.data import conditional_risk
     from numerics.estimators import risk_from_moments
+    from numerics.sampled_task import population_risk_chunks
     from numerics.studies.run import on_states
 
     if truth.exact:     # the exact class is the readout at the top: no block of its own
-        return [risk_from_moments(truth.moments, fixed.net.head.weight, V) for V in Vs]
+        return [risk_from_moments(truth.moments, fixed.net.head.weight, V) for V in Vs], [0.0] * len(Vs)
     total = torch.zeros(Vs.shape[0], dtype=torch.float64)
+    squares = torch.zeros(Vs.shape[0], dtype=torch.float64)
     own = None if block_new is None else on_states(fixed.expanded, block_new)
-    for x in fixed.task.sample_x_chunks(truth.n, fixed.streams.seed_for("check_population")):
+    for x, risk in population_risk_chunks(fixed.task, truth.n, fixed.streams.seed_for("check_population")):
         u = fixed.net.bottom(x, fixed.at)
         out = candidate_outputs(fixed.expanded, u[None], Vs[None]).reshape(Vs.shape[0], x.shape[0], -1)
-        risks = [conditional_risk(fixed.task, x, o).sum() for o in out]
+        per = [risk(o) for o in out]
         if own is not None:
-            risks[1] = conditional_risk(fixed.task, x, own(u)).sum()
-        total += torch.stack(risks)
-    return (total / truth.n).tolist()
+            per[1] = risk(own(u))
+        total += torch.stack([p.sum() for p in per])
+        squares += torch.stack([p.double().pow(2).sum() for p in per])
+    mean = total / truth.n
+    var = (squares / truth.n - mean**2).clamp_min(0) * truth.n / max(truth.n - 1, 1)
+    return mean.tolist(), (var / truth.n).sqrt().tolist()
 
 
 def _deviations(fixed: Fixed, truth: Truth, ev, nu: float) -> dict:
@@ -112,7 +119,7 @@ def _record(fixed: Fixed, truth: Truth, group, sel, ev, cert, b: int, seconds: f
     measured = loc is not None and loc.measure is not None
     Vs = torch.stack(Vs + ([loc.measure.V] if measured else []))     # + the localised f_new (THEORY §6b)
     own = sel.blocks_new[b] if sel.blocks_new is not None else None     # a trained full block: its own U, b
-    R_old, R_new, R_jS, R_jp, *R_loc = _check_risks(fixed, truth, Vs, own)
+    (R_old, R_new, R_jS, R_jp, *R_loc), stderrs = _check_risks(fixed, truth, Vs, own)
     R_S, L = {k: float(v[b]) for k, v in sel.R_S.items()}, ev.L_test
     values = {"L_test_old": L["old"], "L_test_new": L["new"], "L_test_jump_S": L["jump_S"],
               "L_test_jump_pop": L["jump_pop"], "R_S_old": R_S["old"], "R_S_new": R_S["new"],
@@ -121,7 +128,8 @@ def _record(fixed: Fixed, truth: Truth, group, sel, ev, cert, b: int, seconds: f
               "R_old_estimate": ev.R["R_old"], "R_new_estimate": ev.R["R_new"], "n_population": ev.n_population,
               **{k: q[k] for k in ("delta_R", "delta_R_hat", "delta_R_stderr", "delta_R_failure", "delta_erm_pop",
                                    "delta_erm_S", "delta_test_R", "eps_M", "eps_K", "B", "M", "K", "delta",
-                                   "delta_prime", "eta", "eta_S", "V_norm", "nu_V")}}
+                                   "delta_prime", "eta", "eta_S", "V_norm", "nu_V")},
+              **estimate_tolerance(fixed.task, stderrs)}
     routes = {name: {k: r[k] for k in ("bound", "failure_probability", "certified", "improvement")}
               for name, r in (("population", rep.population.to_dict()), ("direct", rep.direct.to_dict()),
                               ("population_risk", rep.population_risk.to_dict()))}
@@ -134,7 +142,8 @@ def _record(fixed: Fixed, truth: Truth, group, sel, ev, cert, b: int, seconds: f
         if truth.exact and ev.moments_S is not None:      # E_U exactly: the trust-region supremum over the ball
             deviations["E_U"] = E_U_deviation(truth, ev.moments_S, fixed.net.head.weight, loc.cls.nu)
     st = group.streams[b]
-    return {"seed": st.seed, "data_seed": st.data_seed, "values": values, "deviations": deviations,
+    return {"seed": st.seed, "data_seed": st.data_seed, "population_is": population_is(fixed.task), "values": values,
+            "deviations": deviations,
             "routes": routes, "returned": sel.returned[b], "level": rep.level, "seconds": seconds}
 
 

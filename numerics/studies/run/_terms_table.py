@@ -1,0 +1,60 @@
+"""The text report's per-term table: every route's bound decomposed into its terms (issue 17).
+
+Each route of ``result.json`` that carries ``terms`` (the §6 variants, the §6b localised routes,
+``heldout_paired``; Paper A's two routes through ``variants.paper_terms``) becomes one line:
+the bound, then each term ``name = value`` with its role (``reference``: the starting risk,
+``gain``: subtracted, ``cost``: a confidence or uniform term, with the event it pays for).
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+__all__ = ["route_terms", "terms_lines"]
+
+#: Paper A's routes: their terms live in ``variants.paper_terms`` under these names.
+_PAPER = {"population": "population_route", "direct": "direct_route"}
+
+
+def route_terms(result: Mapping) -> dict[str, list[Mapping]]:
+    """``{route: terms}`` of every route of ``result`` that has a term decomposition (report order)."""
+    routes, out = result.get("routes", {}), {}
+    paper = (result.get("variants") or {}).get("paper_terms") or {}
+    for name, key in _PAPER.items():
+        if name in routes and paper.get(key):
+            out[name] = paper[key]
+    for name, r in routes.items():
+        if isinstance(r, Mapping) and r.get("terms"):
+            out[name] = r["terms"]
+    return out
+
+
+def _fmt(v) -> str:
+    return f"{v:.6g}" if isinstance(v, float) else "—" if v is None else str(v)
+
+
+def _term(t: Mapping) -> str:
+    name = t.get("term", t.get("name", "?"))
+    event = f" [{t['event']}]" if t.get("event") else ""
+    role = {"reference": "", "gain": "gain ", "cost": "cost "}.get(t.get("role"), f"{t.get('role')} ")
+    return f"{role}{name} = {_fmt(t.get('value'))}{event}"
+
+
+def terms_lines(result: Mapping) -> list[str]:
+    """The per-term table's lines (empty when no route has terms).
+
+    Example:
+        >>> res = {"routes": {"x": {"bound": 1.0, "certified": False,
+        ...                         "terms": [{"term": "L", "role": "reference", "value": 1.0}]}}}
+        >>> terms_lines(res)[-1]
+        '  x                                        bound 1  no: L = 1'
+    """
+    table = route_terms(result)
+    if not table:
+        return []
+    lines = ["", "each route's terms (routes.<name>.terms; Paper A's routes: variants.paper_terms): "
+                 "bound = reference - gains + costs, [event] the failure event a cost pays for"]
+    for name, terms in table.items():
+        r = result["routes"][name]
+        verdict = "CERTIFIED" if r.get("certified") else "no"
+        lines.append(f"  {name:<40} bound {_fmt(r.get('bound'))}  {verdict}: " + "; ".join(_term(t) for t in terms))
+    return lines

@@ -23,14 +23,15 @@ PAPER_PLATEAU = 5e-3
 
 
 def plateau_onset(depths: Sequence[float], curve: Sequence[float], drop: float = 0.1) -> float | None:
-    """The first depth from which the curve never again falls by more than ``drop`` (relative) below its value.
+    """The first depth, after a drop of more than ``drop`` from the first depth, from which the curve never
+    again falls by more than ``drop`` (relative) below its value.
 
     **Choice** (a figure annotation, not a claim's statistic): a 10% remaining drop marks
-    the onset of the plateau; None when the curve keeps falling to the last depth.
+    the onset of the plateau; None when the curve never drops, or keeps falling to the last depth.
     """
     c = np.asarray(curve, dtype=float)
     for i, d in enumerate(depths[:-1]):
-        if c[i + 1:].min() >= (1 - drop) * c[i]:
+        if c[i] < (1 - drop) * c[0] and c[i + 1:].min() >= (1 - drop) * c[i]:
             return float(d)
     return None
 

@@ -237,3 +237,12 @@ def test_tiny_mnist1d_suite_ray_gives_the_local_numbers(tmp_path, monkeypatch):
     remote = rp.reproduce("mnist1d-quick", tmp_path / "ray", backend="ray", threads=1, progress=False)
     assert all(s["backend"] == "ray" and s["computed"] == s["cells"] for s in remote.sweeps.values())
     assert [c.measured for c in remote.claims] == [c.measured for c in local.claims]
+
+
+def test_plateau_onset_marks_a_drop_then_flat_and_nothing_else():
+    from numerics.studies.reproduce._mnist1d_figures import plateau_onset
+
+    d = [1, 2, 4, 8, 16]
+    assert plateau_onset(d, [1.0, 0.5, 0.25, 0.24, 0.24]) == 4
+    assert plateau_onset(d, [0.4, 3.8, 5.5, 8.8, 8.1]) is None          # rises: no plateau to mark
+    assert plateau_onset(d, [1.0, 0.5, 0.25, 0.12, 0.06]) is None       # keeps falling

@@ -246,3 +246,18 @@ def test_plateau_onset_marks_a_drop_then_flat_and_nothing_else():
     assert plateau_onset(d, [1.0, 0.5, 0.25, 0.24, 0.24]) == 4
     assert plateau_onset(d, [0.4, 3.8, 5.5, 8.8, 8.1]) is None          # rises: no plateau to mark
     assert plateau_onset(d, [1.0, 0.5, 0.25, 0.12, 0.06]) is None       # keeps falling
+
+
+def test_suite_sizes_follow_the_issue_and_the_pilot_seeds_are_separate():
+    pilot = rp.SUITES["mnist1d-pilot"]
+    pilot_seeds = {c.config["seed"] for spec in pilot.specs().values() for c in spec.cells}
+    for name in ("mnist1d-quick", "mnist1d", "mnist1d-full"):
+        seeds = {c.config["seed"] for spec in rp.SUITES[name].specs().values() for c in spec.cells}
+        assert not seeds & pilot_seeds, name
+    growth = {n: len(rp.SUITES[n].specs()["growth"].cells) for n in ("mnist1d", "mnist1d-full")}
+    assert growth["mnist1d"] >= 10
+    sd = rp.SUITES["mnist1d-full"].power["growth_vs_scratch"]["sd"]
+    assert pw.mde(sd, growth["mnist1d-full"]) <= 0.118 < pw.mde(sd, growth["mnist1d"])   # 80% power for +11.8% in full
+    assert "CPU-core-hours" in rp.SUITES["mnist1d-full"].expected and "--backend ray" in rp.SUITES["mnist1d-full"].expected
+    depths = {c.config["model"]["depth"] for c in rp.SUITES["mnist1d"].specs()["depth"].cells}
+    assert min(depths) == 0 and max(depths) == 16

@@ -118,7 +118,8 @@ PILOT = mnist1d_suite(MNIST1D_BASE, depths=[0, 1, 2, 4, 8], rebound_depths=[1, 2
 #: Pilot findings that fixed the sizes (``python -m numerics.studies.reproduce._pilot DIR`` on the pilot's
 #: output, seeds 1000+): per claim the per-unit spread (``_power.mde``), and per cell the seconds (one thread,
 #: measured under a load average of ~8 on the 2-core development machine, about 2x an idle core).
-#: Width 4 stays at chance (ln 10) at every depth with this recipe: the narrowest width is 8.
+#: Width 4 stays at chance (ln 10) at every depth: with 4 groups the norm centres each channel over the positions,
+#: so the mean-pooled features are constant. The narrowest width is 8.
 PILOT_POWER: dict = {'covariance_near_diagonal': {'sd': 0.0196, 'unit': 'cell', 'n_pilot': 12, 'estimate': 0.7925},
      'signal_decay': {'sd': 0.5998, 'unit': 'cell', 'n_pilot': 12, 'estimate': 0.2351},
      'exponent_agreement': {'sd': 1.8622, 'unit': 'cell', 'n_pilot': 12, 'estimate': 1.7824},

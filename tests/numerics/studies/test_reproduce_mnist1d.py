@@ -261,3 +261,44 @@ def test_suite_sizes_follow_the_issue_and_the_pilot_seeds_are_separate():
     assert "CPU-core-hours" in rp.SUITES["mnist1d-full"].expected and "--backend ray" in rp.SUITES["mnist1d-full"].expected
     depths = {c.config["model"]["depth"] for c in rp.SUITES["mnist1d"].specs()["depth"].cells}
     assert min(depths) == 0 and max(depths) == 16
+
+
+def test_channel_covariance_against_per_sample_backward_passes():
+    """One backward pass per sample (a loop, independent of SiteProbe), the C x C covariance of the
+    channel vectors over samples and positions, its off-diagonal mass by hand."""
+    import torch
+
+    from numerics.studies.reproduce._mnist1d_cells import channel_covariance
+    from numerics.zoo_cnn1d import ResCNN1d
+
+    net = ResCNN1d(1, 8, 2, 10, groups=4, seed=3).eval()   # width 4 with 4 groups: constant output (see docs)
+    x, y = torch.randn(6, 1, 40), torch.randint(0, 10, (6,))
+    got = channel_covariance(net, ["stem_out", "blocks.0"], x, y, "cross_entropy", batch_size=4)
+    for k, site in enumerate(["stem_out", "blocks.0"]):
+        rows = []
+        for i in range(6):
+            store = {}
+
+            def keep(mod, args, out, store=store):
+                out.retain_grad()
+                store["u"] = out
+
+            h = dict(net.named_modules())[site].register_forward_hook(keep)
+            torch.nn.functional.cross_entropy(net(x[i:i + 1]), y[i:i + 1]).backward()
+            h.remove()
+            rows.append(store["u"].grad[0].T.double().numpy())          # (L, C)
+        S = np.cov(np.concatenate(rows).T)
+        ratio = np.linalg.norm(S - np.diag(np.diag(S))) / np.linalg.norm(S)
+        assert got[k]["offdiag_ratio"] == pytest.approx(ratio, rel=1e-4)
+        assert got[k]["trace"] == pytest.approx(np.trace(S), rel=1e-4)
+
+
+def test_stderr_identity_of_the_site_signal():
+    """sqrt(||G||^2 - U) equals the standard error sqrt((sum ||X_i||^2 - n ||G||^2) / (n (n-1)))."""
+    X = np.random.default_rng(0).normal(size=(50, 3, 2)) + 0.3
+    n = X.shape[0]
+    G = X.mean(0)
+    sq = (X ** 2).sum()
+    U = ((X.sum(0) ** 2).sum() - sq) / (n * (n - 1))
+    direct = math.sqrt((sq - n * (G ** 2).sum()) / (n * (n - 1)))
+    assert math.sqrt((G ** 2).sum() - U) == pytest.approx(direct, rel=1e-12)

@@ -22,11 +22,11 @@ from plumbing.io import atomic_write_text, dumps, versions
 from plumbing.validation import InputError
 from plumbing.config import merge_config
 from numerics.studies.reproduce import _suites as suites
-from numerics.studies.reproduce._claims import CLAIMS, Claim, resolve_study
+from numerics.studies.reproduce._claims import CLAIM_SETS, CLAIMS, Claim, NotRun, resolve_study
 from numerics.studies.reproduce._report import render_report
 from numerics.studies.sweeps import make_spec, sweep
 
-__all__ = ["CLAIMS", "SUITES", "ClaimResult", "ReproduceContext", "ReproduceReport", "Suite", "default_workers",
+__all__ = ["CLAIMS", "CLAIM_SETS", "NotRun", "SUITES", "ClaimResult", "ReproduceContext", "ReproduceReport", "Suite", "default_workers",
            "reproduce"]
 
 
@@ -41,9 +41,22 @@ class Suite:
     expected: str
     validity: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     ag_max: Mapping[str, Any] = dataclasses.field(default_factory=dict)   # AG_max vs depth (Paper B)
+    claims: str = "teacher"                      # the claim set (CLAIM_SETS) this suite decides
+    power: Mapping[str, Any] = dataclasses.field(default_factory=dict)    # pilot estimates (MNIST-1D suites)
+
+    def specs(self) -> dict:
+        """``{name: SweepSpec}``: each sweep validated by its ``validate`` (default: the run study's)."""
+        return {name: _spec(s) for name, s in self.sweeps.items()}
 
     def n_cells(self) -> int:
-        return sum(len(make_spec(s["base"], s["grid"]).cells) for s in self.sweeps.values())
+        return sum(len(spec.cells) for spec in self.specs().values())
+
+
+def _spec(s: Mapping):
+    from numerics.studies.reproduce._claims import resolve_study
+
+    validate = resolve_study(s["validate"]) if "validate" in s else None
+    return make_spec(s["base"], s["grid"], s.get("zip"), validate=validate)
 
 
 SUITES: Mapping[str, Suite] = {name: Suite(name, **spec) for name, spec in suites.SUITES.items()}
@@ -107,10 +120,12 @@ def _suite(name: str) -> Suite:
 
 
 def _run_sweeps(suite: Suite, out: Path, options: Mapping) -> dict:
+    from numerics.studies.sweeps import DEFAULT_RUNNER
+
     done = {}
-    for name, s in suite.sweeps.items():
-        spec = make_spec(s["base"], s["grid"])
-        done[name] = sweep(spec, out / "sweeps" / name, **options).to_dict()
+    for name, spec in suite.specs().items():
+        runner = suite.sweeps[name].get("runner", DEFAULT_RUNNER)
+        done[name] = sweep(spec, out / "sweeps" / name, runner=runner, **options).to_dict()
     return done
 
 
@@ -120,9 +135,18 @@ def _measure(claim: Claim, ctx: ReproduceContext) -> ClaimResult:
         return ClaimResult(claim, "not run", f"not run: {claim.study} does not exist yet", None)
     try:
         ev = dict(fn(ctx))
+    except NotRun as exc:          # the study refuses this workload (e.g. run/validity before they support it)
+        return ClaimResult(claim, "not run", f"not run: {exc}", None)
     except (ValueError, ArithmeticError) as exc:   # a fit or a study that cannot decide on this data
         return ClaimResult(claim, "inconclusive", f"the study could not be carried out: {exc}", None)
     return ClaimResult(claim, claim.rule.decide(ev), ev["measured"], ev)
+
+
+def _overridden(s: Suite, overrides: Mapping) -> Suite:
+    growth = {**s.growth, "config": merge_config(s.growth["config"], overrides)} if s.growth else {}
+    return dataclasses.replace(s, sweeps={k: {**v, "base": merge_config(v["base"], overrides)}
+                                          for k, v in s.sweeps.items()}, growth=growth,
+                               validity={**s.validity, "config": merge_config(s.validity.get("config", {}), overrides)})
 
 
 def reproduce(suite: str, out_dir: str | Path, *, backend: str = "local", workers: int | None = None,
@@ -147,14 +171,11 @@ def reproduce(suite: str, out_dir: str | Path, *, backend: str = "local", worker
     resolve_parallelism(backend, workers, threads)   # bad options fail before anything runs
     check_writable_dir(out)
     if overrides:
-        s = dataclasses.replace(s, sweeps={k: {**v, "base": merge_config(v["base"], overrides)}
-                                           for k, v in s.sweeps.items()},
-                                growth={**s.growth, "config": merge_config(s.growth["config"], overrides)},
-                                validity={**s.validity, "config": merge_config(s.validity.get("config", {}), overrides)})
+        s = _overridden(s, overrides)
     options = {"backend": backend, "workers": workers, "threads": threads, "address": address, "progress": progress}
     ran = _run_sweeps(s, out, options)
     ctx = ReproduceContext(s, out, {k: out / "sweeps" / k for k in s.sweeps}, options)
-    results = tuple(_measure(c, ctx) for c in CLAIMS)
+    results = tuple(_measure(c, ctx) for c in CLAIM_SETS[s.claims])
     report = ReproduceReport(suite, str(out), results, time.perf_counter() - t0, ran, versions(), s.expected)
     atomic_write_text(out / "claims.json", dumps(report.to_dict(), indent=2) + "\n")
     atomic_write_text(out / "report.md", render_report(report, out))

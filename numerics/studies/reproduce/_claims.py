@@ -20,9 +20,13 @@ import importlib
 import math
 from typing import Mapping
 
-__all__ = ["CLAIMS", "Claim", "Rule", "resolve_study"]
+__all__ = ["CLAIMS", "CLAIM_SETS", "MNIST1D_CLAIMS", "Claim", "NotRun", "Rule", "resolve_study"]
 
 VERDICTS = ("reproduced", "not reproduced", "inconclusive", "not run")
+
+
+class NotRun(Exception):
+    """Raised by a study that cannot run on this suite's workload (the reason is the message): ``not run``."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,6 +139,66 @@ CLAIMS: tuple[Claim, ...] = (
           "when the study shows power (a deliberately weakened guarantee is flagged), else undefined",
           Rule("below", 0.5)),
 )
+
+
+_M = "numerics.studies.reproduce._mnist1d_studies:"
+_REF = "THEORY §8-§9 on MNIST-1D"
+
+#: The MNIST-1D suites' claims (``mnist1d-quick``, ``mnist1d``, ``mnist1d-full``): THEORY §8-§9
+#: on 1-D residual CNNs trained on MNIST-1D. Fixed before any of these suites was run.
+MNIST1D_CLAIMS: tuple[Claim, ...] = (
+    Claim("covariance_near_diagonal", "Paper A (THEORY §9)", "Activation-gradient covariance is near-diagonal.",
+          _M + "covariance_near_diagonal",
+          "mean over the depth sweep's cells (D >= 1) of the median over the interior sites l < D of the per-channel "
+          "off-diagonal mass ratio ||offdiag(Sigma_m)||_F / ||Sigma_m||_F, Sigma_m the C x C covariance of the "
+          "activation gradient's channel vector m_i[:, p] over probe samples i and positions p (percentile "
+          "bootstrap over cells); the top site is reported apart (its m_i is a pooled image of the head's rows)",
+          Rule("below", 1 / math.sqrt(2))),
+    Claim("signal_decay", "Paper A (THEORY §9)", "The first-order signal magnitude decays with depth.",
+          _M + "signal_decay", "alpha_hat of s(D) = c D^-alpha over the depth sweep's cells with D >= 1, "
+          "s(D) = max_l ||G_l|| (plug-in on the probe sample, the protocol block's features; bootstrap over cells)",
+          Rule("above", 0.0)),
+    Claim("joint_scaling_rebound", "Paper A (THEORY §9)",
+          "Test loss improves under joint depth-width scaling; depth alone at insufficient width gives "
+          "non-monotone test loss (a rebound).", _M + "joint_scaling_rebound",
+          "cross-entropy on the population sample of the trained CNN on a depth x width grid: the joint path "
+          "(i-th depth with i-th width) and the depth-only curve at the narrowest width, paired by seed",
+          Rule("rebound")),
+    Claim("ag_max_plateau", "Paper B (THEORY §8)",
+          "AG_max drops to a plateau around 16 residual blocks (where further depth stops helping).",
+          _M + "ag_max_plateau", "abs(late slope) / abs(early slope) of log AG_max against log D (first and last "
+          "three depths >= 1, mean over seeds; percentile bootstrap over seeds), AG_max = max over probe samples "
+          "and sites of ||m_i||", Rule("below", 0.5, 1.0)),
+    Claim("ag_max_plateau_level", "Paper B (THEORY §8)", "The AG_max plateau lies below 5e-3 (CIFAR-10 ResNets).",
+          _M + "ag_max_plateau_level", "geometric mean over seeds of AG_max at the deepest depth (Student-t "
+          "interval on log AG_max, exponentiated); the paper's 5e-3 is a CIFAR-10 number on its own loss scale",
+          Rule("below", 5e-3)),
+    Claim("growth_vs_scratch", "Paper B (THEORY §8)",
+          "Function-preserving growth reaches comparable or lower train loss and lower test loss than training "
+          "the same architecture from scratch (~11.8% lower on average in the paper).", _M + "growth_vs_scratch",
+          "mean over paired seeds of the relative test-loss gain (L_test_scratch - L_test_grown) / L_test_scratch "
+          "on T (Student-t interval); the same final architecture (growth runs to growth.max_depth) and step "
+          "budget (the growth study's growth_vs_scratch_study)", Rule("above", 0.0)),
+    Claim("local_insertion_shrinking", "Paper B (THEORY §8)",
+          "Local insertions aligned with the negative activation gradient give immediate loss reductions that "
+          "shrink as the network enters the low-signal regime.", _M + "local_insertion_shrinking",
+          "Kendall's tau between depth and the best realised loss reduction over the sites of Theorem 1's step "
+          "V = -G / beta (population sample, independent of the probe that fixed G; bootstrap over cells)",
+          Rule("below", 0.0)),
+    Claim("exponent_agreement", "Paper A, Appendix M (THEORY §7)",
+          "Under Assumptions G and G', R(D) - R_inf = Theta(D^-(2 alpha - 1)).", _M + "exponent_agreement",
+          "a_observed - (2 alpha_hat - 1), both fitted on the same bootstrap resamples of the depth sweep (D >= 1)",
+          Rule("agreement")),
+    Claim("bound_validity", "Paper A, Theorems 2-3 (THEORY §5-§6)",
+          "Each route's bound holds with probability at least one minus its stated failure probability.",
+          _M + "bound_validity",
+          "the validity study on an MNIST-1D run config (1-D CNN, readout block at the head input): number of "
+          "routes and events significantly violated (one-sided exact test at 0.05), counted when the study shows "
+          "power; not run while `depthcert run` refuses the config", Rule("below", 0.5)),
+)
+
+#: The claim set a suite decides (``Suite.claims``).
+CLAIM_SETS: dict[str, tuple[Claim, ...]] = {"teacher": CLAIMS, "mnist1d": MNIST1D_CLAIMS}
 
 
 def resolve_study(path: str):

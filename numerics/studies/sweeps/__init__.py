@@ -148,8 +148,8 @@ def sweep(spec: SweepSpec, out_dir: str | Path, *, backend: str = "local", worke
 
         import_ray()   # fail before anything runs
     check_writable_dir(out_dir)   # an unwritable --out is bad input, before anything runs
-    if backend == "local":        # every cell must fit beside the others on this machine (Ray: the worker's)
-        _check_local_memory(spec, workers)
+    if backend == "local" and runner == DEFAULT_RUNNER:   # the run study's cells must fit beside the others
+        _check_local_memory(spec, workers)                  # (Ray: the worker's; other runners: their own)
     t0, out, store = time.perf_counter(), Path(out_dir), _store(out_dir, cell_hashes(spec))
     todo = _prepare(spec, out, store, runner, note)
     bar = _progress(len(spec.cells), len(spec.cells) - len(todo), progress)

@@ -117,7 +117,8 @@ def test_plateau_ratio_against_hand_computed_slopes():
 def test_unknown_suite_is_input_error(tmp_path):
     from plumbing.validation import InputError
 
-    with pytest.raises(InputError, match=r"--suite == 'huge', must be one of \['full', 'quick'\]"):
+    with pytest.raises(InputError, match=r"--suite == 'huge', must be one of \['full', 'mnist1d', 'mnist1d-full', "
+                                         r"'mnist1d-pilot', 'mnist1d-quick', 'quick'\]"):
         rp.reproduce("huge", tmp_path)
 
 

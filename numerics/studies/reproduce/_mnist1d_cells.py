@@ -1,0 +1,181 @@
+"""The MNIST-1D cells of ``depthcert reproduce --suite mnist1d*``: one runner per cell kind.
+
+Each runner takes one validated cell config (a ``depthcert saturation`` / ``grow`` config on
+``task.kind = "mnist1d"``, ``model.kind = "cnn1d"``, plus a ``[cell]`` section naming the
+kind) and returns one JSON-ready record. They run as sweep cells
+(:func:`numerics.studies.sweeps.sweep` with ``runner = "...:run_cell"`` and
+``validate = validate_cell``): stored per cell under its config hash, resumable, on the
+local or the Ray backend. Every sample has a role (:mod:`numerics.workloads`): the network
+is trained on its own i.i.d. sample (``reference_sample``); the scan and the covariance use
+the ``probe`` sample; test loss the ``T`` sample; ``R`` and the realised insertion gains
+the ``population`` sample; all independent draws of the generator.
+
+Kinds:
+
+* ``depth`` -- train a :class:`numerics.zoo_cnn1d.ResCNN1d` at depth ``D`` and width ``W``
+  with the fixed recipe of ``[reference]``; then the saturation study's scan
+  (:func:`numerics.studies.saturation.scan_with_state`) gives per site ``AG_max``,
+  ``||G_l||`` (plug-in, protocol block) and the realised loss reduction of Theorem 1's
+  step along ``-G`` (``realised_gain_euclidean``); the per-channel covariance of the
+  activation gradients at each site (:func:`channel_covariance`). The record carries the
+  keys the run study's figures and Appendix M fit read (``R_old``, ``R_old_stderr``,
+  ``diagnostics.sites``), so :mod:`numerics.studies.scaling` and
+  :mod:`numerics.studies.figures` apply unchanged.
+* ``risk`` -- the same training, only the losses (the depth x width grid).
+* ``growth`` -- grown vs scratch at the same final architecture and step budget for one
+  seed (:func:`numerics.studies.growth.growth_vs_scratch_study`, public).
+"""
+from __future__ import annotations
+
+import time
+from typing import Mapping
+
+import torch
+
+from plumbing.validation import InputError
+
+__all__ = ["CELL_KINDS", "channel_covariance", "run_cell", "validate_cell"]
+
+#: The cell kinds and what each measures (module docstring).
+CELL_KINDS = ("depth", "risk", "growth")
+
+
+def validate_cell(config: Mapping) -> dict:
+    """``config`` checked by the study its kind runs (saturation or grow), merged over its defaults.
+
+    Raises:
+        InputError: no ``cell.kind`` among :data:`CELL_KINDS`, a workload other than MNIST-1D
+            with a 1-D CNN, or what the study's own ``validate_config`` refuses.
+    """
+    from numerics.studies.growth import validate_grow_config
+
+    config = dict(config)
+    cell = dict(config.pop("cell", {}))
+    if cell.get("kind") not in CELL_KINDS or set(cell) != {"kind"}:
+        raise InputError("cell", f"a table with one key kind in {list(CELL_KINDS)}", cell)
+    cfg = validate_grow_config(config)
+    if (cfg["task"]["kind"], cfg["model"].get("kind")) != ("mnist1d", "cnn1d"):
+        raise InputError("task.kind, model.kind", "'mnist1d', 'cnn1d' (the MNIST-1D cells)",
+                         (cfg["task"]["kind"], cfg["model"].get("kind")))
+    return {**cfg, "cell": cell}
+
+
+@torch.no_grad()
+def _no_grad_risks(net, w) -> dict:
+    from numerics.workloads import risk
+
+    out = {}
+    for key, which in (("L_train", "train"), ("L_test", "test"), ("R_old", "population")):
+        out[key], out[key + "_stderr"] = risk(net, w, which)
+    x, y = w.test
+    logits = torch.cat([net(x[i:i + 4096].to(next(net.parameters()).dtype)) for i in range(0, x.shape[0], 4096)])
+    out["acc_test"] = float((logits.argmax(1) == y).double().mean())
+    return out
+
+
+def channel_covariance(net, sites, x: torch.Tensor, y: torch.Tensor, loss: str, batch_size: int = 512) -> list[dict]:
+    """Per site: (A3) of the per-channel activation gradients, positions pooled.
+
+    ``m_i = d loss(f(x_i), y_i) / d u_site`` has shape ``(C, L)`` at a conv site; the
+    covariance is that of the channel vector ``m_i[:, p]`` over samples ``i`` and positions
+    ``p`` (**Choice**: positions pooled, one ``C x C`` matrix per site; THEORY §9's claim
+    is about channels), computed by :func:`numerics.estimators.covariance_diagnostics`.
+
+    Args:
+        net: a network in eval mode; sites: its site names; x ``(n, 1, L)``, y ``(n,)``.
+
+    Returns:
+        One dict per site: ``offdiag_ratio``, ``spectral_norm``, ``trace``, ``effective_rank``.
+    """
+    from numerics._numerics import per_sample_loss
+    from numerics.estimators import covariance_diagnostics
+    from numerics.sites import SiteProbe
+
+    ms = {s: [] for s in sites}
+    with SiteProbe(net, sites) as probe:
+        for i in range(0, x.shape[0], batch_size):
+            probe.reset()
+            with torch.enable_grad():
+                total = per_sample_loss(net(x[i:i + batch_size]), y[i:i + batch_size], loss).sum()
+                for s, g in probe.grads(total).items():
+                    ms[s].append(g)
+    out = []
+    for s in sites:
+        m = torch.cat(ms[s])
+        rows = m.movedim(1, -1).reshape(-1, m.shape[1]) if m.dim() == 3 else m
+        out.append(covariance_diagnostics(rows))
+    return out
+
+
+def _sites(scan_result: Mapping, cov: list[dict]) -> dict:
+    """Per site, from the scan: ``||G_l||`` (plug-in), its standard error, AG_max, the gains; and (A3) per channel.
+
+    The standard error of the mean ``G = (1/n) sum_i X_i`` in Frobenius norm is
+    ``sqrt((sum_i ||X_i||^2 - n ||G||^2) / (n (n-1)))`` (as :func:`numerics.diagnostics.site_signals`);
+    with the U-statistic ``U = (||sum X_i||^2 - sum ||X_i||^2) / (n (n-1))`` it equals
+    ``sqrt(||G||^2 - U)``: read from the scan's two estimates of ``||G||^2``, no per-sample pass.
+    """
+    recs = scan_result["sites"]
+    g = [max(r["G_sq_plugin"], 0.0) ** 0.5 for r in recs]
+    top = max(range(len(g)), key=g.__getitem__)
+    return {"names": [r["site"] for r in recs], "AG_max": [r["AG_max"] for r in recs], "G_norm": g,
+            "G_norm_stderr": [max(r["G_sq_plugin"] - r["G_sq"], 0.0) ** 0.5 for r in recs],
+            "G_sq_ustat": [r["G_sq"] for r in recs],
+            "realised_gain": [r["realised_gain_euclidean"] for r in recs],
+            "gain_bound": [r["gain_bound_euclidean"] for r in recs],
+            "offdiag_ratio": [c["offdiag_ratio"] for c in cov], "effective_rank": [c["effective_rank"] for c in cov],
+            "argmax": top, "s_max": g[top]}
+
+
+def _trained(cfg: Mapping):
+    from numerics.seeding import Streams
+    from numerics.studies.saturation import reference_network
+    from numerics.workloads import make_workload
+
+    streams = Streams(cfg["seed"], cfg["data_seed"])
+    w = make_workload(cfg, streams, cfg["saturation"]["probe_n"])
+    net, _ = reference_network(cfg, w, streams)
+    return net.eval(), w, streams
+
+
+def depth_cell(cfg: Mapping, scan: bool = True) -> dict:
+    """Train at ``model.depth`` / ``model.width``, then (``scan``) the per-site measurements (module docstring)."""
+    from numerics.studies.saturation import scan_with_state
+
+    t0 = time.perf_counter()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(cfg["seed"])
+        net, w, streams = _trained(cfg)
+        t_train = time.perf_counter() - t0
+        rec = {"config": dict(cfg), "depth": net.depth, "width": net.width, **_no_grad_risks(net, w)}
+        if scan:
+            res = scan_with_state(net, w, cfg["saturation"], streams).result
+            x, y = w.probe
+            cov = channel_covariance(net, [r["site"] for r in res["sites"]], x, y, w.loss,
+                                     cfg["saturation"]["batch_size"])
+            sites = _sites(res, cov)
+            rec["diagnostics"] = {"sites": sites}
+            rec["AG_max"] = max(sites["AG_max"])
+            rec["model_saturated"] = res["model"]["saturated"]
+    rec["timings"] = {"train_s": t_train, "total_s": time.perf_counter() - t0}
+    return rec
+
+
+def growth_cell(cfg: Mapping) -> dict:
+    """Grown vs scratch for the cell's seed (``seed = data_seed``), the growth study's public function."""
+    from numerics.studies.growth import growth_vs_scratch_study
+
+    t0 = time.perf_counter()
+    study = {k: v for k, v in cfg.items() if k != "cell"}
+    res = growth_vs_scratch_study(study, seeds=[cfg["seed"]])
+    return {"config": dict(cfg), **res["per_seed"][0], "notes": res["notes"],
+            "timings": {"total_s": time.perf_counter() - t0}}
+
+
+def run_cell(config: Mapping) -> dict:
+    """The sweep runner: dispatch on ``config["cell"]["kind"]`` (``config`` as :func:`validate_cell` returns it)."""
+    cfg = validate_cell(config)
+    kind = cfg["cell"]["kind"]
+    if kind == "growth":
+        return growth_cell(cfg)
+    return depth_cell(cfg, scan=kind == "depth")

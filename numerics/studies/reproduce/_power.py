@@ -1,0 +1,95 @@
+"""Power of the MNIST-1D claims: minimum detectable effects from a pilot, and the statistics as pure functions.
+
+Each claim's statistic is a function of per-unit values (seeds or cells); its interval is a
+Student-t interval of a mean or a percentile bootstrap. For such an interval at level
+``1 - level`` over ``n`` units with per-unit standard deviation ``sd``, the true distance from
+the threshold that puts the interval on the claimed side with probability ``power`` is
+
+    MDE(n) = (t_{1 - level/2, n-1} + t_{power, n-1}) sd / sqrt(n)
+
+(the usual normal-theory approximation with Student quantiles; **Choice**: the bootstrap
+statistics use the same formula with ``sd = sqrt(n_pilot) x`` their pilot bootstrap standard
+error). ``sd`` comes from the pilot (:data:`numerics.studies.reproduce._suites.PILOT`, seeds
+1000+, never a suite's seeds), so the MDE of a suite is known before it runs.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from bounds.fitting import percentile_interval
+
+__all__ = ["CONFIDENCE", "POWER", "bootstrap_interval", "kendall_tau_b", "mde", "required_n", "t_interval", "tau_interval"]
+
+CONFIDENCE = 0.95
+#: The power the sizes were planned for.
+POWER = 0.8
+
+
+def mde(sd: float, n: int, confidence: float = CONFIDENCE, power: float = POWER) -> float:
+    """The minimum detectable distance from the threshold at ``n`` units (module docstring); ``inf`` for ``n < 2``.
+
+    Raises:
+        ValueError: ``sd`` negative or not finite.
+    """
+    from scipy.stats import t
+
+    if not (math.isfinite(sd) and sd >= 0):
+        raise ValueError(f"sd == {sd}, must be finite and >= 0.")
+    if n < 2:
+        return math.inf
+    return float((t.ppf(0.5 + confidence / 2, n - 1) + t.ppf(power, n - 1)) * sd / math.sqrt(n))
+
+
+def required_n(sd: float, effect: float, confidence: float = CONFIDENCE, power: float = POWER,
+               n_max: int = 10_000) -> int | None:
+    """The smallest ``n`` whose :func:`mde` is at most ``effect`` (None above ``n_max``)."""
+    if not effect > 0:
+        raise ValueError(f"effect == {effect}, must be > 0.")
+    for n in range(2, n_max + 1):
+        if mde(sd, n, confidence, power) <= effect:
+            return n
+    return None
+
+
+def t_interval(values, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+    """``(mean, lo, hi)``: the Student-t interval of the mean of ``values`` (``(-inf, inf)`` for one value)."""
+    from scipy.stats import t
+
+    v = np.asarray(values, dtype=np.float64)
+    if v.size < 2:
+        return float(v.mean()) if v.size else math.nan, -math.inf, math.inf
+    half = t.ppf(0.5 + confidence / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size)
+    return float(v.mean()), float(v.mean() - half), float(v.mean() + half)
+
+
+def bootstrap_interval(values, stat, n_boot: int, seed: int = 0, confidence: float = CONFIDENCE):
+    """``(stat(values), lo, hi, se)``: percentile bootstrap over the rows of ``values`` (vectorised draws)."""
+    v = np.asarray(values, dtype=np.float64)
+    idx = np.random.default_rng(seed).integers(0, v.shape[0], size=(n_boot, v.shape[0]))
+    boot = np.array([stat(v[i]) for i in idx])
+    lo, hi = percentile_interval(boot, confidence)
+    return float(stat(v)), lo, hi, float(boot.std(ddof=1))
+
+
+def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b of each row pair, vectorised: ``x, y (B, n)`` -> ``(B,)`` (0 where undefined).
+
+    ``tau_b = sum_{i<j} s^x_ij s^y_ij / sqrt(sum s^x_ij^2 sum s^y_ij^2)``, ``s^x_ij = sign(x_i - x_j)``.
+    """
+    x, y = np.atleast_2d(x), np.atleast_2d(y)
+    sx = np.sign(x[:, :, None] - x[:, None, :])
+    sy = np.sign(y[:, :, None] - y[:, None, :])
+    den = np.sqrt((sx * sx).sum((1, 2)) * (sy * sy).sum((1, 2)))
+    num = (sx * sy).sum((1, 2))
+    return np.divide(num, den, out=np.zeros_like(num, dtype=np.float64), where=den > 0)
+
+
+def tau_interval(x, y, n_boot: int, seed: int = 0, confidence: float = CONFIDENCE):
+    """Kendall's tau of ``(x, y)`` with its percentile bootstrap over pairs: ``(tau, lo, hi, se)``."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    idx = np.random.default_rng(seed).integers(0, x.size, size=(n_boot, x.size))
+    boot = kendall_tau_b(x[idx], y[idx])
+    lo, hi = percentile_interval(boot, confidence)
+    return float(kendall_tau_b(x, y)[0]), lo, hi, float(boot.std(ddof=1))

@@ -41,14 +41,18 @@ def test_built_in_growth_scans_each_step_on_a_fresh_probe(tmp_path, monkeypatch)
     assert any("its own probe" in n for n in traj["notes"])
 
 
-def test_a_fixed_probe_split_is_cut_into_disjoint_folds():
+def test_a_fixed_probe_split_is_scanned_whole_at_every_step_and_said_so():
+    """Choice: a fixed split has no fresh samples; folds left each scan powerless, so every step scans it whole
+    (the level of steps >= 1 conditional) and the trajectory's note says so instead of claiming a fresh probe."""
+    from numerics.studies.growth._probe import probe_source
+
     g = torch.Generator().manual_seed(0)
     x, y = torch.randn(30, 1, 4, 4, generator=g), torch.randint(0, 3, (30,), generator=g)
     w = Workload("digits", "cross_entropy", (x, y), (x, y), (x, y), (x, y), 3, (1, 4, 4))
-    folds = [step_workload(w, {}, Streams(0, 0), k, 3).probe for k in range(3)]
-    assert [f[0].shape[0] for f in folds] == [10, 10, 10]
-    _assert_disjoint([f[0] for f in folds])
-    assert torch.equal(torch.cat([f[0] for f in folds]), x)
+    assert all(step_workload(w, {}, Streams(0, 0), k, 3).probe[0] is x for k in range(3))
+    note = probe_source("digits", 3)
+    assert "whole probe split" in note and "conditional" in note and "own probe" not in note
+    assert "own probe" in probe_source("mnist1d", 3)
 
 
 def test_the_check_catches_a_shared_probe():

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from depthcert._cmd_study import bad_input
     from depthcert._io import dumps, versions
     from depthcert.config import read_toml
-    from numerics.studies.saturation import format_table, run as run_saturation
+    from numerics.studies.saturation import format_table, run_saturation
 
     with bad_input("saturation"):
         result = run_saturation(read_toml(args.config), args.out, progress=not args.json)

@@ -4,20 +4,23 @@ Every study keeps its dict-returning entry point (``run_experiment``, ``run_vali
 contract of the CLI and the tests) and exposes ``run(config) -> <Study>Result`` beside it, with
 a writer and a loader. A result subclass names its typed fields (read from the content once, by
 :meth:`StudyResult.from_dict`); ``data`` is the whole content, read-only, and
-:meth:`StudyResult.to_dict` gives it back as a fresh dict (what ``result.json`` holds).
+:meth:`StudyResult.to_dict` gives it back as a fresh dict (what ``result.json`` holds). A result
+is also a read-only mapping of that content (``result["sites"]``), so code that reads a study's
+dict reads its typed result unchanged.
 """
 from __future__ import annotations
 
 import copy
 import dataclasses
 import types
+from collections.abc import Mapping as _MappingABC
 from typing import Any, ClassVar, Mapping
 
 __all__ = ["StudyResult"]
 
 
 @dataclasses.dataclass(frozen=True)
-class StudyResult:
+class StudyResult(_MappingABC):
     """Base of the studies' results (module docstring).
 
     Attributes:
@@ -42,3 +45,12 @@ class StudyResult:
     def to_dict(self) -> dict:
         """The content as a fresh (deep-copied) dict."""
         return copy.deepcopy(dict(self.data))
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def __iter__(self):
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)

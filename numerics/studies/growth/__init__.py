@@ -29,11 +29,12 @@ import torch
 from plumbing.config import merge_config
 from numerics.studies.growth._loop import (DEFAULT_GROW_CONFIG, GROW_SCHEMA, GROWTH_SCHEMA, STOP_REASONS, grow,
                                            grow_model, validate_grow_config)
+from numerics.studies.growth._result import GrowthResult, load, write
 
-__all__ = ["DEFAULT_GROW_CONFIG", "GROWTH_SCHEMA", "GROW_SCHEMA", "QUICK", "STOP_REASONS", "STUDIES", "STUDY_DEFAULTS",
+__all__ = ["DEFAULT_GROW_CONFIG", "GROWTH_SCHEMA", "GROW_SCHEMA", "GrowthResult", "QUICK", "STOP_REASONS", "STUDIES", "STUDY_DEFAULTS",
            "ag_max_vs_depth", "grow", "grow_model", "growth_vs_scratch", "growth_vs_scratch_study",
-           "local_insertion", "optimizer_invariance", "plot_growth", "plot_study", "run_study",
-           "validate_grow_config"]
+           "load", "local_insertion", "optimizer_invariance", "plot_growth", "plot_study", "run", "run_study",
+           "validate_grow_config", "write"]
 
 #: Light sizes (seconds on 2 cores) for tests, notebooks and ``reproduce --quick``.
 QUICK: dict = {
@@ -59,6 +60,12 @@ def _config(config: Mapping | None, quick: bool) -> dict:
     check_schema(config, GROW_SCHEMA)        # unknown keys and values out of range: InputError
     base = merge_config(STUDY_DEFAULTS, QUICK) if quick else STUDY_DEFAULTS
     return merge_config(base, config)
+
+
+def run(config: Mapping, out_dir: str | Path, *, progress: bool = True) -> GrowthResult:
+    """:func:`grow` as a typed result (:class:`GrowthResult`; ``trajectory.json`` in ``out_dir`` as
+    :func:`grow` writes it, resumable)."""
+    return GrowthResult.from_dict(grow(config, out_dir, progress=progress))
 
 
 def plot_growth(trajectory: Mapping | str | Path, path: str | Path) -> Path:

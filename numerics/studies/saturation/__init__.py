@@ -45,8 +45,10 @@ from numerics.builders import own_part, reference_seeds
 from numerics.workloads import (DEFAULT_WORKLOAD, WORKLOAD_SCHEMA, ListOf, as_model_dtype, build_network,
                                 make_workload, risk, seed_of, train_network)
 
-__all__ = ["CONFIG_SCHEMA", "DEFAULT_CONFIG", "SATURATION_SCHEMA", "format_table", "load", "plot",
-           "Scan", "block_for", "check_run_world", "reference_network", "run", "scan_model", "scan_with_state", "site_blocks",
+from numerics.studies.saturation._result import SaturationResult
+
+__all__ = ["CONFIG_SCHEMA", "DEFAULT_CONFIG", "SATURATION_SCHEMA", "SaturationResult", "format_table", "load", "plot",
+           "run_saturation", "Scan", "block_for", "check_run_world", "reference_network", "run", "scan_model", "scan_with_state", "site_blocks",
            "validate_config", "write"]
 
 SATURATION_SCHEMA: Mapping[str, Any] = {
@@ -280,8 +282,9 @@ def reference_network(cfg: Mapping, w, streams: Streams):
     return train_network(net, w, cfg["reference"], order)
 
 
-def run(config: Mapping, out_dir: str | Path | None = None, *, progress: bool = False) -> dict:
-    """Train the reference network and scan it; write ``saturation.json`` and a figure to ``out_dir``.
+def run_saturation(config: Mapping, out_dir: str | Path | None = None, *, progress: bool = False) -> dict:
+    """Train the reference network and scan it; write ``saturation.json`` and a figure to ``out_dir``
+    (the dict form; :func:`run` gives the typed :class:`SaturationResult`).
 
     Returns:
         ``{"sites", "model", "reference", "timings", "config", "notes"}``.
@@ -313,6 +316,13 @@ def run(config: Mapping, out_dir: str | Path | None = None, *, progress: bool = 
     return result
 
 
+
+def run(config: Mapping, out_dir: str | Path | None = None, *, progress: bool = False) -> SaturationResult:
+    """:func:`run_saturation` as a typed result (a read-only mapping of the same content, so code that
+    reads the dict reads it unchanged)."""
+    return SaturationResult.from_dict(run_saturation(config, out_dir, progress=progress))
+
+
 _NOTES = [
     "probe sample drawn from its own role stream (data_seed), independent of the training sample",
     "tests: each site at level/K (Bonferroni); adaptive = testing by betting with a predictable direction, level exact "
@@ -334,11 +344,11 @@ def write(result: Mapping, out_dir: str | Path) -> dict:
     return paths
 
 
-def load(path: str | Path) -> dict:
-    """A stored result (a ``saturation.json`` or the folder holding it)."""
+def load(path: str | Path) -> SaturationResult:
+    """A stored result (a ``saturation.json`` or the folder holding it), typed (:class:`SaturationResult`)."""
     from plumbing.store import load_result
 
-    return dict(load_result(path, "saturation.json"))
+    return SaturationResult.from_dict(load_result(path, "saturation.json"))
 
 
 def plot(result: Mapping | str | Path, path: str | Path) -> Path:

@@ -62,3 +62,40 @@ def test_sweeps_run_from_a_file_and_load(tmp_path):
     with pytest.raises(dataclasses.FrozenInstanceError):
         out.cells = 3
     assert sorted(r["value"] for r in sweeps.load(tmp_path / "out")) == [10.0, 20.0]    # 10 depth + seed
+
+
+def test_saturation_run_is_typed_and_reads_as_its_dict(tmp_path):
+    """``saturation.run`` -> :class:`SaturationResult` (typed fields from the same content as ``run_saturation``),
+    a read-only mapping of it (``format_table`` and readers unchanged), written and loaded back equal."""
+    from numerics.studies import saturation
+    from numerics.studies.growth import QUICK
+
+    res = saturation.run(QUICK, tmp_path)
+    d = saturation.run_saturation(QUICK)          # the same config and seeds: the same scan
+    assert isinstance(res, saturation.SaturationResult) and not isinstance(res, dict)
+    assert (res.saturated, res.best_site, res.level) == (d["model"]["saturated"], d["model"]["best_site"],
+                                                          d["model"]["level"])
+    assert res.L_test_reference == d["reference"]["L_test"] and res["sites"][0]["site"] == d["sites"][0]["site"]
+    assert "saturated" in saturation.format_table(res) or "improvable" in saturation.format_table(res)
+    back = saturation.load(tmp_path)
+    assert (back.best_site, back.saturated, back.L_test_reference) == (res.best_site, res.saturated, res.L_test_reference)
+    with pytest.raises(TypeError):
+        res["model"] = {}                          # read-only
+    with pytest.raises(KeyError, match="model"):
+        saturation.SaturationResult.from_dict({"reference": {"L_test": 0.0}})
+
+
+def test_growth_run_writer_and_loader(tmp_path):
+    from plumbing.config import merge_config
+    from numerics.studies import growth
+
+    cfg = merge_config(growth.QUICK, {"growth": {"max_depth": 1, "steps_per_growth": 5}})
+    res = growth.run(cfg, tmp_path / "g", progress=False)
+    stored = json.loads((tmp_path / "g" / "trajectory.json").read_text())
+    assert isinstance(res, growth.GrowthResult) and res.stopped_because in growth.STOP_REASONS
+    assert res.L_test == tuple(s["L_test"] for s in stored["steps"]) and res.inserted == len(stored["insertions"])
+    growth.write(res, tmp_path / "copy")
+    back = growth.load(tmp_path / "copy")
+    assert back == res and back.to_dict() == res.to_dict()
+    with pytest.raises(KeyError, match="steps"):
+        growth.GrowthResult.from_dict({"stopped_because": "saturated"})

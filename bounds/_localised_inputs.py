@@ -52,7 +52,9 @@ class LocalisedSetup:
             ``||Sigma_phi||_2`` (absent: ``rho_phi^2``).
         delta_train: ``R_S(f_old) - R_S(f_new)`` (train chain).
         delta_R, delta_R_failure: a lower confidence bound on ``R(f_old) - R(f~_pop)`` and its
-            level (0 when exact; paper chain; :func:`bounds.localised_routes.paired_delta_R_lower`).
+            level (paper chain; :func:`bounds.localised_routes.paired_delta_R_lower`); always given
+            together: ``delta_R_failure = 0`` only when ``delta_R`` is exact (no default, so a
+            forgotten level is an error, never an unpaid ``E_R``).
         delta_erm_pop: ``R_S(f~_pop) - R_S(f_new)`` (paper chain; any sign, never substituted).
         var_T_dnew, var_S_dpop: unbiased sample variances of ``d_new`` on ``T`` and ``d_pop`` on ``S``.
         delta_U, delta_T_d, delta_S_pop: levels of ``E_U`` (without ``delta_sigma``, ``delta_Sn``),
@@ -80,7 +82,7 @@ class LocalisedSetup:
     delta_Sn: object = None
     delta_train: object = None
     delta_R: object = None
-    delta_R_failure: object = 0.0
+    delta_R_failure: object = None
     delta_erm_pop: object = None
     var_T_dnew: object = None
     var_S_dpop: object = None
@@ -107,6 +109,9 @@ class LocalisedSetup:
             if (getattr(self, bound) is None) != (getattr(self, level) is None):
                 missing, other = (level, bound) if getattr(self, level) is None else (bound, level)
                 raise InputError(f"localised.{missing}", f"given together with localised.{other}", MISSING)
+        if self.delta_R is not None and self.delta_R_failure is None:     # a forgotten level: E_R unpaid
+            raise InputError("localised.delta_R_failure", "given together with localised.delta_R (its level in "
+                             "[0, 1); 0 only when delta_R is exact)", MISSING)
         self._check_variances()
         return self
 
@@ -132,7 +137,7 @@ class LocalisedSetup:
 
     def missing(self, chain: str, uniform: str, tail: str) -> list[str]:
         """What the route ``(chain, uniform, tail)`` needs and is not given (or does not apply)."""
-        need = ["delta_train"] if chain == "train" else ["delta_R", "delta_erm_pop"]
+        need = ["delta_train"] if chain == "train" else ["delta_R", "delta_R_failure", "delta_erm_pop"]
         need += {"sure": [], "linearised": ["kappa", "b_xi"], "exact": ["A_norm", "b_xi", "r"]}[uniform]
         if tail == "bernstein":
             need += ["var_T_dnew"] + (["var_S_dpop"] if chain == "paper" else [])

@@ -147,6 +147,21 @@ def sigma2_upper_expression(n, mean, variance, level) -> sp.Expr:
     return mean + maurer_pontil_deviation(n, variance, level, b_xi**2)
 
 
+def Sigma_norm_upper_expression(n, top, level, rho=s.rho_phi, dim=s.r) -> sp.Expr:
+    """Upper confidence bound on ``||Sigma_phi||_2`` from a sample of ``n`` (the signal sample), at ``level``.
+
+    ``top = lambda_max(Sigma_n)`` (uncentred, ``Sigma_n = (1/n) sum phi_i phi_i^T``). Weyl and the
+    matrix Bernstein bound of :func:`lambda_bound` at ``S = ||Sigma_phi||`` (Tropp Thm 1.4 with
+    ``X_i = (Sigma - phi_i phi_i^T)/n``, ``L = ln(r/level)``): ``S <= top + b sqrt(S) + a S``,
+    ``b = sqrt(2 rho^2 L/n)``, ``a = 2L/(3n)``; for ``a < 1`` the quadratic in ``sqrt(S)`` gives
+    ``S <= ((b + sqrt(b^2 + 4 (1 - a) top)) / (2 (1 - a)))^2`` (**Choice**: its minimum with the
+    sure ``rho^2`` holds on the same event; with ``a >= 1`` only ``rho^2``).
+    """
+    L = sp.log(dim / level)
+    a, b = 2 * L / (3 * n), sp.sqrt(2 * rho**2 * L / n)
+    return ((b + sp.sqrt(b**2 + 4 * (1 - a) * top)) / (2 * (1 - a)))**2
+
+
 #: ``E_U``'s probability per kind of ``U_S``.
 UNIFORM_LEVELS = {"sure": delta_U, "linearised": delta_G + delta_q + delta_sigma,
                   "exact": delta_G + delta_Sigma + delta_sigma + delta_Sn}
@@ -259,4 +274,5 @@ LOCALISED_THEOREMS = tuple(LOCALISED.values())
 __all__ = ["CHAINS", "LOCALISED", "LOCALISED_SPECS", "LOCALISED_THEOREMS", "ORIGIN", "RANGE", "TAILS", "UNIFORMS",
            "UNIFORM_LEVELS", "bernstein_difference", "e_G", "exact_uniform", "hoeffding_difference", "lambda_bound",
            "linearised_uniform", "localised_name", "localised_theorem", "remainder", "sigma2_upper_expression",
+           "Sigma_norm_upper_expression",
            "sure_uniform", "uniform_event", "difference_event"]

@@ -15,8 +15,16 @@ Samples by role, independent and checked disjoint (:mod:`depthcert.api._roles`):
 **Choice** (levels): ``delta = delta' = delta_R_failure = level / 4``. Constants: ``L_loss =
 sqrt(2)`` for cross-entropy (sure, THEORY §1); ``B`` and ``L_top`` cannot be derived for an
 arbitrary network and are the user's to give (routes without them are listed, not
-evaluated); ``rho_phi`` defaults to the largest whole-state ``||phi||`` on the role samples
-(a plug-in; THEORY §10: the norm over all ``P`` positions).
+evaluable). The localised routes of THEORY §6b (:mod:`depthcert.api._localised`) need
+``kappa`` (or ``A_norm`` with a named loss) for (b), squared loss and ``A_norm`` for (c).
+
+**Choice** (``rho_phi``): given, a sure bound; else the plug-in largest whole-state ``||phi||``
+on the signal sample's scan (THEORY §10: the norm over all ``P`` positions) -- fixed before
+``S`` and ``T``, so the class does not depend on them. ``S`` and ``T`` are then checked against
+it (the event ``rho_phi_exceeded``: some ``||phi||`` on ``S`` or ``T`` above the plug-in): on that
+event the class condition is known to fail and *no* route certifies (its rows say so); off it the
+certificate is conditional on ``||phi|| <= rho_phi`` holding on the whole distribution (a plug-in
+is no sure bound; said in the notes).
 """
 from __future__ import annotations
 
@@ -34,7 +42,7 @@ from depthcert.api._data import as_stream
 from depthcert.api._insert import family_block
 from depthcert.api._loss import as_loss
 from depthcert.api._roles import check_disjoint
-from depthcert.api._routes import DEFAULT_ROUTE, evaluate_table, route_names
+from depthcert.api._routes import DEFAULT_ROUTE, TableInputs, evaluate_table, route_names
 from depthcert.api._saturation import check_model, saturation
 from depthcert.api._scan import accumulate, eval_mode
 from numerics.sites import add_at_site
@@ -123,16 +131,17 @@ def _signal(model, site, signal, loss, family, layout, seed, B, level):
     z = _losses(model, held, as_loss(loss)) - _losses(model, held, as_loss(loss), site, block)
     dR = None if B is None else float(empirical_bernstein_lower(float(z.mean()), float(z.var()), z.numel(),
                                                                 2 * B, level / 4))
-    return scan, block, beta, {"delta_R": dR, "delta_R_hat": float(z.mean()), "n_signal": n}
+    return scan, block, beta, {"delta_R": dR, "delta_R_hat": float(z.mean()), "n_signal": n,
+                               "dR_mean": float(z.mean()), "dR_var": float(z.var()), "n_held": z.numel()}
 
 
-def _constants(loss, B, L_loss, L_top, kappa) -> dict:
+def _constants(loss, B, L_loss, L_top, kappa, A_norm=None) -> dict:
     if L_loss is None and loss == "cross_entropy":
         L_loss = math.sqrt(2.0)   # THEORY §1: sure for cross-entropy on any logits
-    for name, v in (("B", B), ("L_loss", L_loss), ("L_top", L_top), ("kappa", kappa)):
+    for name, v in (("B", B), ("L_loss", L_loss), ("L_top", L_top), ("kappa", kappa), ("A_norm", A_norm)):
         if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
             raise ValueError(f"{name} == {v!r}, must be a finite number > 0 (or None: the routes needing it are skipped).")
-    return {"B": B, "L_loss": L_loss, "L_top": L_top, "kappa": kappa}
+    return {"B": B, "L_loss": L_loss, "L_top": L_top, "kappa": kappa, "A_norm": A_norm}
 
 
 def _measure_S_T(model, site, block, beta, S, T, loss, erm_steps):
@@ -141,13 +150,17 @@ def _measure_S_T(model, site, block, beta, S, T, loss, erm_steps):
     G_S = acc.G.to(block.V.dtype)
     V_S = -_project(G_S / beta, cap) if float(G_S.norm()) > 0 else torch.zeros_like(G_S)
     V_pop = block.V.detach().clone()
-    l_pop, l_jS = (_losses(model, S, loss, site, _with_V(block, V)) for V in (V_pop, V_S))
+    l_old, l_pop, l_jS = (_losses(model, S, loss, site, None if V is None else _with_V(block, V))
+                          for V in (None, V_pop, V_S))
     V_new, R_new = _erm(model, site, block, S, loss, [V_pop, V_S], beta, cap, erm_steps)
     lT = {k: _losses(model, T, loss, site, None if V is None else _with_V(block, V))
           for k, V in (("old", None), ("jump_S", V_S), ("new", V_new))}
     q = {"M": len(S), "K": len(T), "nu_V": cap, "layout": block.layout, "d": block.d, "P": block.positions, "rho_phi_S": acc.phi_max,
          "phi_sq_sum": float(torch.trace(acc.S_sum)), "R_S_jump_pop": float(l_pop.mean()),
          "R_S_jump_S": float(l_jS.mean()), "R_S_new": R_new, "var_S_jump_pop": float(l_pop.var()),
+         "R_S_old": float(l_old.mean()), "var_S_dpop": float((l_pop - l_old).var()), "r": int(block.V.shape[-1]),
+         "var_T_dnew": float((lT["new"] - lT["old"]).var()),
+         "rho_phi_T": accumulate(model, T, {site: block}, loss)[site].phi_max,
          **{f"L_T_{k}": float(v.mean()) for k, v in lT.items()}, **{f"var_T_{k}": float(v.var()) for k, v in lT.items()}}
     q["delta_erm"] = max(q["R_S_jump_pop"] - R_new, 0.0)
     q["delta_erm_S"] = max(q["R_S_jump_S"] - R_new, 0.0)
@@ -164,7 +177,8 @@ def _setup(q: dict, c: dict, level: float) -> Setup:
 
 
 def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", level: float = 0.05, route=None, *,
-                      B=None, L_loss=None, L_top=None, kappa=None, rho_phi=None, layout=None, seed: int = 0,
+                      B=None, L_loss=None, L_top=None, kappa=None, A_norm=None, rho_phi=None, layout=None,
+                      seed: int = 0,
                       erm_steps: int = 20, batch_size: int = 256) -> Certificate:
     """Certify (or not) that one readout block at ``site`` lowers the test loss (module docstring).
 
@@ -174,7 +188,9 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
         loss: a name or a per-sample callable. level: the certificate's failure probability.
         route: a row name of the table (None: :data:`DEFAULT_ROUTE`, Theorem 3, fixed before the data).
         B, L_loss, L_top, kappa: the constants routes need (THEORY §1, §6b); None = not given.
-        rho_phi: a sure bound on the whole-state ``||phi||``; None: the plug-in maximum on signal and S.
+        A_norm: ``||A||_2`` when ``f_top`` is linear (``z = A h + c``): ``kappa`` for a named loss, and (c).
+        rho_phi: a sure bound on the whole-state ``||phi||``; None: the plug-in maximum on the signal
+            sample, checked on S and T (module docstring, **Choice**).
 
     Returns:
         A :class:`Certificate` (``table()``: every route evaluated, or the constants it lacks).
@@ -188,7 +204,7 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
     names = route_names()
     if route is not None and names is not None and route not in names:   # before any work
         raise ValueError(f"route == {route!r}, must be None or one of {sorted(names)}.")
-    c = _constants(loss, B, L_loss, L_top, kappa)
+    c = _constants(loss, B, L_loss, L_top, kappa, A_norm)
     roles = {k: as_stream(v, k, model, batch_size) for k, v in (("signal", signal), ("S", S), ("T", T))}
     check_disjoint(roles)
     loss_fn = as_loss(loss)
@@ -196,13 +212,23 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
     if block is None:
         return _nothing_to_certify(route or DEFAULT_ROUTE, q, c)
     q.update(_measure_S_T(model, site, block, beta, roles["S"], roles["T"], loss_fn, erm_steps))
-    q["rho_phi"] = rho_phi if rho_phi is not None else max(q["rho_phi_S"], scan._stats[site].phi_max)
+    q["rho_phi"] = rho_phi if rho_phi is not None else scan._stats[site].phi_max   # fixed before S and T
+    q["rho_phi_exceeded"] = rho_phi is None and max(q["rho_phi_S"], q["rho_phi_T"]) > q["rho_phi"]
     q["beta"] = beta
     inputs = VariantInputs(var_S_jump_pop=q["var_S_jump_pop"], var_T_new=q["var_T_new"], var_T_old=q["var_T_old"],
                            var_T_jump_S=q["var_T_jump_S"], phi_sq_sum=q["phi_sq_sum"])
-    rows = evaluate_table(lambda: _setup(q, c, level), level, inputs, c)
+    rows = _class_check(evaluate_table(lambda: _setup(q, c, level), level, TableInputs(inputs, q, loss), c), q)
     row = _chosen(rows, route)
     return Certificate(bool(row["certified"]), row["route"], row["bound"], rows, q, c, _cert_notes(route, rho_phi, q))
+
+
+def _class_check(rows: list, q: dict) -> list:
+    """On the event ``rho_phi_exceeded`` (module docstring) no row certifies, and each says why."""
+    if not q["rho_phi_exceeded"]:
+        return rows
+    why = (f"not certified: ||phi|| on S or T (max {max(q['rho_phi_S'], q['rho_phi_T']):.6g}) exceeds the plug-in "
+           f"rho_phi = {q['rho_phi']:.6g} fixed on the signal sample (the class condition fails)")
+    return [{**r, "certified": False, "message": why} for r in rows]
 
 
 def _chosen(rows: list, route) -> dict:
@@ -224,8 +250,9 @@ def _cert_notes(route, rho_phi, q) -> list[str]:
             f"signal ({q['n_signal']} samples): first 2/3 fixed G, beta, V_pop and the cap nu_V = 2||V_pop||; "
             "last 1/3 estimated Delta_R (empirical-Bernstein lower bound at level/4)",
             f"S ({q['M']} samples): G_S, f~_S and f_new (ERM in the cap); T ({q['K']} samples): test losses",
-            "rho_phi: " + ("given" if rho_phi is not None else "plug-in maximum of the whole-state ||phi|| on "
-                           "signal and S (not a sure bound)"),
+            "rho_phi: " + ("given" if rho_phi is not None else "plug-in maximum of the whole-state ||phi|| on the "
+                           "signal sample, fixed before S and T (not a sure bound: the certificate is conditional on "
+                           f"it); checked on S and T: {'EXCEEDED, nothing certifies' if q['rho_phi_exceeded'] else 'held'}"),
             "beta is a plug-in (curvature along -G on the signal's curvature part)"]
 
 

@@ -1,12 +1,13 @@
 """The route table of ``dc.certify_insertion``: every route of the theorem objects, extensible.
 
-A route is a :class:`RouteSpec`: the constants it needs (``B``, ``L_loss``, ``L_top``, and for
-later routes e.g. ``kappa``) and a function ``rows(setup, level, inputs, constants)`` that
-evaluates it from the theorem objects (:func:`bounds.routes.evaluate_routes`,
-:func:`bounds.variant_routes.evaluate_variants`) and returns ``[(name, RouteResult)]``.
-:func:`register_route` adds a route (e.g. the localised routes of THEORY §6b, when they
-exist in ``bounds/``) without touching this module. A route whose constants are missing is
-listed with ``missing`` and not evaluated.
+A route is a :class:`RouteSpec`: the constants it needs (``B``, ``L_loss``, ``L_top``) and a
+function ``rows(setup, level, inputs, constants)`` that evaluates it from the theorem objects
+(:func:`bounds.routes.evaluate_routes`, :func:`bounds.variant_routes.evaluate_variants`,
+:func:`bounds.localised_routes.evaluate_localised`) and returns ``[(name, RouteResult)]``; a
+row may be ``(name, None, missing)``: not evaluable, with the constants it lacks (the localised
+routes: ``kappa``, ``A_norm``, ...). ``inputs`` is a :class:`TableInputs`. :func:`register_route`
+adds a route without touching this module. A route whose constants are missing is listed with
+``missing`` and ``not evaluable``, never skipped.
 """
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ from typing import Callable
 import numpy as np
 
 from bounds.routes import evaluate_routes
+from bounds.variant_routes import VariantInputs
+from depthcert.api._localised import LOCALISED_NAMES, localised_rows
 from bounds.variants import VARIANT_SPECS
 from bounds.variant_routes import evaluate_variants
 
-__all__ = ["DEFAULT_ROUTE", "ROUTES", "RouteSpec", "evaluate_table", "register_route", "route_names"]
+__all__ = ["DEFAULT_ROUTE", "ROUTES", "RouteSpec", "TableInputs", "evaluate_table", "register_route", "route_names"]
 
 #: **Choice**: the route fixed by default, before any data: Theorem 3 (direct; no estimate of Delta_R).
 DEFAULT_ROUTE = "direct_route"
@@ -35,19 +38,29 @@ class RouteSpec:
     names: tuple = ()
 
 
+@dataclasses.dataclass(frozen=True)
+class TableInputs:
+    """What the rows read besides the Setup: the variants' variances, the measured quantities, the loss."""
+
+    variants: VariantInputs
+    measured: dict
+    loss: object
+
+
 def _paper(setup, level, inputs, constants):
     rep = evaluate_routes(setup, level)
     return [("population_route", rep.population), ("direct_route", rep.direct)]
 
 
 def _variants(setup, level, inputs, constants):
-    rep = evaluate_variants(setup, level, inputs, any_route=False)
+    rep = evaluate_variants(setup, level, inputs.variants, any_route=False)
     return sorted(rep.variants.items())
 
 
 ROUTES: dict[str, RouteSpec] = {
     "paper": RouteSpec("paper", ("B", "L_loss", "L_top"), _paper, ("population_route", "direct_route")),
     "variants": RouteSpec("variants", ("B", "L_loss", "L_top"), _variants, tuple(sorted(VARIANT_SPECS))),
+    "localised": RouteSpec("localised", ("B", "L_loss", "L_top"), localised_rows, LOCALISED_NAMES),
 }
 
 
@@ -72,7 +85,8 @@ def register_route(spec: RouteSpec, *, replace: bool = False) -> None:
 def _row(name: str, res, missing=()) -> dict:
     if res is None:
         return {"route": name, "certified": False, "bound": None, "improvement": None,
-                "failure_probability": None, "missing": list(missing), "message": f"not evaluated: missing {list(missing)}"}
+                "failure_probability": None, "missing": list(missing),
+                "message": f"not evaluable: missing {', '.join(missing)}"}
     d = res.to_dict()
     return {"route": name, "certified": bool(np.all(res.certified)), "bound": d["bound"],
             "improvement": d["improvement"], "failure_probability": d["failure_probability"],
@@ -87,5 +101,5 @@ def evaluate_table(setup_fn, level: float, inputs, constants: dict) -> list[dict
         if missing:
             rows += [_row(n, None, missing) for n in (spec.names or (spec.name,))]
             continue
-        rows += [_row(n, r) for n, r in spec.rows(setup_fn(), level, inputs, constants)]
+        rows += [_row(*item) for item in spec.rows(setup_fn(), level, inputs, constants)]
     return rows

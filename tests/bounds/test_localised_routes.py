@@ -10,7 +10,7 @@ from bounds.localised_routes import (LOCALISED_PARAMETERS, LocalisedSetup, evalu
 from bounds.routes import Setup, evaluate_routes
 
 FULL = dict(M=20000, K=10000, L_test_old=0.03, B=8.1, L_loss=1.5, L_top=2.0, d=8, r=16, rho_phi=3.0, nu_V=0.006,
-            kappa=2.0, b_xi=0.5, A_norm=1.0, delta_train=2e-4, delta_R=1.5e-4, delta_erm_pop=5e-5,
+            kappa=2.0, b_xi=0.5, A_norm=1.0, delta_train=2e-4, delta_R=1.5e-4, delta_R_failure=0.0, delta_erm_pop=5e-5,
             var_T_dnew=6.4e-7, var_S_dpop=6.0e-7, exact_applies=True)
 
 
@@ -109,8 +109,23 @@ def test_missing_required_and_paired_levels():
     with pytest.raises(InputError, match="localised.delta_sigma is missing"):
         evaluate_localised(LocalisedSetup(**FULL, sigma2_ub=0.01))
     with pytest.raises(InputError, match="level == 0.001"):
-        evaluate_localised(LocalisedSetup(**FULL, delta_R_failure=0.002), 0.001)
+        evaluate_localised(LocalisedSetup(**{**FULL, "delta_R_failure": 0.002}), 0.001)
     assert set(LOCALISED_PARAMETERS) >= {"delta_train", "delta_R", "delta_erm_pop", "sigma2_ub", "Sigma_ub"}
+
+
+def test_delta_R_without_its_level_is_refused_never_a_free_E_R():
+    """issue 17, item 3: a lower bound passed as delta_R with its level forgotten must not pay nothing."""
+    no_level = {k: v for k, v in FULL.items() if k != "delta_R_failure"}
+    with pytest.raises(InputError, match="localised.delta_R_failure is missing, must be given together with "
+                                         "localised.delta_R"):
+        evaluate_localised(LocalisedSetup(**no_level), 0.05)
+    paid = evaluate_localised(LocalisedSetup(**{**FULL, "delta_R_failure": 0.01}), 0.05).routes
+    r = paid["localised_paper_sure_hoeffding"]
+    assert float(r.levels["E_R"]) == 0.01 and float(r.failure_probability) == pytest.approx(0.05, rel=1e-12)
+    exact = evaluate_localised(LocalisedSetup(**FULL), 0.05).routes["localised_paper_sure_hoeffding"]
+    assert float(exact.levels["E_R"]) == 0.0 and float(r.bound) > float(exact.bound)   # E_R's level is taken from the others
+    train_only = {k: v for k, v in no_level.items() if k != "delta_R"}
+    assert "localised_paper_sure_hoeffding" in evaluate_localised(LocalisedSetup(**train_only), 0.05).skipped
 
 
 def _invalid(interval):

@@ -35,6 +35,7 @@ class Truth:
     n: int
     moments: object = None        # ReadoutMoments of the population (exact class)
     moment_error: float = float("nan")
+    halves: tuple = ()            # the two half-sample moments (their disagreement on another ball: E_U_deviation)
 
 
 @torch.no_grad()
@@ -56,7 +57,7 @@ def population_truth(fixed: Fixed, n: int) -> Truth:
     a, b = (h.result() for h in halves)
     pop = _combine(a, b)
     err = sup_deviation(a, b, fixed.net.head.weight, fixed.const.nu_V)["sup"] / 2
-    return Truth(True, n, pop, err)
+    return Truth(True, n, pop, err, (a, b))
 
 
 def _combine(a, b):

@@ -6,6 +6,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from numerics.studies.validity._localised import heldout_routes, localised_comparison
+from numerics.studies.validity._localised_power import localised_variants
 from numerics.studies.validity._power import VARIANTS, fixed_tail_values, variant_failures
 from numerics.studies.validity._routes import (ROUTE_SPECS, UNIFORM_EVENTS, base_event, conclusion_holds,
                                               event_failures, premise_allowances, premise_slacks, spec_values)
@@ -212,7 +213,7 @@ def summarize(records: Sequence[Mapping], level: float, *, vary: str = "data", c
         dict with ``draws``, ``routes``, ``events``, ``slack``, ``power``, ``significant``,
         ``certification`` (rates per route), ``truth``, ``timing``, ``config`` ...
     """
-    variants = VARIANTS if variants is None else variants
+    variants = [*VARIANTS, *localised_variants()] if variants is None else variants
     present = [r for r in records if r is not None]
     ok = [r for r in present if "values" in r]
     not_run = [r for r in present if "values" not in r]
@@ -238,7 +239,9 @@ def summarize(records: Sequence[Mapping], level: float, *, vary: str = "data", c
         "comparison": _comparison(ok, level, specs, config),
         "localised_comparison": localised_comparison(ok, level, config),
         "routes": routes, "events": events, "slack": slack, "slack_used": slack_used,
-        "power": _power(ok, level, variants),
+        "power": (power := _power(ok, level, variants)),
+        # Holm over the whole power table: a weakened variant is flagged family-wise, a true one must not be
+        "power_family_wise": holm_family({k: p.get("p_value") for k, p in power.items()}, level),
         "quantities": _quantities(ok),
         "truth": {"exact_class": all(t.get("exact") for t in truth), "check_population": truth[0].get("n"),
                   "moment_error_max": max(errs) if errs else None},

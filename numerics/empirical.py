@@ -19,12 +19,30 @@ from typing import Iterator
 
 import torch
 
-__all__ = ["EmpiricalClassification"]
+__all__ = ["ChunkedSampling", "EmpiricalClassification"]
 
 SAMPLE_CHUNK = 1 << 16
 
 
-class EmpiricalClassification:
+class ChunkedSampling:
+    """``sample_x_chunks``, ``sample`` and ``sample_x`` of a task from its ``sample_chunks(n, seed, chunk)``
+    (a streamed ``(x, y)`` draw; the same ``seed`` gives the same rows in every form)."""
+
+    def sample_x_chunks(self, n: int, seed: int, chunk: int = SAMPLE_CHUNK) -> Iterator[torch.Tensor]:
+        """The ``x`` of :meth:`sample_chunks` (same ``seed``: same rows)."""
+        for x, _ in self.sample_chunks(n, seed, chunk):
+            yield x
+
+    def sample(self, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(x (n, d_in), y (n,))`` in one piece."""
+        xs, ys = zip(*self.sample_chunks(n, seed))
+        return torch.cat(xs), torch.cat(ys)
+
+    def sample_x(self, n: int, seed: int) -> torch.Tensor:
+        return self.sample(n, seed)[0]
+
+
+class EmpiricalClassification(ChunkedSampling):
     """The empirical distribution of ``(x, y)`` rows as a classification task.
 
     Args:
@@ -80,19 +98,6 @@ class EmpiricalClassification:
         for start in range(0, n, chunk):
             idx = self._indices(min(chunk, n - start), gen)
             yield self.x[idx], self.y[idx]
-
-    def sample_x_chunks(self, n: int, seed: int, chunk: int = SAMPLE_CHUNK) -> Iterator[torch.Tensor]:
-        """The ``x`` of :meth:`sample_chunks` (same ``seed``: same rows)."""
-        for x, _ in self.sample_chunks(n, seed, chunk):
-            yield x
-
-    def sample(self, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(x (n, d_in), y (n,))`` in one piece."""
-        xs, ys = zip(*self.sample_chunks(n, seed))
-        return torch.cat(xs), torch.cat(ys)
-
-    def sample_x(self, n: int, seed: int) -> torch.Tensor:
-        return self.sample(n, seed)[0]
 
     @torch.no_grad()
     def label_probs(self, x: torch.Tensor) -> torch.Tensor:

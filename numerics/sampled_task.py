@@ -28,6 +28,8 @@ from typing import Callable, Iterator
 import numpy as np
 import torch
 
+from numerics.empirical import ChunkedSampling
+
 __all__ = ["ESTIMATE_NOTE", "SAMPLE_CHUNK", "TRUTH_NOTE", "TRUTH_Z", "SampledClassification", "estimate_tolerance",
            "mnist1d_task", "population_is", "population_risk_chunks", "signal_targets"]
 
@@ -63,7 +65,7 @@ def estimate_tolerance(task, stderrs) -> dict:
     return {"truth_mc_tolerance": TRUTH_Z * sum(top), "truth_mc_z": TRUTH_Z}
 
 
-class SampledClassification:
+class SampledClassification(ChunkedSampling):
     """Classification data known only through an i.i.d. sampler (module docstring).
 
     Args:
@@ -97,18 +99,6 @@ class SampledClassification:
         for start in range(0, n, chunk):
             yield self._sampler(min(chunk, n - start), rng)
 
-    def sample_x_chunks(self, n: int, seed: int, chunk: int = SAMPLE_CHUNK) -> Iterator[torch.Tensor]:
-        """The ``x`` of :meth:`sample_chunks` (same ``seed``: same rows)."""
-        for x, _ in self.sample_chunks(n, seed, chunk):
-            yield x
-
-    def sample(self, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(x (n, d_in), y (n,))`` in one piece."""
-        xs, ys = zip(*self.sample_chunks(n, seed))
-        return torch.cat(xs), torch.cat(ys)
-
-    def sample_x(self, n: int, seed: int) -> torch.Tensor:
-        return self.sample(n, seed)[0]
 
 
 def _mnist1d_sampler(n: int, rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:

@@ -24,16 +24,25 @@ __all__ = ["Constants", "Fixed", "Signal", "is_exact_class", "prepare_fixed", "s
 
 @dataclasses.dataclass(frozen=True)
 class Constants:
-    """Data-free constants of the capped class (THEORY §1-§4)."""
+    """Data-free constants of the capped class (THEORY §1-§4); the caps (``nu_V``, ``rho_phi``, ``nu_U``,
+    the cap grid) live once, in ``caps``."""
 
     rho: float
-    rho_phi: float
-    nu_V: float
     L_top_certified: float
     B: float
     L_loss: float
     extra_head_input: float     # nu_V rho_phi when the block is at the top, else 0
-    caps: object = None         # numerics.studies.run._family.BlockCaps: family, nu_U, cap grid
+    caps: object                # numerics.studies.run._family.BlockCaps: family, nu_V, rho_phi, nu_U, cap grid
+
+    @property
+    def nu_V(self) -> float:
+        """The largest ``V`` cap (``caps.nu_V``)."""
+        return self.caps.nu_V
+
+    @property
+    def rho_phi(self) -> float:
+        """The sure bound on ``||phi(u)||`` (``caps.rho_phi``)."""
+        return self.caps.rho_phi
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,7 +126,7 @@ def _constants(cfg: RunConfig, task, net, at: int, expanded) -> Constants:
     extra = block_output_bound(caps.family, caps.output_params()) if at == net.depth else 0.0
     B, L_loss = loss_constants(net, task.loss, target_bound=getattr(task, "target_bound", None),
                                extra_head_input=extra)
-    return Constants(rho, caps.rho_phi, caps.nu_V, L_top, B, L_loss, extra, caps)
+    return Constants(rho, L_top, B, L_loss, extra, caps)
 
 
 def _signal(cfg: RunConfig, task, net, at: int, expanded, nu_V: float, seed: int) -> Signal:

@@ -3,7 +3,7 @@
 Every study keeps its dict-returning entry point (``run_experiment``, ``run_validity``, ...; a
 contract of the CLI and the tests) and exposes ``run(config) -> <Study>Result`` beside it, with
 a writer and a loader. A result subclass names its typed fields (read from the content once, by
-:meth:`StudyResult.from_dict`); ``data`` is the whole content, read-only, and
+:meth:`StudyResult.from_dict`); ``data`` is the whole content, read-only at its top level, and
 :meth:`StudyResult.to_dict` gives it back as a fresh dict (what ``result.json`` holds). A result
 is also a read-only mapping of that content (``result["sites"]``), so code that reads a study's
 dict reads its typed result unchanged.

@@ -132,7 +132,8 @@ def _signal(model, site, signal, loss, family, layout, seed, B, level):
     dR = None if B is None else float(empirical_bernstein_lower(float(z.mean()), float(z.var()), z.numel(),
                                                                 2 * B, level / 4))
     return scan, block, beta, {"delta_R": dR, "delta_R_hat": float(z.mean()), "n_signal": n,
-                               "dR_mean": float(z.mean()), "dR_var": float(z.var()), "n_held": z.numel()}
+                               "dR_mean": float(z.mean()), "dR_var": float(z.var()), "n_held": z.numel(),
+                               "rho_phi_held": accumulate(model, held, {site: block}, as_loss(loss))[site].phi_max}
 
 
 def _constants(loss, B, L_loss, L_top, kappa, A_norm=None) -> dict:
@@ -190,7 +191,7 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
         B, L_loss, L_top, kappa: the constants routes need (THEORY §1, §6b); None = not given.
         A_norm: ``||A||_2`` when ``f_top`` is linear (``z = A h + c``): ``kappa`` for a named loss, and (c).
         rho_phi: a sure bound on the whole-state ``||phi||``; None: the plug-in maximum on the signal
-            sample, checked on S and T (module docstring, **Choice**).
+            sample, checked on S, T and the signal's held part (module docstring, **Choice**).
 
     Returns:
         A :class:`Certificate` (``table()``: every route evaluated, or the constants it lacks).
@@ -213,7 +214,7 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
         return _nothing_to_certify(route or DEFAULT_ROUTE, q, c)
     q.update(_measure_S_T(model, site, block, beta, roles["S"], roles["T"], loss_fn, erm_steps))
     q["rho_phi"] = rho_phi if rho_phi is not None else scan._stats[site].phi_max   # fixed before S and T
-    q["rho_phi_exceeded"] = rho_phi is None and max(q["rho_phi_S"], q["rho_phi_T"]) > q["rho_phi"]
+    q["rho_phi_exceeded"] = rho_phi is None and _phi_seen(q) > q["rho_phi"]   # S, T and the signal's held part
     q["beta"] = beta
     inputs = VariantInputs(var_S_jump_pop=q["var_S_jump_pop"], var_T_new=q["var_T_new"], var_T_old=q["var_T_old"],
                            var_T_jump_S=q["var_T_jump_S"], phi_sq_sum=q["phi_sq_sum"])
@@ -222,11 +223,17 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
     return Certificate(bool(row["certified"]), row["route"], row["bound"], rows, q, c, _cert_notes(route, rho_phi, q))
 
 
+def _phi_seen(q: dict) -> float:
+    """The largest ``||phi||`` on the samples the class must cover beyond the scan's part of the signal sample:
+    ``S``, ``T`` and the signal's held third (``Delta_R``'s lower bound uses the class's range there)."""
+    return max(q["rho_phi_S"], q["rho_phi_T"], q["rho_phi_held"])
+
+
 def _class_check(rows: list, q: dict) -> list:
     """On the event ``rho_phi_exceeded`` (module docstring) no row certifies, and each says why."""
     if not q["rho_phi_exceeded"]:
         return rows
-    why = (f"not certified: ||phi|| on S or T (max {max(q['rho_phi_S'], q['rho_phi_T']):.6g}) exceeds the plug-in "
+    why = (f"not certified: ||phi|| on S, T or the signal's held part (max {_phi_seen(q):.6g}) exceeds the plug-in "
            f"rho_phi = {q['rho_phi']:.6g} fixed on the signal sample (the class condition fails)")
     return [{**r, "certified": False, "message": why} for r in rows]
 
@@ -252,7 +259,7 @@ def _cert_notes(route, rho_phi, q) -> list[str]:
             f"S ({q['M']} samples): G_S, f~_S and f_new (ERM in the cap); T ({q['K']} samples): test losses",
             "rho_phi: " + ("given" if rho_phi is not None else "plug-in maximum of the whole-state ||phi|| on the "
                            "signal sample, fixed before S and T (not a sure bound: the certificate is conditional on "
-                           f"it); checked on S and T: {'EXCEEDED, nothing certifies' if q['rho_phi_exceeded'] else 'held'}"),
+                           f"it); checked on S, T and the signal's held part: {'EXCEEDED, nothing certifies' if q['rho_phi_exceeded'] else 'held'}"),
             "beta is a plug-in (curvature along -G on the signal's curvature part)"]
 
 

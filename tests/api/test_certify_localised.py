@@ -120,7 +120,8 @@ def test_rho_phi_is_fixed_before_S_and_checked_on_S_and_T(roles, cert):
     assert other.quantities["rho_phi"] == cert.quantities["rho_phi"]          # the class does not depend on S
     assert not cert.quantities["rho_phi_exceeded"] and "held" in cert.notes[3]
     q = cert.quantities
-    assert q["rho_phi"] > 0 and q["rho_phi_exceeded"] == (max(q["rho_phi_S"], q["rho_phi_T"]) > q["rho_phi"])
+    assert q["rho_phi"] > 0 and q["rho_phi_held"] > 0
+    assert q["rho_phi_exceeded"] == (max(q["rho_phi_S"], q["rho_phi_T"], q["rho_phi_held"]) > q["rho_phi"])
     given = dc.certify_insertion(net, "blocks.1", signal=sig, S=S, T=T, B=5.0, L_top=3.0, rho_phi=1e3, **SMALL)
     assert not given.quantities["rho_phi_exceeded"] and given.quantities["rho_phi"] == 1e3   # a sure bound: no check
 
@@ -129,8 +130,10 @@ def test_on_the_event_rho_phi_exceeded_no_route_certifies():
     from depthcert.api._certify import _class_check
 
     rows = [{"route": "a", "certified": True, "message": "ok"}, {"route": "b", "certified": False, "message": "x"}]
-    q = {"rho_phi": 2.0, "rho_phi_S": 1.5, "rho_phi_T": 2.5, "rho_phi_exceeded": True}
+    q = {"rho_phi": 2.0, "rho_phi_S": 1.5, "rho_phi_T": 2.5, "rho_phi_held": 1.0, "rho_phi_exceeded": True}
     out = _class_check(rows, q)
     assert [r["certified"] for r in out] == [False, False]
     assert all("(max 2.5) exceeds the plug-in rho_phi = 2" in r["message"] for r in out)
     assert _class_check(rows, {**q, "rho_phi_exceeded": False}) == rows
+    held = _class_check(rows, {**q, "rho_phi_T": 1.0, "rho_phi_held": 3.0})   # the signal's held part counts too
+    assert all("(max 3) exceeds" in r["message"] for r in held)

@@ -1,8 +1,8 @@
 """Growth to saturation (Paper B, THEORY §3, §8): scan -> insert -> train -> rescan.
 
 Each step ``k`` scans the current network (:func:`numerics.studies.saturation.scan_with_state`)
-on its own probe (:mod:`numerics.studies.growth._probe`: a fresh draw per step, or a disjoint
-fold of a fixed probe split), records it, then stops when
+on a probe (:mod:`numerics.studies.growth._probe`: generated data, a fresh draw per step; a fixed
+split, the whole split again, the later steps' level conditional), records it, then stops when
 
 * ``saturated`` -- no site rejects ``G = 0`` at ``growth.level`` (the adaptive test);
 * ``certified_gain_below_2eps_M`` -- the best site's certified gain

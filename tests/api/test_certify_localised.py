@@ -9,17 +9,9 @@ import torch
 
 import depthcert as dc
 from depthcert.api._localised import LOCALISED_NAMES, LOSS_CURVATURE, localised_setup, softmax_hessian_bound
-from tests.api._nets import ResCNN, synthetic
 
 SMALL = dict(erm_steps=2, batch_size=200)
 
-
-@pytest.fixture(scope="module")
-def roles():
-    torch.manual_seed(0)
-    net = ResCNN(c=8, depth=2).double()
-    x, y = synthetic(1800, length=16)
-    return net, (x[:600], y[:600]), (x[600:1200], y[600:1200]), (x[1200:], y[1200:])
 
 
 @pytest.fixture(scope="module")

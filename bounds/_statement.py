@@ -54,7 +54,7 @@ class Tail:
     """How the slack ``symbol`` of the premises on an event is derived (THEORY §4, §6).
 
     Attributes:
-        kind: one of :data:`TAIL_KINDS`.
+        kind: one of ``TAIL_KINDS``.
         symbol: the symbol the premises use as slack (``A <= B + symbol``), e.g. ``t_T_new``.
         deviation: its value as a formula of sizes, levels and constants; the evaluators
             read the numeric value from here (the formula is written once).

@@ -102,7 +102,7 @@ class VariantInputs:
     use: str | None = None
 
     def get(self, key: str):
-        """The value of ``key``, read through its old name (:data:`ALIASES`) when only that is given."""
+        """The value of ``key``, read through its old name (``ALIASES``) when only that is given."""
         value = getattr(self, key)
         old = next((a for a, new in ALIASES.items() if new == key), None)
         return getattr(self, old) if value is None and old is not None else value

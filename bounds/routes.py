@@ -19,7 +19,7 @@ Besides the two test-risk routes, a report holds
 
 Sample sizes. Both closed-form costs scale as ``eps_n = c_n / sqrt(n)`` with a scale
 ``c_n`` that does not depend on ``n`` (THEORY §4), so the smallest certifying sizes solve
-``margin(c_M / sqrt(M)) = 0`` in closed form (:func:`min_M_expression`). When the user
+``margin(c_M / sqrt(M)) = 0`` in closed form (``min_M_expression``). When the user
 overrides ``eps_M``/``eps_K`` with a measured value, the same ``1/sqrt(n)`` scaling is
 assumed for the solve (this project's **Choice**; the report says so).
 """
@@ -42,7 +42,7 @@ from bounds import _route_expressions
 from bounds._route_expressions import (POPULATION_RISK, ROUTES, THEOREMS, _REFERENCE, _route, c_K,  # noqa: F401
                                       c_M, improvement_expression, min_K_expression, min_M_expression)
 
-#: The symbol of the user's level in :func:`min_K_expression` (re-exported).
+#: The symbol of the user's level in ``min_K_expression`` (re-exported).
 level_symbol = _route_expressions.level
 
 
@@ -63,8 +63,8 @@ class Setup:
             Rademacher); ``None`` to use the closed forms.
         n_grid: number of caps in the post-hoc cap grid (union bound, level/n_grid).
         delta_R_failure: when ``delta_R`` is an estimate, the probability that it exceeds
-            the true ``Delta_R`` (e.g. the level of :func:`bounds.confidence.
-            empirical_bernstein_lower`); added to the population route's failure
+            the true ``Delta_R`` (e.g. the level of
+            :func:`bounds.confidence.empirical_bernstein_lower`); added to the population route's failure
             probability (union bound; this project's **Choice**). Default: exact ``Delta_R``.
         R_old: population risk of ``f_old`` (e.g. a Monte-Carlo estimate); only the
             numeric bound of the ``population_risk`` route needs it.

@@ -21,3 +21,8 @@ def __getattr__(name):
 
         return getattr(api, name)
     raise AttributeError(f"module 'depthcert' has no attribute {name!r}")
+
+
+def __dir__():
+    # the lazily imported API is listed too (tab completion, documentation tools)
+    return sorted(set(globals()) | _API)

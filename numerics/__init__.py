@@ -154,3 +154,8 @@ def __getattr__(name: str):
         attr = {"saturation_scan": "run"}.get(name, name)
         return getattr(importlib.import_module(_LAZY[name]), attr)
     raise AttributeError(f"module 'numerics' has no attribute {name!r}")
+
+
+def __dir__():
+    # the lazily imported names are listed too (tab completion, documentation tools)
+    return sorted(set(globals()) | set(_LAZY))

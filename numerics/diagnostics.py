@@ -105,7 +105,7 @@ def site_signals(net, block, x: torch.Tensor, ms: dict, m_bars: dict) -> dict:
         dict of lists indexed by ``l = 0..D`` (``G_norm``, ``G_norm_stderr``,
         ``G_sq_ustat``, ``offdiag_ratio``) plus ``s_max`` (``max_l G_norm``) and ``argmax``;
         ``covariance`` (``Cov(m_l)`` per site) when ``(D+1) d^2`` is at most
-        :data:`MAX_STORED_SITE_ENTRIES`.
+        ``MAX_STORED_SITE_ENTRIES``.
     """
     from numerics.estimators import covariance_diagnostics, u_statistic_sq_norm
 

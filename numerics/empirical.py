@@ -29,7 +29,7 @@ class ChunkedSampling:
     (a streamed ``(x, y)`` draw; the same ``seed`` gives the same rows in every form)."""
 
     def sample_x_chunks(self, n: int, seed: int, chunk: int = SAMPLE_CHUNK) -> Iterator[torch.Tensor]:
-        """The ``x`` of :meth:`sample_chunks` (same ``seed``: same rows)."""
+        """The ``x`` of ``sample_chunks`` (same ``seed``: same rows)."""
         for x, _ in self.sample_chunks(n, seed, chunk):
             yield x
 

@@ -163,7 +163,7 @@ def check_streams(used: Mapping[str, int], streams: Streams | None = None) -> No
         used: stream name -> integer seed, as recorded by a run (:meth:`Streams.used`,
             ``result.json["streams"]``); ``"<role>/noise"`` names a label-noise sub-stream.
         streams: when given, each role's seed must be ``streams.seed_for(role)`` (derived,
-            not an offset of another seed) and each sub-stream its :func:`noise_seed`.
+            not an offset of another seed) and each sub-stream its ``noise_seed``.
 
     Raises:
         ValueError: the offending streams (a shared seed, or a seed not derived for its role).

@@ -187,7 +187,7 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
         model: any ``nn.Module`` (never changed). site: one insertion site.
         signal, S, T: the role samples (any accepted kind of data; pairwise disjoint).
         loss: a name or a per-sample callable. level: the certificate's failure probability.
-        route: a row name of the table (None: :data:`DEFAULT_ROUTE`, Theorem 3, fixed before the data).
+        route: a row name of the table (None: ``DEFAULT_ROUTE``, Theorem 3, fixed before the data).
         B, L_loss, L_top, kappa: the constants routes need (THEORY §1, §6b); None = not given.
         A_norm: ``||A||_2`` when ``f_top`` is linear (``z = A h + c``): ``kappa`` for a named loss, and (c).
         rho_phi: a sure bound on the whole-state ``||phi||``; None: the plug-in maximum on the signal

@@ -111,7 +111,7 @@ class SaturationReport:
         return _json_safe(out)
 
     def table(self):
-        """``pandas.DataFrame``, one row per site (:data:`TABLE_COLUMNS`)."""
+        """``pandas.DataFrame``, one row per site (``TABLE_COLUMNS``)."""
         import pandas as pd
 
         return pd.DataFrame([{c: rec.get(c) for c in TABLE_COLUMNS} for rec in self.sites], columns=TABLE_COLUMNS)

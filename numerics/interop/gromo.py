@@ -42,8 +42,8 @@ def scores_from_gromo(block) -> dict:
             summed loss and ``update_computation``.
 
     Returns:
-        ``{"G": (d, r), "Sigma_phi": (r, r), "P": tr(G Sigma^+ G^T), "G_sq": ||G||_F^2,
-        "family": "affine" | "linear", "n": samples}`` (float64 tensors/floats).
+        a dict ``{"G": (d, r), "Sigma_phi": (r, r), "P": tr(G Sigma^+ G^T), "G_sq": ||G||_F^2,``
+        ``"family": "affine" | "linear", "n": samples}`` (float64 tensors/floats).
     """
     from numerics._numerics import psd_pinv
 

@@ -194,7 +194,7 @@ def grow(config: Mapping, out_dir: str | Path, *, progress: bool = True) -> dict
     """Grow the ``[reference]`` network until saturated, ``< 2 eps_M`` or ``max_depth`` (module docstring).
 
     Returns:
-        the trajectory: ``steps`` (each with ``depth``, ``site``, ``L_train``, ``L_test``, ``R``,
+        The trajectory, a dict with ``steps`` (each with ``depth``, ``site``, ``L_train``, ``L_test``, ``R``,
         ``AG_max``, ``saturated``, ...), ``stopped_because``, ``stop_depth``, ``insertions``.
     """
     return grow_model(config, out_dir, progress=progress)[0]

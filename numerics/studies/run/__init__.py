@@ -109,7 +109,7 @@ def check_scan_world(config: Mapping, command: str) -> None:
 
 
 def validate_config(config: Mapping) -> dict:
-    """Merge ``config`` over :data:`DEFAULT_DEMO_CONFIG` and check it against :data:`CONFIG_SCHEMA`.
+    """Merge ``config`` over :data:`DEFAULT_DEMO_CONFIG` and check it against :data:`~numerics.studies.run.CONFIG_SCHEMA`.
 
     Raises:
         InputError: unknown section/key, or a value outside its range (names the dotted
@@ -123,7 +123,7 @@ def validate_config(config: Mapping) -> dict:
 
 def merge_checked(config: Mapping) -> dict:
     """:func:`validate_config` of a config whose keys and values were already checked against
-    :data:`CONFIG_SCHEMA` (e.g. within a study's wider schema): the merge over the demo's defaults
+    :data:`~numerics.studies.run.CONFIG_SCHEMA` (e.g. within a study's wider schema): the merge over the demo's defaults
     and the checks across keys, without checking each value again.
 
     Raises:

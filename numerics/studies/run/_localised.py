@@ -62,7 +62,7 @@ def default_use(cfg: Mapping) -> str:
 
 
 def localised_options(cfg: Mapping) -> dict:
-    """``[localised]`` over :data:`LOCALISED_DEFAULTS`, with ``use`` resolved and the levels checked.
+    """``[localised]`` over ``LOCALISED_DEFAULTS``, with ``use`` resolved and the levels checked.
 
     Raises:
         InputError: ``localised.use`` names a route whose uniform term does not apply to this

@@ -1,0 +1,176 @@
+"""The API reference, generated: every public module, each object documented once.
+
+An object exported under several public paths (``bounds.THEOREM_1`` and
+``bounds.theorems.THEOREM_1``) is documented at its shortest public path only (**Choice**: the
+path a user imports, ``import depthcert as dc; dc.saturation``); every other path of the same
+object, private ones included, still resolves there (:func:`canonical`, used by the
+``missing-reference`` handler of ``depthcert_docs``).
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+from sphinx.pycode import ModuleAnalyzer
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("depthcert", "bounds", "proofs_check", "numerics", "plumbing")
+#: public modules that are only deprecated aliases (importing their names warns)
+ALIASES = {"numerics.experiment"}
+#: values that may be shared by unrelated names (interned): documented where they are assigned
+_SCALARS = (int, float, complex, str, bytes, bool, type(None))
+
+
+def _shared_value(obj) -> bool:
+    """A value Python may share between unrelated names (a number, a string, an empty tuple)."""
+    return isinstance(obj, _SCALARS) or (isinstance(obj, (tuple, frozenset)) and not obj)
+
+
+def public_modules(package: str) -> list[str]:
+    """``package`` and every module below it with no private component, in file order."""
+    names = []
+    for f in sorted((ROOT / package).rglob("*.py")):
+        parts = list(f.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if any(p.startswith("_") for p in parts) or "__pycache__" in f.parts:
+            continue
+        name = ".".join(parts)
+        if name not in ALIASES:
+            names.append(name)
+    return sorted(names, key=lambda n: (n != package, n))
+
+
+def _defined_names(module: str) -> list[str]:
+    """Public names bound at the top level of the module's own source (no import needed)."""
+    mod = importlib.import_module(module)
+    tree = ast.parse(Path(mod.__file__).read_text())
+    names = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [t.id for t in targets if isinstance(t, ast.Name)]
+    return list(dict.fromkeys(n for n in names if not n.startswith("_")))   # a name assigned twice once
+
+
+def exported(module: str) -> list[str]:
+    """The names ``module`` exports: its ``__all__``, else the public names its source defines."""
+    mod = importlib.import_module(module)
+    names = list(getattr(mod, "__all__", None) or _defined_names(module))
+    return [n for n in names if hasattr(mod, n)]
+
+
+@lru_cache(maxsize=1)
+def registry() -> dict[int, str]:
+    """``id(object) -> the shortest public dotted path`` over every exported object."""
+    best: dict[int, str] = {}
+    for package in PACKAGES:
+        for module in public_modules(package):
+            mod = importlib.import_module(module)
+            for name in exported(module):
+                obj = getattr(mod, name)
+                if _shared_value(obj):
+                    continue
+                path = f"{module}.{name}"
+                old = best.get(id(obj))
+                if old is None or (path.count("."), path) < (old.count("."), old):
+                    best[id(obj)] = path
+    return best
+
+
+def members_of(module: str) -> list[str]:
+    """The names documented on ``module``'s entry: those whose shortest public path is here."""
+    mod = importlib.import_module(module)
+    reg = registry()
+    own = set(_defined_names(module))
+    out = []
+    for name in exported(module):
+        obj = getattr(mod, name)
+        if _shared_value(obj) or id(obj) not in reg:
+            if name in own:
+                out.append(name)
+        elif reg[id(obj)] == f"{module}.{name}":
+            out.append(name)
+    return out
+
+
+def resolve(path: str):
+    """The object a dotted path names (the longest importable module prefix, then attributes)."""
+    parts = path.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except Exception:
+            continue
+        for p in parts[i:]:
+            obj = getattr(obj, p)
+        return obj
+    raise ImportError(path)
+
+
+def canonical(path: str) -> str | None:
+    """Where ``path``'s object is documented (its shortest public path), or None."""
+    try:
+        obj = resolve(path)
+    except Exception:
+        return None
+    if _shared_value(obj):   # documented where it is assigned, when that module is public
+        module, _, name = path.rpartition(".")
+        public = module.split(".")[0] in PACKAGES and not any(p.startswith("_") for p in module.split("."))
+        try:
+            return path if public and name in _defined_names(module) else None
+        except Exception:
+            return None
+    return registry().get(id(obj))
+
+
+def _is_code(obj) -> bool:
+    """A class or a function: autodoc documents it wherever it is exported."""
+    return inspect.isclass(obj) or inspect.isroutine(obj)
+
+
+def _attr_doc(obj, name: str) -> list[str]:
+    """The ``#:`` comment or string under the assignment of ``name`` to ``obj``, where it is assigned."""
+    for modname, mod in sorted(sys.modules.items()):
+        if modname.split(".")[0] not in PACKAGES or getattr(mod, name, None) is not obj:
+            continue
+        try:
+            docs = ModuleAnalyzer.for_module(modname).find_attr_docs()
+        except Exception:
+            continue
+        if ("", name) in docs:
+            return [line for line in docs[("", name)] if line is not None]
+    return []
+
+
+def _data_entry(module: str, name: str) -> list[str]:
+    """A constant (a theorem, a table, a schema) as a ``py:data`` entry, with the comment that
+    documents it where it is assigned (autodoc cannot document a re-exported constant)."""
+    obj = getattr(importlib.import_module(module), name)
+    kind = type(obj)
+    doc = _attr_doc(obj, name) or [f"A :class:`{kind.__module__}.{kind.__qualname__}`."
+                                   if (kind.__module__ or "").split(".")[0] in PACKAGES else f"A ``{kind.__qualname__}``."]
+    return [f".. py:data:: {name}", f"   :module: {module}", "", *("   " + line if line else "" for line in doc), ""]
+
+
+def package_page(package: str) -> str:
+    """``package`` and its public modules, each with the members documented there."""
+    lines = [f"# `{package}`\n", "```{eval-rst}"]
+    for module in public_modules(package):
+        mod = importlib.import_module(module)
+        members = members_of(module)
+        code = [n for n in members if _is_code(getattr(mod, n))]
+        data = [n for n in members if not _is_code(getattr(mod, n)) and not inspect.ismodule(getattr(mod, n))]
+        lines.append(f".. automodule:: {module}")
+        lines += [f"   :members: {', '.join(code)}", "   :undoc-members:", "   :imported-members:"] if code else ["   :no-members:"]
+        lines.append("")
+        for name in data:
+            lines += _data_entry(module, name)
+    lines.append("```")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,191 @@
+"""Pages generated at build time (under ``docs/_generated/``, not committed).
+
+* ``cli.md`` — every command's ``--help``, produced by the CLI's own parsers
+  (``depthcert.cli.build_parser``), so the reference cannot drift from the program;
+* ``notebooks/*.ipynb`` — the notebooks with their outputs: the executed copy the test
+  run stored (``notebooks/_cache.py``) when its key still matches, else executed here;
+* ``theory_table.md`` and ``tests/*.md`` — THEORY section -> theorem object -> proof check ->
+  measurement -> test (``docs/theory_map.toml``, ``theory_table.py``).
+"""
+from __future__ import annotations
+
+import importlib.util
+import io
+import os
+import shutil
+from contextlib import redirect_stdout
+from pathlib import Path
+
+from sphinx.util import logging
+
+import api_pages
+
+HERE = Path(__file__).resolve().parents[1]
+ROOT = HERE.parent
+OUT = HERE / "_generated"
+log = logging.getLogger(__name__)
+
+
+def _write(path: Path, text: str) -> None:
+    """Write only when the text changed (Sphinx rebuilds what changed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def _help_of(argv: list[str]) -> str:
+    from depthcert.cli import build_parser
+
+    os.environ["COLUMNS"] = "100"
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        try:
+            build_parser(argv).parse_args([*argv, "--help"])
+        except SystemExit:
+            pass
+    return buf.getvalue().rstrip()
+
+
+def cli_page() -> str:
+    """The CLI reference: the top-level help, then each command's, in the CLI's order."""
+    from depthcert.cli import COMMANDS
+
+    parts = ["# CLI reference\n",
+             "Generated at build time from the parsers of `depthcert` (the text of `depthcert --help` and of "
+             "`depthcert COMMAND --help`). Exit status 2 is always bad input: one line on stderr naming the option "
+             "or config key, the allowed values and the value given.\n",
+             "## depthcert\n", "```text", _help_of([]), "```\n"]
+    for name in COMMANDS:
+        parts += [f"## depthcert {name}\n", "```text", _help_of([name]), "```\n"]
+    return "\n".join(parts)
+
+
+def _cache_module():
+    spec = importlib.util.spec_from_file_location("notebooks_cache", ROOT / "notebooks" / "_cache.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def notebooks(light: bool) -> None:
+    """Copy every notebook into ``_generated/notebooks``, executed (cached or run now)."""
+    import nbformat
+
+    cache = _cache_module()
+    target = OUT / "notebooks"
+    target.mkdir(parents=True, exist_ok=True)
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        nb = None if light else cache.cached(path)
+        if nb is None and not light:
+            log.info(f"[depthcert_docs] executing {path.name} (no stored copy of the current sources)")
+            nb = cache.execute(path)
+            if cache.errors(nb):
+                raise RuntimeError(f"{path.name}: a cell raised")
+            cache.store(path, nb)
+        elif nb is None:
+            nb = nbformat.read(path, as_version=4)
+        else:
+            log.info(f"[depthcert_docs] {path.name}: the stored executed copy (key matches)")
+        text = nbformat.writes(nb)
+        _write(target / path.name, text)
+
+
+def theory(app) -> None:
+    """The theory table and the pages of the tests it links to (when the map exists)."""
+    mapping = HERE / "theory_map.toml"
+    if not mapping.exists():
+        return
+    import theory_table
+
+    entries = theory_table.load(mapping)
+    problems = theory_table.check(entries)
+    for p in problems:
+        log.warning(f"theory_map.toml: {p}")
+    _write(OUT / "theory_table.md", theory_table.markdown(entries))
+    for name, text in theory_table.tests_pages(entries, OUT / "tests", ROOT).items():
+        _write(OUT / "tests" / name, text)
+
+
+def generate(app) -> None:
+    light = os.environ.get("DEPTHCERT_DOCS_LIGHT", "") not in ("", "0")
+    _write(OUT / "cli.md", cli_page())
+    shutil.rmtree(OUT / "api", ignore_errors=True)   # a page of a removed module must not linger
+    for package in api_pages.PACKAGES:
+        _write(OUT / "api" / f"{package}.md", api_pages.package_page(package))
+    notebooks(light)
+    theory(app)
+    shutil.rmtree(OUT / "notebooks" / ".ipynb_checkpoints", ignore_errors=True)
+
+
+def missing_reference(app, env, node, contnode):
+    """A Python reference to any path of a documented object resolves to where it is documented
+    (of whatever kind it is documented as: a callable constant is documented as a function)."""
+    if node.get("refdomain") != "py":
+        return None
+    target = node.get("reftarget", "").lstrip(".~")
+    module = node.get("py:module")
+    domain = env.get_domain("py")
+    doc = node.get("refdoc", "")
+    for path in ([f"{module}.{target}"] if module and not target.startswith(module + ".") else []) + [target]:
+        home = api_pages.canonical(path)
+        if not home:
+            continue
+        found = domain.resolve_xref(env, doc, app.builder, node["reftype"], home, node, contnode)
+        if found is None:
+            hits = domain.resolve_any_xref(env, doc, app.builder, home, node, contnode)
+            found = hits[0][1] if hits else None
+        if found is not None:
+            return found
+    return _unique_suffix(app, env, node, contnode, target, module or "")
+
+
+def _unique_suffix(app, env, node, contnode, target: str, module: str):
+    """A short name (``Setup``, ``THEOREM_2``, ``ExpandedModel.with_V``) written in a docstring of
+    another module: linked when exactly one documented object of ours ends with it (the
+    nearest to the referring module when several do)."""
+    domain = env.get_domain("py")
+    entries = domain.objects
+    hits = sorted({entries[n].node_id: n for n in entries if n.endswith("." + target)
+                   and not entries[n].aliased}.values())
+    if len(hits) > 1:   # prefer those sharing the longest module prefix with the reference
+        def shared(name):
+            a, b = name.split("."), module.split(".")
+            return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        best = max(map(shared, hits))
+        hits = [h for h in hits if shared(h) == best]
+    if len(hits) != 1:
+        return None
+    found = domain.resolve_any_xref(env, node.get("refdoc", ""), app.builder, hits[0], node, contnode)
+    return found[0][1] if found else None
+
+
+def plain_attribute_docstrings(app, what, name, obj, options, lines):
+    """Napoleon reads a data or attribute docstring's first ``text: text`` as ``type: description``;
+    ours are prose (``#: The largest integer a config value may hold: 2^63 - 1``): a ``:type:``
+    that napoleon made of prose (it has a space) goes back in front of the text."""
+    if what not in ("data", "attribute"):
+        return
+    for i, line in enumerate(lines):
+        if line.startswith(":type: ") and " " in line[len(":type: "):].strip():
+            prose = line[len(":type: "):].strip()
+            del lines[i]
+            first = next((j for j, text in enumerate(lines) if text.strip()), None)
+            if first is None:
+                lines.append(prose)
+            else:
+                lines[first] = f"{prose}: {lines[first].lstrip()}"
+            return
+
+
+def keep_listed_members(app, what, name, obj, skip, options):
+    """Every module entry lists its members explicitly (``api_pages``): keep each, documented
+    or not (a constant such as ``bounds.THEOREM_1`` carries no docstring of its own)."""
+    return False if what == "module" else None
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", keep_listed_members)
+    app.connect("builder-inited", generate)
+    app.connect("autodoc-process-docstring", plain_attribute_docstrings, priority=900)
+    app.connect("missing-reference", missing_reference)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -42,7 +42,7 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 root_doc = "index"
 exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip",
-                    "auto_examples/*.md5", "auto_examples/*.json", "reproduce-mnist1d-quick/report.md",
+                    "auto_examples/*.md5", "auto_examples/*.json", "reproduce-*/figures/*.md", "reproduce-*/validity/*.md",
                     "gallery/*", "Thumbs.db", ".DS_Store"]
 
 # --- MyST --------------------------------------------------------------------------------

@@ -15,12 +15,10 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-from sphinx.pycode import ModuleAnalyzer
-
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("depthcert", "bounds", "proofs_check", "numerics", "plumbing")
-#: public modules that are only deprecated aliases (importing their names warns)
-ALIASES = {"numerics.experiment"}
+#: public modules that are only deprecated aliases (importing them, or their names, warns)
+ALIASES = {"numerics.experiment", "numerics.plots", "numerics.sweeps", "numerics.hf", "numerics.studies.gromo"}
 #: values that may be shared by unrelated names (interned): documented where they are assigned
 _SCALARS = (int, float, complex, str, bytes, bool, type(None))
 
@@ -137,6 +135,8 @@ def _is_code(obj) -> bool:
 
 def _attr_doc(obj, name: str) -> list[str]:
     """The ``#:`` comment or string under the assignment of ``name`` to ``obj``, where it is assigned."""
+    from sphinx.pycode import ModuleAnalyzer   # only the docs build needs sphinx
+
     for modname, mod in sorted(sys.modules.items()):
         if modname.split(".")[0] not in PACKAGES or getattr(mod, name, None) is not obj:
             continue

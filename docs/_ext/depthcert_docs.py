@@ -4,7 +4,7 @@
   (``depthcert.cli.build_parser``), so the reference cannot drift from the program;
 * ``notebooks/*.ipynb`` — the notebooks with their outputs: the executed copy the test
   run stored (``notebooks/_cache.py``) when its key still matches, else executed here;
-* ``theory_table.md`` and ``tests/*.md`` — THEORY section -> theorem object -> proof check ->
+* ``theory.md`` and ``tests/*.md`` — THEORY section -> theorem object -> proof check ->
   measurement -> test (``docs/theory_map.toml``, ``theory_table.py``).
 """
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib.util
 import io
 import os
-import shutil
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -26,8 +25,12 @@ OUT = HERE / "_generated"
 log = logging.getLogger(__name__)
 
 
+WRITTEN: set[Path] = set()
+
+
 def _write(path: Path, text: str) -> None:
     """Write only when the text changed (Sphinx rebuilds what changed)."""
+    WRITTEN.add(path.resolve())
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists() or path.read_text() != text:
         path.write_text(text)
@@ -90,6 +93,17 @@ def notebooks(light: bool) -> None:
         _write(target / path.name, text)
 
 
+THEORY_INTRO = """# Theory
+
+The formalisation the toolkit implements (this project's own statement of the two papers'
+results, not a quotation) is {doc}`../THEORY`. The table links each section to the objects that
+state it, the machine checks of its proofs, the code that measures its quantities and the
+tests that hold them (each test page shows the test's source). It is generated from
+`docs/theory_map.toml`; the build checks that every object imports and every test exists.
+
+"""
+
+
 def theory(app) -> None:
     """The theory table and the pages of the tests it links to (when the map exists)."""
     mapping = HERE / "theory_map.toml"
@@ -101,20 +115,32 @@ def theory(app) -> None:
     problems = theory_table.check(entries)
     for p in problems:
         log.warning(f"theory_map.toml: {p}")
-    _write(OUT / "theory_table.md", theory_table.markdown(entries))
-    for name, text in theory_table.tests_pages(entries, OUT / "tests", ROOT).items():
-        _write(OUT / "tests" / name, text)
+    _write(OUT / "theory.md", THEORY_INTRO + theory_table.markdown(entries, theory_doc="../THEORY.md") + "\n"
+           + theory_table.notes(entries) + "\n```{toctree}\n:hidden:\n\n../THEORY\ntests_index\n```\n")
+    pages = theory_table.tests_pages(entries, OUT, ROOT)
+    for name, text in pages.items():
+        _write(OUT / name, text)
+    _write(OUT / "tests_index.md", theory_table.tests_index(pages))
+
+
+def _remove_stale() -> None:
+    """A generated page this build did not write (a removed module, a test no longer cited) goes."""
+    for f in sorted(OUT.rglob("*"), reverse=True):
+        if f.is_file() and f.resolve() not in WRITTEN:
+            f.unlink()
+        elif f.is_dir() and not any(f.iterdir()):
+            f.rmdir()
 
 
 def generate(app) -> None:
+    WRITTEN.clear()
     light = os.environ.get("DEPTHCERT_DOCS_LIGHT", "") not in ("", "0")
     _write(OUT / "cli.md", cli_page())
-    shutil.rmtree(OUT / "api", ignore_errors=True)   # a page of a removed module must not linger
     for package in api_pages.PACKAGES:
         _write(OUT / "api" / f"{package}.md", api_pages.package_page(package))
     notebooks(light)
     theory(app)
-    shutil.rmtree(OUT / "notebooks" / ".ipynb_checkpoints", ignore_errors=True)
+    _remove_stale()
 
 
 def missing_reference(app, env, node, contnode):

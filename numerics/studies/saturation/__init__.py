@@ -93,6 +93,9 @@ def validate_config(config: Mapping) -> dict:
 
 
 def block_for(net, site: str, state_shape, sat: Mapping, streams: Streams, tag):
+    """The protocol block scanned at ``site``: the ``[saturation]`` families (linear and affine
+    always) on a state of ``state_shape``, its features seeded by the ``insertion`` stream of
+    ``site`` and ``tag``; a 2-D state's layout is read from the module, never guessed."""
     from numerics.families import ProtocolBlock
 
     fams = list(dict.fromkeys(["linear", "affine", *sat["families"]]))

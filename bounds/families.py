@@ -35,13 +35,13 @@ _COMMON = {"d": Interval(1, integer=True), "L_top": _nonneg}
 
 @dataclasses.dataclass(frozen=True)
 class ResidualFamily:
-    """One residual block family (module docstring).
+    """One residual block family (docstring of ``bounds.families``).
 
     Attributes:
         name: its ``[block] family`` / ``insertion.family`` value.
         parameters: its ``[block]`` keys and their ranges (``d``, ``L_top``, then the caps).
         output_formula: ``{cap key: value} -> sup ||h(u)||`` (plain floats, no sympy).
-        rad_vec_formula: ``n -> `` the closed-form bound on ``Rad^vec_n(H)`` (sympy).
+        rad_vec_formula: ``n -> the closed-form bound on Rad^vec_n(H)`` (sympy).
         empirical_rademacher: the sign Monte Carlo of the empirical Rademacher value (THEORY §4)
             is this family's (readout: the linear class ``V -> V phi``), so the empirical
             variants and the Jensen bound apply.

@@ -86,7 +86,7 @@ def _constants(setup: LocalisedSetup) -> dict:
 
 
 def _levels(setup: LocalisedSetup, chain: str, uniform: str, level: float, v: dict) -> dict:
-    """The levels of the chain's events (module docstring); raises if ``level`` leaves nothing."""
+    """The levels of the chain's events (docstring of ``bounds.localised_routes``); raises if ``level`` leaves nothing."""
     fixed = (v["delta_R_failure"] if chain == "paper" else 0.0) + (
         0.0 if uniform == "sure" else v["delta_sigma"] + (v["delta_Sn"] if uniform == "exact" else 0.0))
     keys = ["delta_U", "delta_T_d"] + (["delta_S_pop"] if chain == "paper" else [])

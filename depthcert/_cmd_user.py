@@ -25,25 +25,38 @@ ROLES = {"saturation": ("probe",), "grow": ("train", "probe"), "certify": ("sign
 
 def add_user_arguments(p: argparse.ArgumentParser, command: str) -> None:
     """The options of a user's model (next to ``--config`` for the built-in workloads)."""
-    p.add_argument("--model", help="FILE.py:factory returning your nn.Module (instead of --config)")
-    p.add_argument("--weights", help="a state dict (torch.save(model.state_dict())), loaded with weights_only=True")
-    p.add_argument("--data", help=f"FILE.py:function returning a dict of data roles {list(ROLES[command])}")
-    p.add_argument("--loss", default="cross_entropy", choices=["cross_entropy", "squared"])
-    p.add_argument("--sites", default="blocks.*", help="module paths, comma-separated, or 'name.*'")
-    p.add_argument("--layout", default=None, choices=["ND", "NLD", "NCL", "NCHW"])
-    p.add_argument("--level", type=float, default=0.05)
-    p.add_argument("--seed", type=int, default=0)
+    alternative = " (instead of --config)" if command in ("saturation", "grow") else ""
+    p.add_argument("--model", metavar="FILE.py:factory",
+                   help=f"a function in FILE.py returning your nn.Module{alternative}; example: examples/own_cli.py:model")
+    p.add_argument("--weights", metavar="CKPT.pt",
+                   help="a state dict (torch.save(model.state_dict())) for the model, loaded with weights_only=True")
+    p.add_argument("--data", metavar="FILE.py:function",
+                   help=f"a function in FILE.py returning a dict with the data roles {list(ROLES[command])} "
+                        "(tensors, arrays, a Dataset or a DataLoader each); example: examples/own_cli.py:data")
+    p.add_argument("--loss", default="cross_entropy", choices=["cross_entropy", "squared"],
+                   help="the loss the model is trained with (default: cross_entropy)")
+    p.add_argument("--sites", default="blocks.*",
+                   help="where a block could be inserted: module paths, comma-separated, or 'name.*' (default: blocks.*)")
+    p.add_argument("--layout", default=None, choices=["ND", "NLD", "NCL", "NCHW"],
+                   help="the layout of the state at the sites, when it cannot be read from the model "
+                        "(NCL: channels first, a conv net's; NLD: tokens)")
+    p.add_argument("--level", type=float, default=0.05, help="the tests' level (default: 0.05)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the scan's random features and splits (default: 0)")
     if command in ("saturation", "grow"):
-        p.add_argument("--eps", type=float, default=None, help="tolerance of 'saturated within eps'")
+        p.add_argument("--eps", type=float, default=None,
+                       help="tolerance of 'saturated within eps': the first-order gain below it (default: 1e-3)")
     if command == "grow":
-        p.add_argument("--max-blocks", type=int, default=3)
-        p.add_argument("--steps", type=int, default=200, help="Adam steps after each insertion")
+        p.add_argument("--max-blocks", type=int, default=3, help="at most this many blocks inserted (default: 3)")
+        p.add_argument("--steps", type=int, default=200, help="Adam steps after each insertion (default: 200)")
     if command == "certify":
-        p.add_argument("--site", required=False, help="the insertion site")
-        p.add_argument("--B", type=float, default=None, help="loss bound B (THEORY §1)")
-        p.add_argument("--L-top", dest="L_top", type=float, default=None, help="Lipschitz constant of f_top")
-        p.add_argument("--route", default=None)
-
+        p.add_argument("--site", required=False,
+                       help="the insertion site (default: the best site of a saturation scan on the signal sample)")
+        p.add_argument("--B", type=float, default=None, help="an upper bound B on the loss (THEORY §1)")
+        p.add_argument("--L-top", dest="L_top", type=float, default=None,
+                       help="a Lipschitz constant of the network above the site (THEORY §1)")
+        p.add_argument("--route", default=None,
+                       help="the route whose verdict is the certificate, fixed before the data: a row name of the "
+                            "route table (e.g. direct_route, population_route; default: direct_route, Theorem 3)")
 
 def load_object(spec: str, arg: str):
     """``FILE.py:name`` -> the object ``name`` of the module at ``FILE.py``.

@@ -59,6 +59,7 @@ autodoc_member_order = "bysource"
 autodoc_preserve_defaults = True   # a default is shown as written, not as the repr of a large object
 autodoc_typehints = "description"
 autodoc_typehints_format = "short"
+autodoc_typehints_description_target = "documented"   # a field is listed once, where the docstring names it
 napoleon_google_docstring = True
 napoleon_numpy_docstring = True
 napoleon_use_ivar = True

@@ -120,7 +120,7 @@ def _check(optimizer, lr, steps, batch_size, u, y, seeds, caps) -> None:
 def train_readout_blocks(expanded, u: torch.Tensor, y: torch.Tensor, *, loss: str, caps, seeds: Sequence[int],
                          optimizer: str = "sgd", lr: float = 0.1, steps: int = 100, batch_size: int = 256,
                          V0: torch.Tensor | None = None) -> BlockTrainResult:
-    """Projected zero-state training of ``B`` readout blocks at once (module docstring).
+    """Projected zero-state training of ``B`` readout blocks at once (docstring of ``numerics.block_training``).
 
     Minimises each draw's ``R_S(V_b) = (1/M) sum_i l(f_top(u_bi + V_b phi(u_bi)), y_bi)``
     over ``||V_b||_F <= caps_b``, mini-batches of ``batch_size`` drawn with replacement

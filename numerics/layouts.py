@@ -52,7 +52,7 @@ def _channels(mod: nn.Module) -> tuple[set, set]:
 
 
 def infer_layout(module: nn.Module, state_shape: Sequence[int], site: str) -> str:
-    """The layout of a per-sample state ``state_shape`` at ``site`` (module docstring).
+    """The layout of a per-sample state ``state_shape`` at ``site`` (docstring of ``numerics.layouts``).
 
     Raises:
         ValueError: the layout is ambiguous (names the site, the shape and what was found).

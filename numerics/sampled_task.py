@@ -66,7 +66,7 @@ def estimate_tolerance(task, stderrs) -> dict:
 
 
 class SampledClassification(ChunkedSampling):
-    """Classification data known only through an i.i.d. sampler (module docstring).
+    """Classification data known only through an i.i.d. sampler (docstring of ``numerics.sampled_task``).
 
     Args:
         sampler: ``sampler(n, rng) -> (x (n, d_in) float64, y (n,) long)``: ``n`` i.i.d.
@@ -123,7 +123,7 @@ def population_is(task) -> str:
 
 def signal_targets(task, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     """``(x (n, ...), targets)`` of the signal sample: the exact ``y``-expectation
-    (``task.soft_targets(x)``) of a teacher, or the sample's labels ``(n,)`` (module docstring)."""
+    (``task.soft_targets(x)``) of a teacher, or the sample's labels ``(n,)`` (docstring of ``numerics.sampled_task``)."""
     if population_is(task) == "exact":
         x = task.sample_x(n, seed)
         return x, task.soft_targets(x)

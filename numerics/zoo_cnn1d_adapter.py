@@ -85,7 +85,7 @@ class SignalNet(nn.Module):
 
 
 class HeadInputView(nn.Module):
-    """A trained :class:`SignalNet` split at the head input (module docstring); ``at = depth`` only.
+    """A trained :class:`SignalNet` split at the head input (docstring of ``numerics.zoo_cnn1d_adapter``); ``at = depth`` only.
 
     Args:
         signal_net: the trained reference (frozen here: ``requires_grad=False``).

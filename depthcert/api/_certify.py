@@ -181,7 +181,7 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
                       B=None, L_loss=None, L_top=None, kappa=None, A_norm=None, rho_phi=None, layout=None,
                       seed: int = 0,
                       erm_steps: int = 20, batch_size: int = 256) -> Certificate:
-    """Certify (or not) that one readout block at ``site`` lowers the test loss (module docstring).
+    """Certify (or not) that one readout block at ``site`` lowers the test loss (docstring of ``depthcert.api._certify``).
 
     Args:
         model: any ``nn.Module`` (never changed). site: one insertion site.
@@ -230,7 +230,7 @@ def _phi_seen(q: dict) -> float:
 
 
 def _class_check(rows: list, q: dict) -> list:
-    """On the event ``rho_phi_exceeded`` (module docstring) no row certifies, and each says why."""
+    """On the event ``rho_phi_exceeded`` (docstring of ``depthcert.api._certify``) no row certifies, and each says why."""
     if not q["rho_phi_exceeded"]:
         return rows
     why = (f"not certified: ||phi|| on S, T or the signal's held part (max {_phi_seen(q):.6g}) exceeds the plug-in "

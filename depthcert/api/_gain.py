@@ -71,7 +71,7 @@ def insertion_record(model, site: str, proto, G, families, seed: int, step, gain
 
     Args:
         proto: the site's scanned :class:`~numerics.families.ProtocolBlock`; ``G``: its ``(d, r)``
-            cross-gradient on the probe. step, gain: ``(x, y)`` samples (module docstring).
+            cross-gradient on the probe. step, gain: ``(x, y)`` samples (docstring of ``depthcert.api._gain``).
     """
     if gain is None:
         return None

@@ -84,7 +84,7 @@ def _row(k: int, rep, gain, probe_loss: float, fold: tuple[int, int], stop) -> d
 
 
 def _folds(probe_s, max_blocks: int) -> list[tuple[int, int]]:
-    """``max_blocks + 1`` disjoint contiguous ``[a, b)`` folds of the probe (module docstring)."""
+    """``max_blocks + 1`` disjoint contiguous ``[a, b)`` folds of the probe (docstring of ``depthcert.api._growth``)."""
     k = max_blocks + 1
     size = len(probe_s) // k
     if size < 8:
@@ -96,7 +96,7 @@ def _folds(probe_s, max_blocks: int) -> list[tuple[int, int]]:
 def grow(model, train, probe, loss="cross_entropy", max_blocks: int = 3, level: float = 0.05, *,
          eps: float = DEFAULT_EPS, sites="blocks.*", layout=None, family: str = "readout", steps: int = 200,
          lr: float = 1e-3, seed: int = 0, batch_size: int = 256, **scan_kw) -> GrowthResult:
-    """Grow ``model`` by at most ``max_blocks`` blocks (module docstring).
+    """Grow ``model`` by at most ``max_blocks`` blocks (docstring of ``depthcert.api._growth``).
 
     Args:
         model: any ``nn.Module`` (never changed; batch-norm only in eval mode).

@@ -81,7 +81,7 @@ def family_block(net: nn.Module, site: str, family: str, init: str, scan: Satura
 
 def insert_block(model: nn.Module, site: str, family: str = "readout", init: str = "jumpboard",
                  scan=None) -> nn.Module:
-    """A copy of ``model`` with one residual block of ``family`` right after ``site`` (module docstring).
+    """A copy of ``model`` with one residual block of ``family`` right after ``site`` (docstring of ``depthcert.api._insert``).
 
     Args:
         model: the network the scan was made on (never changed).

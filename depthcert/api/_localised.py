@@ -28,7 +28,7 @@ from bounds.localised import LOCALISED_SPECS
 
 __all__ = ["LOCALISED_NAMES", "LOSS_CURVATURE", "localised_rows", "localised_setup", "softmax_hessian_bound"]
 
-#: ``lambda_max`` of the Hessian of the named loss in the network's output (module docstring).
+#: ``lambda_max`` of the Hessian of the named loss in the network's output (docstring of ``depthcert.api._localised``).
 LOSS_CURVATURE = {"squared": 2.0, "cross_entropy": 0.5}
 LOCALISED_NAMES = tuple(LOCALISED_SPECS)
 #: What each missing :class:`LocalisedSetup` key asks of the user.

@@ -51,7 +51,7 @@ def chebyshev_radius(sigma2: float, n: int, delta: float) -> float:
 
 def t_interval(mean: float, sd: float, n: int, level: float, n_eval: int | None = None) -> tuple[float, float]:
     """Two-sided level-``(1 - level)`` Student-``t`` interval for the population mean (``n_eval``
-    None) or for the mean of ``n_eval`` independent fresh samples (module docstring).
+    None) or for the mean of ``n_eval`` independent fresh samples (docstring of ``depthcert.api._verdict``).
 
     Args:
         mean, sd: the sample mean and standard deviation (``ddof = 1``) of ``n >= 2`` values.

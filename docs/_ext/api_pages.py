@@ -154,8 +154,13 @@ def _data_entry(module: str, name: str) -> list[str]:
     documents it where it is assigned (autodoc cannot document a re-exported constant)."""
     obj = getattr(importlib.import_module(module), name)
     kind = type(obj)
-    doc = _attr_doc(obj, name) or [f"A :class:`{kind.__module__}.{kind.__qualname__}`."
-                                   if (kind.__module__ or "").split(".")[0] in PACKAGES else f"A ``{kind.__qualname__}``."]
+    home = registry().get(id(kind))
+    what = f":class:`{home}`" if home else f"``{kind.__qualname__}``"
+    own = [str(getattr(obj, a)).replace("`", "'") for a in ("description", "reference")
+           if isinstance(getattr(obj, a, None), str) and getattr(obj, a)]
+    own = [f"``{text}``" if any(c in text for c in "|*_\\") else text for text in own]   # formulas as written
+    doc = _attr_doc(obj, name) or ([f"A {what}: " + " ".join(own[:1])] + ([f"({own[1]})"] if len(own) > 1 else [])
+                                   if own else [f"A {what}."])
     return [f".. py:data:: {name}", f"   :module: {module}", "", *("   " + line if line else "" for line in doc), ""]
 
 

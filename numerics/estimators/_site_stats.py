@@ -308,7 +308,7 @@ def _lower_bound(acc: SiteAccumulator, level: float) -> float:
 
 def adaptive_test(acc: SiteAccumulator, level: float, b: float | None = None, target_sq: float | None = None
                   ) -> SiteTest:
-    """Test by betting with a predictable direction (module docstring): reject iff ``log wealth >= ln(1/level)``."""
+    """Test by betting with a predictable direction (docstring of ``numerics.estimators._site_stats``): reject iff ``log wealth >= ln(1/level)``."""
     n_bet = sum(z.numel() for z in acc._z)
     if n_bet < 2:
         raise ValueError(f"betting samples == {n_bet}, must be >= 2 (probe too small for the chunks).")

@@ -191,7 +191,7 @@ def _trajectory(cfg, depth0, steps, insertions, stopped, timings) -> dict:
 
 
 def grow(config: Mapping, out_dir: str | Path, *, progress: bool = True) -> dict:
-    """Grow the ``[reference]`` network until saturated, ``< 2 eps_M`` or ``max_depth`` (module docstring).
+    """Grow the ``[reference]`` network until saturated, ``< 2 eps_M`` or ``max_depth`` (docstring of ``numerics.studies.growth._loop``).
 
     Returns:
         The trajectory, a dict with ``steps`` (each with ``depth``, ``site``, ``L_train``, ``L_test``, ``R``,
@@ -230,7 +230,7 @@ def grow_model(config: Mapping, out_dir: str | Path, *, progress: bool = True):
 
 
 def _loop(net, w, cfg, streams, out, depth0, steps, insertions, k, t0, progress) -> dict:
-    from tqdm.auto import tqdm
+    from tqdm import tqdm   # text bars (tqdm.auto warns in a notebook without ipywidgets)
 
     g = cfg["growth"]
     bar = tqdm(total=max(g["max_depth"] - depth0, 0) + 1, initial=k, desc="grow", disable=not progress)

@@ -42,7 +42,7 @@ def _fresh(w, cfg, streams, k: int):
 
 
 def step_workload(w, cfg, streams, k: int, n_steps: int):
-    """The workload ``w`` with step ``k``'s own probe (module docstring); ``w`` itself at ``k = 0``
+    """The workload ``w`` with step ``k``'s own probe (docstring of ``numerics.studies.growth._probe``); ``w`` itself at ``k = 0``
     for generated data."""
     if w.kind in GENERATED and k > 0:
         return dataclasses.replace(w, probe=_fresh(w, cfg, streams, k))

@@ -51,7 +51,7 @@ def growth_vs_scratch_seeds(config: Mapping, seeds: Sequence[int], out_dir: str 
         ``per_seed`` rows (losses of both, depth, steps) and ``relative_mean``,
         ``relative_ci`` (95% Student-t) of ``(L_test_scratch - L_test_grown) / L_test_scratch``.
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm   # text bars (tqdm.auto warns in a notebook without ipywidgets)
 
     rows = []
     for s in tqdm(seeds, desc="growth vs scratch (seeds)", unit="seed", disable=not progress):

@@ -36,7 +36,7 @@ from plumbing.validation import InputError
 
 __all__ = ["CELL_KINDS", "channel_covariance", "run_cell", "validate_cell"]
 
-#: The cell kinds and what each measures (module docstring).
+#: The cell kinds and what each measures (docstring of ``numerics.studies.reproduce._mnist1d_cells``).
 CELL_KINDS = ("depth", "risk", "growth")
 
 
@@ -139,7 +139,8 @@ def _trained(cfg: Mapping):
 
 
 def depth_cell(cfg: Mapping, scan: bool = True) -> dict:
-    """Train at ``model.depth`` / ``model.width``, then (``scan``) the per-site measurements (module docstring)."""
+    """Train at ``model.depth`` / ``model.width``, then (``scan``) the per-site measurements
+    (docstring of ``numerics.studies.reproduce._mnist1d_cells``)."""
     from numerics.studies.saturation import scan_with_state
 
     t0 = time.perf_counter()

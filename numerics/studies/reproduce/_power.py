@@ -28,7 +28,7 @@ POWER = 0.8
 
 
 def mde(sd: float, n: int, confidence: float = CONFIDENCE, power: float = POWER) -> float:
-    """The minimum detectable distance from the threshold at ``n`` units (module docstring); ``inf`` for ``n < 2``.
+    """The minimum detectable distance from the threshold at ``n`` units (docstring of ``numerics.studies.reproduce._power``); ``inf`` for ``n < 2``.
 
     Raises:
         ValueError: ``sd`` negative or not finite.

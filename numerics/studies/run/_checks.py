@@ -62,7 +62,7 @@ def width_needs(cfg: Mapping, draws_at_once: int = 1) -> dict[str, int]:
 
 
 def check_memory(cfg: Mapping, draws_at_once: int = 1, available: int | None = None) -> None:
-    """Raise if what a run must hold cannot fit in memory (module docstring).
+    """Raise if what a run must hold cannot fit in memory (docstring of ``numerics.studies.run._checks``).
 
     The key named is the one with the largest need (a size or a width), so a user sees which
     setting to lower.

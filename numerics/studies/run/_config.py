@@ -126,7 +126,7 @@ def _run_config_class() -> type:
     fields += [(name, cls, dataclasses.field(default_factory=cls)) for name, cls in SECTION_CLASSES.items()]
     fields += [("keys_", tuple, dataclasses.field(default=(), repr=False, compare=False)),
                ("notes_", tuple, dataclasses.field(default=(), repr=False, compare=False))]
-    doc = ("A validated run config, typed (module docstring): top-level "
+    doc = ("A validated run config, typed (docstring of ``numerics.studies.run._config``): top-level "
            f"{', '.join(CONFIG_SCHEMA[''])}; sections {', '.join(SECTION_CLASSES)}; ``notes_``: what it held "
            "for other commands.")
     return dataclasses.make_dataclass("RunConfig", fields, bases=(_RunConfigBase,), frozen=True,

@@ -92,7 +92,7 @@ class BlockCaps:
 
 
 def block_caps(cfg, block, rho: float, L_top: float) -> BlockCaps:
-    """The caps of the block's family (module docstring), from data-free constants."""
+    """The caps of the block's family (docstring of ``numerics.studies.run._family``), from data-free constants."""
     return run_family(block.family).caps(cfg, block, rho, L_top)
 
 
@@ -258,7 +258,7 @@ def _full_cap_quantities(fixed, sel, b: int) -> dict:
 # ----------------------------------------------------------------------------- the registry
 @dataclasses.dataclass(frozen=True)
 class RunFamily:
-    """A residual block family's torch behaviour in the run study (module docstring).
+    """A residual block family's torch behaviour in the run study (docstring of ``numerics.studies.run._family``).
 
     Attributes:
         math: its mathematics (:class:`bounds.families.ResidualFamily`, the same name).

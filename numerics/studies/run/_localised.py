@@ -55,7 +55,7 @@ def _static_shape(cfg: RunConfig) -> tuple[bool, bool]:
 
 
 def default_use(cfg: Mapping) -> str:
-    """The route fixed before the data when ``[localised] use`` is absent (module docstring)."""
+    """The route fixed before the data when ``[localised] use`` is absent (docstring of ``numerics.studies.run._localised``)."""
     top, exact = _static_shape(as_run_config(cfg))
     return ("localised_train_exact_bernstein" if exact else
             "localised_train_linearised_bernstein" if top else "localised_train_sure_bernstein")
@@ -89,7 +89,7 @@ def localised_options(cfg: Mapping) -> dict:
 
 @dataclasses.dataclass(frozen=True)
 class LocalisedClass:
-    """The localised ball and its constants, fixed before ``S`` (module docstring).
+    """The localised ball and its constants, fixed before ``S`` (docstring of ``numerics.studies.run._localised``).
 
     Attributes:
         nu: the cap of the ball; nu_source: how it was fixed; clipped: ``nu`` was lowered to ``nu_V``.

@@ -58,7 +58,7 @@ def project_to_ball(V: torch.Tensor, nu: float) -> torch.Tensor:
 
 @dataclasses.dataclass(frozen=True)
 class LocalisedMeasure:
-    """What one draw measures for the localised routes (module docstring); ``V`` is ``f_new``'s block."""
+    """What one draw measures for the localised routes (docstring of ``numerics.studies.run._localised_draw``); ``V`` is ``f_new``'s block."""
 
     V: torch.Tensor
     returned: str
@@ -114,7 +114,7 @@ def _T_pass(fixed, stream, V: torch.Tensor) -> tuple[float, float]:
 
 
 def measure_localised(fixed, group, sel, ev, b: int, nu: float) -> LocalisedMeasure:
-    """``f_new`` of the localised class and its paired differences on ``S`` and ``T`` (module docstring)."""
+    """``f_new`` of the localised class and its paired differences on ``S`` and ``T`` (docstring of ``numerics.studies.run._localised_draw``)."""
     raw = {"new": sel.V_new[b], "jump_S": group.V_S[b], "jump_pop": fixed.signal.V_pop}
     Vs = torch.stack([project_to_ball(raw[k], nu) for k in CANDIDATES])
     means, var_pop = _S_pass(fixed, group, b, Vs)
@@ -148,7 +148,8 @@ def _setup(fixed, ev, meas: LocalisedMeasure, cls, opts: Mapping):
 
 
 def heldout_paired(mean_T: float, var_T: float, K: int, r_d: float, level: float) -> dict:
-    """``routes.heldout_paired`` (module docstring): the held-out paired test on ``T`` (**Choice**, not Paper A's)."""
+    """``routes.heldout_paired`` (docstring of ``numerics.studies.run._localised_draw``): the held-out
+    paired test on ``T`` (**Choice**, not Paper A's)."""
     from bounds.confidence import empirical_bernstein_lower
 
     bound = -float(empirical_bernstein_lower(-mean_T, var_T, K, 2.0 * r_d, level))
@@ -172,7 +173,7 @@ def _skipped_all(why: str):
 
 
 def certify_localised(fixed, group, sel, ev, b: int) -> LocalisedCertificate:
-    """Every localised route of draw ``b`` and the held-out paired baseline (module docstring)."""
+    """Every localised route of draw ``b`` and the held-out paired baseline (docstring of ``numerics.studies.run._localised_draw``)."""
     from bounds.localised_routes import evaluate_localised
     from numerics.studies.run._localised import localised_class, localised_options
 

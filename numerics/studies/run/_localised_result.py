@@ -48,7 +48,7 @@ def localised_route_dicts(lc) -> dict:
 
 
 def localised_section(lc) -> dict:
-    """``localised`` of ``result.json`` (module docstring)."""
+    """``localised`` of ``result.json`` (docstring of ``numerics.studies.run._localised_result``)."""
     use = lc.options["use"]
     chosen = lc.report.routes.get(use)
     verdict = ({"name": use, "certified": bool(chosen.certified), "bound": float(chosen.bound),

@@ -145,7 +145,7 @@ def _signal(cfg: RunConfig, task, net, at: int, expanded, nu_V: float, seed: int
 
 
 def prepare_fixed(cfg: Mapping, streams: Streams | None = None) -> Fixed:
-    """Stage 1 (module docstring) from a validated config (a :class:`RunConfig`, or the dict of
+    """Stage 1 (docstring of ``numerics.studies.run._stages``) from a validated config (a :class:`RunConfig`, or the dict of
     :func:`~numerics.studies.run.validate_config`); every draw from a ``seed`` role."""
     from numerics.builders import make_task, train_reference
     from numerics.insertion import insert_block

@@ -34,7 +34,7 @@ _CHUNK = 1 << 16
 
 @dataclasses.dataclass(frozen=True)
 class SStatistics:
-    """What the variants measure on ``S`` (module docstring).
+    """What the variants measure on ``S`` (docstring of ``numerics.studies.run._variants``).
 
     Attributes:
         var_S_jump_pop: unbiased sample variance of ``f~_pop``'s losses on ``S``.

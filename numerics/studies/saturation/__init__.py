@@ -249,7 +249,7 @@ def scan_with_state(net, w, sat: Mapping, streams: Streams, *, tag=0, progress: 
 
 def scan_model(net, w, sat: Mapping, streams: Streams, *, tag=0, progress: bool = False,
                curvature: bool = True) -> dict:
-    """Scores, tests and verdicts of ``net`` on ``w.probe`` at every site (module docstring).
+    """Scores, tests and verdicts of ``net`` on ``w.probe`` at every site (docstring of ``numerics.studies.saturation``).
 
     Args:
         net: any per-sample-safe network (eval mode).
@@ -268,7 +268,7 @@ def scan_model(net, w, sat: Mapping, streams: Streams, *, tag=0, progress: bool 
 def _bar(total: int, on: bool, desc: str):
     if not on:
         return None
-    from tqdm.auto import tqdm
+    from tqdm import tqdm   # text bars (tqdm.auto warns in a notebook without ipywidgets)
 
     return tqdm(total=total, desc=desc, unit="sample", leave=False)
 

@@ -271,7 +271,7 @@ def results_table(out_dir: str | Path):
 
 
 def _progress(total: int, initial: int, enabled: bool):
-    from tqdm.auto import tqdm
+    from tqdm import tqdm   # text bars (tqdm.auto warns in a notebook without ipywidgets)
 
     return tqdm(total=total, initial=initial, disable=not enabled, desc="sweep", unit="cell")
 

@@ -126,7 +126,7 @@ def _draw_streams(cfg: RunConfig, vary: str, i: int) -> Streams:
 
 def _compute(cfg: RunConfig, vary: str, opts: dict, store: ItemStore, draws: int, progress: bool) -> None:
     """Compute the missing records, whole groups at a time (same groups on every re-run)."""
-    from tqdm.auto import tqdm
+    from tqdm import tqdm   # text bars (tqdm.auto warns in a notebook without ipywidgets)
 
     from numerics.studies.validity._draws import measure_group, population_truth
     from numerics.training import DivergenceError

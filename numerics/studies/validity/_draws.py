@@ -29,7 +29,7 @@ __all__ = ["Truth", "measure_group", "population_truth"]
 
 @dataclasses.dataclass(frozen=True)
 class Truth:
-    """The reference values of population quantities (module docstring)."""
+    """The reference values of population quantities (docstring of ``numerics.studies.validity._draws``)."""
 
     exact: bool
     n: int

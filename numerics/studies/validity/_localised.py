@@ -25,7 +25,7 @@ __all__ = ["E_U_deviation", "heldout_routes", "localised_comparison", "localised
 
 
 def E_U_deviation(truth, moments_S, A, nu: float) -> dict:
-    """``{"upper": sup_{||V||_F <= nu} (D - D_S)(V), "nu": nu, "truth_error": ...}`` exactly (module docstring).
+    """``{"upper": sup_{||V||_F <= nu} (D - D_S)(V), "nu": nu, "truth_error": ...}`` exactly (docstring of ``numerics.studies.validity._localised``).
 
     ``truth_error`` (when the truth has its two half-sample moments ``a, b``): the truth's own
     Monte-Carlo error on this ball, ``sup_{||V|| <= nu} |(D_a - D_b)(V)| / 2`` -- the scale of the

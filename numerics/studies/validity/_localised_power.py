@@ -51,7 +51,7 @@ def _values(rec: Mapping, route: str) -> dict:
 
 
 def weakened_U_S(weakening: str, values: Mapping) -> float:
-    """``U_S'`` of ``weakening`` (:data:`WEAKENINGS`) from a route's values (module docstring).
+    """``U_S'`` of ``weakening`` (:data:`WEAKENINGS`) from a route's values (docstring of ``numerics.studies.validity._localised_power``).
 
     Raises:
         ValueError: an unknown weakening.
@@ -68,7 +68,7 @@ def weakened_U_S(weakening: str, values: Mapping) -> float:
 
 
 def truth_margin(rec: Mapping) -> float:
-    """The truth's Monte-Carlo error on the localised ball (module docstring); ``inf`` when unknown."""
+    """The truth's Monte-Carlo error on the localised ball (docstring of ``numerics.studies.validity._localised_power``); ``inf`` when unknown."""
     dev = rec["deviations"]["E_U"]
     if dev.get("truth_error") is not None:
         return float(dev["truth_error"])

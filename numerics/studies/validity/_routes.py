@@ -53,7 +53,7 @@ class RouteSpec:
             ``"population"`` (a bound on ``R(f_new)``).
         exact: event -> ``(deviation entry, side, threshold symbol)`` checked over the class
             where the record holds the supremum (side ``"sup"``: ``|R - R_n|``; ``"upper"``:
-            ``R - R_n``), or ``("rad_S", "bracket", ...)`` for the Monte-Carlo event (module docstring).
+            ``R - R_n``), or ``("rad_S", "bracket", ...)`` for the Monte-Carlo event (docstring of ``numerics.studies.validity._routes``).
         prefix: the prefix of its event names in ``validity.json`` (variants: ``"<name>/"``).
         origin: ``"paper"`` or ``"Choice"``.
     """

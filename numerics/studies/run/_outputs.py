@@ -136,7 +136,7 @@ def _variant_lines(result: Mapping) -> list[str]:
 def _theorem1_lines(t1: Mapping | None) -> list[str]:
     if not t1:
         return []
-    return ["", f"Theorem 1: {t1['statement']} = {_fmt(t1['guaranteed_gain_at_step'])} "
+    return ["", f"Theorem 1: guaranteed gain {_fmt(t1['guaranteed_gain_at_step'])} ({t1['statement']}) "
                 "[estimated: G, beta on the signal sample] "
                 f"(measured gain {_fmt(t1['measured_gain'])} ± {_fmt(t1['measured_gain_stderr'])}"
                 + ("" if t1["optimal_step_applies"] else

@@ -104,6 +104,47 @@ tests that hold them (each test page shows the test's source). It is generated f
 """
 
 
+def _source_label(path: str) -> str:
+    return "src-" + "".join(c if c.isalnum() else "-" for c in path.lower())
+
+
+def _definition_lines(path: str) -> tuple[Path, int, int]:
+    """The file of ``path``'s module and the lines of its top-level definition (def, class or assignment)."""
+    import ast
+    import importlib
+
+    module, _, name = path.rpartition(".")
+    file = Path(importlib.import_module(module).__file__)
+    for node in ast.parse(file.read_text()).body:
+        names = [node.name] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else \
+            [t.id for t in getattr(node, "targets", [getattr(node, "target", None)]) if isinstance(t, ast.Name)]
+        if name in names:
+            start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+            return file, start, node.end_lineno
+    raise LookupError(f"theory_map.toml: no top-level definition of {path}")
+
+
+def _source_pages(paths: list[str]) -> None:
+    """One page per module: the source of each private object the theory table cites."""
+    by_module: dict[str, list[str]] = {}
+    for path in paths:
+        by_module.setdefault(path.rpartition(".")[0], []).append(path)
+    pages = []
+    for module, items in sorted(by_module.items()):
+        page = OUT / "source" / f"{module}.md"
+        parts = [f"# `{module}`\n", "Implementation (a private module, not in the API reference): the definitions "
+                 "the theory table cites, with their source.\n"]
+        for path in items:
+            file, start, end = _definition_lines(path)
+            rel = os.path.relpath(file, page.parent).replace(os.sep, "/")
+            parts.append(f"({_source_label(path)})=\n## `{path}`\n\n```{{literalinclude}} {rel}\n:lines: {start}-{end}\n"
+                         f":lineno-start: {start}\n:language: python\n```\n")
+        _write(page, "\n".join(parts))
+        pages.append(f"source/{module}")
+    _write(OUT / "source_index.md", "# Sources cited by the theory map\n\n```{toctree}\n:maxdepth: 1\n\n"
+           + "\n".join(pages) + "\n```\n")
+
+
 def theory(app) -> None:
     """The theory table and the pages of the tests it links to (when the map exists)."""
     mapping = HERE / "theory_map.toml"
@@ -115,8 +156,14 @@ def theory(app) -> None:
     problems = theory_table.check(entries)
     for p in problems:
         log.warning(f"theory_map.toml: {p}")
-    _write(OUT / "theory.md", THEORY_INTRO + theory_table.markdown(entries, theory_doc="../THEORY.md") + "\n"
-           + theory_table.notes(entries) + "\n```{toctree}\n:hidden:\n\n../THEORY\ntests_index\n```\n")
+    table = theory_table.markdown(entries, theory_doc="../THEORY.md")
+    private = sorted({p for e in entries for k in ("objects", "proof_checks", "measurements") for p in e[k]
+                      if api_pages.canonical(p) is None and any(c.startswith("_") for c in p.split("."))})
+    for path in private:   # not in the API reference: linked to its source instead
+        table = table.replace(f"{{py:obj}}`{path}`", f"{{ref}}`{path} <{_source_label(path)}>`")
+    _write(OUT / "theory.md", THEORY_INTRO + table + "\n" + theory_table.notes(entries)
+           + "\n```{toctree}\n:hidden:\n\n../THEORY\ntests_index\nsource_index\n```\n")
+    _source_pages(private)
     pages = theory_table.tests_pages(entries, OUT, ROOT)
     for name, text in pages.items():
         _write(OUT / name, text)

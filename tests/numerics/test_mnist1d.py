@@ -190,7 +190,10 @@ def test_normalisation_fixed_not_per_call():
 def test_prefix_across_blocks_and_generator_input():
     x, y = m1d.sample(m1d._CHUNK + 7, 2, dtype=torch.float64)
     x2, y2 = m1d.sample(m1d._CHUNK + 3, np.random.default_rng(2), dtype=torch.float64)
-    assert torch.equal(x[:-4], x2) and torch.equal(y[:-4], y2)
+    # the same draws: labels exactly, signals to rounding (a last block of 7 rows or of 3 takes a different
+    # vectorised path: seen 4.4e-16 on one row of the second block on one machine)
+    assert torch.equal(y[:-4], y2) and torch.allclose(x[:-4], x2, rtol=0, atol=1e-12)
+    assert not torch.allclose(x[:-4], m1d.sample(m1d._CHUNK + 3, 3, dtype=torch.float64)[0], rtol=0, atol=1e-12)
     assert x.shape == (m1d._CHUNK + 7, 1, 40) and m1d.sample(0, 1)[0].shape == (0, 1, 40)
 
 

@@ -26,7 +26,7 @@ def _files(tmp_path: Path, cells: int = 12) -> list[str]:
 
 
 def _start(argv: list[str]) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "FAKE_RUNNER_SLEEP": "2.0"}   # 24 s for 12 cells: never done before the signal
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "FAKE_RUNNER_SLEEP": "2.0"}   # 24 s in all
     return subprocess.Popen([sys.executable, "-c", DRIVER, *argv], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
 

@@ -26,9 +26,15 @@ def _files(tmp_path: Path, cells: int = 12) -> list[str]:
 
 
 def _start(argv: list[str]) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "FAKE_RUNNER_SLEEP": "2.0"}   # 24 s in all
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "FAKE_RUNNER_SLEEP": "1.0"}
     return subprocess.Popen([sys.executable, "-c", DRIVER, *argv], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=_default_sigint)
+
+
+def _default_sigint() -> None:
+    """The child gets Ctrl-C's default action, as in a terminal: a test run started in the background by a
+    shell without job control (``cmd &``) ignores SIGINT, and Python keeps an ignored SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait_for_cells(tmp_path: Path, proc: subprocess.Popen, n: int = 1) -> None:

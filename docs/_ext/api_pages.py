@@ -15,6 +15,8 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
+from theory_table import resolve   # the one dotted-path resolver of the docs build
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("depthcert", "bounds", "proofs_check", "numerics", "plumbing")
 #: public modules that are only deprecated aliases (importing them, or their names, warns)
@@ -43,18 +45,26 @@ def public_modules(package: str) -> list[str]:
     return sorted(names, key=lambda n: (n != package, n))
 
 
-def _defined_names(module: str) -> list[str]:
-    """Public names bound at the top level of the module's own source (no import needed)."""
-    mod = importlib.import_module(module)
-    tree = ast.parse(Path(mod.__file__).read_text())
-    names = []
-    for node in tree.body:
+def top_level_bindings(file: Path) -> dict[str, ast.stmt]:
+    """``{name: statement}`` for every def, class and assignment at the top level of ``file``
+    (the first statement when a name is bound twice)."""
+    found: dict[str, ast.stmt] = {}
+    for node in ast.parse(Path(file).read_text()).body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.append(node.name)
+            names = [node.name]
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names += [t.id for t in targets if isinstance(t, ast.Name)]
-    return list(dict.fromkeys(n for n in names if not n.startswith("_")))   # a name assigned twice once
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
+        else:
+            continue
+        for name in names:
+            found.setdefault(name, node)
+    return found
+
+
+def _defined_names(module: str) -> list[str]:
+    """Public names bound at the top level of the module's own source, in source order."""
+    return [n for n in top_level_bindings(importlib.import_module(module).__file__) if not n.startswith("_")]
 
 
 def exported(module: str) -> list[str]:
@@ -96,20 +106,6 @@ def members_of(module: str) -> list[str]:
         elif reg[id(obj)] == f"{module}.{name}":
             out.append(name)
     return out
-
-
-def resolve(path: str):
-    """The object a dotted path names (the longest importable module prefix, then attributes)."""
-    parts = path.split(".")
-    for i in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:i]))
-        except Exception:
-            continue
-        for p in parts[i:]:
-            obj = getattr(obj, p)
-        return obj
-    raise ImportError(path)
 
 
 def canonical(path: str) -> str | None:

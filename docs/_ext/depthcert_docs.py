@@ -110,18 +110,15 @@ def _source_label(path: str) -> str:
 
 def _definition_lines(path: str) -> tuple[Path, int, int]:
     """The file of ``path``'s module and the lines of its top-level definition (def, class or assignment)."""
-    import ast
     import importlib
 
     module, _, name = path.rpartition(".")
     file = Path(importlib.import_module(module).__file__)
-    for node in ast.parse(file.read_text()).body:
-        names = [node.name] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else \
-            [t.id for t in getattr(node, "targets", [getattr(node, "target", None)]) if isinstance(t, ast.Name)]
-        if name in names:
-            start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-            return file, start, node.end_lineno
-    raise LookupError(f"theory_map.toml: no top-level definition of {path}")
+    node = api_pages.top_level_bindings(file).get(name)
+    if node is None:
+        raise LookupError(f"theory_map.toml: no top-level definition of {path}")
+    start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+    return file, start, node.end_lineno
 
 
 def _source_pages(paths: list[str]) -> None:

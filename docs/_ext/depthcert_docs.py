@@ -78,19 +78,17 @@ def notebooks(light: bool) -> None:
     target = OUT / "notebooks"
     target.mkdir(parents=True, exist_ok=True)
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        nb = None if light else cache.cached(path)
-        if nb is None and not light:
+        if light:
+            nb = nbformat.read(path, as_version=4)
+        elif (nb := cache.cached(path)) is not None:
+            log.info(f"[depthcert_docs] {path.name}: the stored executed copy (key matches)")
+        else:
             log.info(f"[depthcert_docs] executing {path.name} (no stored copy of the current sources)")
             nb = cache.execute(path)
             if cache.errors(nb):
                 raise RuntimeError(f"{path.name}: a cell raised")
-            cache.store(path, nb)
-        elif nb is None:
-            nb = nbformat.read(path, as_version=4)
-        else:
-            log.info(f"[depthcert_docs] {path.name}: the stored executed copy (key matches)")
-        text = nbformat.writes(nb)
-        _write(target / path.name, text)
+            cache.store(path, nb, nb.metadata[cache.META])   # the key execute computed, not hashed again
+        _write(target / path.name, nbformat.writes(nb))
 
 
 THEORY_INTRO = """# Theory
@@ -105,7 +103,9 @@ tests that hold them (each test page shows the test's source). It is generated f
 
 
 def _source_label(path: str) -> str:
-    return "src-" + "".join(c if c.isalnum() else "-" for c in path.lower())
+    import theory_table
+
+    return theory_table.label(path, prefix="src-")
 
 
 def _definition_lines(path: str) -> tuple[Path, int, int]:
@@ -194,19 +194,22 @@ def missing_reference(app, env, node, contnode):
         return None
     target = node.get("reftarget", "").lstrip(".~")
     module = node.get("py:module")
-    domain = env.get_domain("py")
-    doc = node.get("refdoc", "")
     for path in ([f"{module}.{target}"] if module and not target.startswith(module + ".") else []) + [target]:
         home = api_pages.canonical(path)
-        if not home:
-            continue
-        found = domain.resolve_xref(env, doc, app.builder, node["reftype"], home, node, contnode)
-        if found is None:
-            hits = domain.resolve_any_xref(env, doc, app.builder, home, node, contnode)
-            found = hits[0][1] if hits else None
-        if found is not None:
+        found = home and _resolve(app, env, node, contnode, home)
+        if found:
             return found
     return _unique_suffix(app, env, node, contnode, target, module or "")
+
+
+def _resolve(app, env, node, contnode, target: str):
+    """The link to the documented ``target``: of the reference's own kind, else of any kind."""
+    domain, doc = env.get_domain("py"), node.get("refdoc", "")
+    found = domain.resolve_xref(env, doc, app.builder, node["reftype"], target, node, contnode)
+    if found is None:
+        hits = domain.resolve_any_xref(env, doc, app.builder, target, node, contnode)
+        found = hits[0][1] if hits else None
+    return found
 
 
 def _unique_suffix(app, env, node, contnode, target: str, module: str):
@@ -223,10 +226,7 @@ def _unique_suffix(app, env, node, contnode, target: str, module: str):
             return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
         best = max(map(shared, hits))
         hits = [h for h in hits if shared(h) == best]
-    if len(hits) != 1:
-        return None
-    found = domain.resolve_any_xref(env, node.get("refdoc", ""), app.builder, hits[0], node, contnode)
-    return found[0][1] if found else None
+    return _resolve(app, env, node, contnode, hits[0]) if len(hits) == 1 else None
 
 
 def plain_attribute_docstrings(app, what, name, obj, options, lines):

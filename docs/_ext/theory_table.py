@@ -146,12 +146,12 @@ def _test_problem(node_id: str, root: Path) -> str | None:
     return None
 
 
-def label(node_id: str) -> str:
-    """``test-`` + the node id lowercased, every non-alphanumeric character replaced by ``-``.
+def label(node_id: str, prefix: str = "test-") -> str:
+    """``prefix`` + the node id (or dotted path) lowercased, every non-alphanumeric character replaced by ``-``.
 
     Distinct ids can share a label (``a_b`` and ``a-b``): :func:`check` reports that case.
     """
-    return "test-" + re.sub(r"[^a-z0-9]", "-", node_id.lower())
+    return prefix + re.sub(r"[^a-z0-9]", "-", node_id.lower())
 
 
 def label_collisions(node_ids) -> list[list[str]]:

@@ -3,7 +3,9 @@
 * :func:`saturation` -- scan every site: ``"improvable"``, ``"saturated"`` (within ``eps``) or
   ``"undetermined"`` (THEORY §8), in each site's state layout (THEORY §10);
 * :func:`insert_block` -- a copy of the model with one block inserted (``init="zero"``:
-  function-preserving; ``"jumpboard"``: Theorem 1's step from a scan);
+  function-preserving; ``"jumpboard"``: Theorem 1's step from a scan, inserted only when the
+  scan checked it: ``rep.suggestion``); every original parameter keeps its name and value,
+  :func:`new_parameters` lists the new ones, :func:`load_grown` rebuilds a saved grown model;
 * :func:`grow` -- scan, insert, train, until saturated within ``eps``;
 * :func:`certify_insertion` -- Paper A's certificate at a site, from samples by role
   (signal, ``S``, ``T``), every route of the extensible table :data:`ROUTES` evaluated.
@@ -11,6 +13,7 @@
 Data: a ``DataLoader``, a ``Dataset``, a tuple ``(x, y)`` of tensors or numpy arrays, or any
 re-iterable of ``(x, y)`` batches, streamed on the model's device and dtype.
 """
+from depthcert.api._attach import load_grown, new_parameters
 from depthcert.api._certify import Certificate, certify_insertion
 from depthcert.api._growth import GrowthResult, grow
 from depthcert.api._insert import insert_block
@@ -18,7 +21,9 @@ from numerics.layouts import LAYOUTS
 from depthcert.api._report import SaturationReport
 from depthcert.api._routes import ROUTES, RouteSpec, register_route
 from depthcert.api._saturation import saturation
+from depthcert.api._suggestion import RefusedInsertion, Suggestion
 from depthcert.api._verdict import DEFAULT_EPS
 
-__all__ = ["Certificate", "DEFAULT_EPS", "GrowthResult", "LAYOUTS", "ROUTES", "RouteSpec", "SaturationReport",
-           "certify_insertion", "grow", "insert_block", "register_route", "saturation"]
+__all__ = ["Certificate", "DEFAULT_EPS", "GrowthResult", "LAYOUTS", "ROUTES", "RefusedInsertion", "RouteSpec",
+           "SaturationReport", "Suggestion", "certify_insertion", "grow", "insert_block", "load_grown",
+           "new_parameters", "register_route", "saturation"]

@@ -5,6 +5,8 @@ Which sample fixes what (every one disjoint from the others):
 * the **probe** fixes the site (``best_site``) and the cross-gradient ``G_f`` of each family;
 * the **step sample** (the first half of the curvature sample) fixes ``beta_f`` and the
   jumpboard step ``V = -(slope / beta_f) G_f / ||G_f||`` (:func:`depthcert.insert_block`);
+* (:mod:`depthcert.api._suggestion`) the step sample also chooses the one candidate suggested
+  (``rep.suggestion``), which the gain sample then checks;
 * the **gain sample** (the second half of the curvature sample, **Choice**: halves) measures
   the per-sample gains ``D_i = l_i(f) - l_i(f + h_V)`` of exactly the block that
   ``dc.insert_block(model, best_site, family, init="jumpboard", scan=rep)`` inserts; their
@@ -19,11 +21,11 @@ import math
 import torch
 from torch import nn
 
+from depthcert.api._attach import attach_unit
 from depthcert.api._insert import jumpboard_block
 from depthcert.api._loss import check_per_sample
 from depthcert.api._scan import eval_mode
 from depthcert.api._verdict import t_interval
-from numerics.sites import insert_unit
 
 __all__ = ["insertion_record", "per_sample_gains", "split_curvature"]
 
@@ -56,12 +58,14 @@ def per_sample_gains(old: nn.Module, new: nn.Module, x: torch.Tensor, y: torch.T
 def _family_gain(model, site, proto, G, family, seed, step, gain, loss, level) -> dict:
     net = copy.deepcopy(model)
     block, beta = jumpboard_block(net, site, proto, G, family, "jumpboard", seed, step, loss)
-    insert_unit(net, site, block)
+    attach_unit(net, site, block)
     D = per_sample_gains(model, net, gain[0], gain[1], loss)
     n = int(D.numel())
     mean, sd = float(D.mean()), float(D.std(unbiased=True))
     lo, hi = t_interval(mean, sd, n, level) if math.isfinite(sd) else (-math.inf, math.inf)
-    return {"gain": mean, "sd": sd, "lo": lo, "hi": hi, "beta": beta, "V_norm": float(block.V.detach().norm())}
+    in_sample = float(per_sample_gains(model, net, step[0], step[1], loss).mean())   # chooses the candidate
+    return {"gain": mean, "sd": sd, "lo": lo, "hi": hi, "beta": beta, "V_norm": float(block.V.detach().norm()),
+            "gain_step": in_sample}
 
 
 def insertion_record(model, site: str, proto, G, families, seed: int, step, gain, loss, level: float) -> dict | None:

@@ -1,16 +1,23 @@
 """``dc.insert_block``: a copy of the model with ``u -> u + h(u)`` inserted at a site (THEORY §1, §3).
 
 Wrap, never mutate: the caller's model is deep-copied first; the block is inserted into the
-copy with :func:`numerics.sites.insert_unit`. The block is a
+copy with :func:`depthcert.api._attach.attach_unit`, which keeps every original parameter's
+name and value (the new block's parameters: :func:`depthcert.new_parameters`). The block is a
 :class:`numerics.families.ProtocolBlock` of one family with the scan's features (same seed,
 same state layout), so the scan's statistics of that family's columns are its statistics.
 
 * ``init="zero"`` -- ``V = 0``: ``h = 0``, the copy computes exactly the model's function.
 * ``init="jumpboard"`` -- Theorem 1's step along ``-G_f`` (``G_f`` the scan's cross-gradient of
   the family's columns): ``V = -(slope / beta_f) G_f / ||G_f||``, ``beta_f`` the curvature along
-  ``-G_f`` on the scan's step sample (the first half of its curvature sample) and
-  ``slope = <G_x, G_f/||G_f||>`` on it. The scan's :meth:`SaturationReport.gain_interval` is
+  ``-G_f`` on the scan's step sample (the first half of its curvature sample), raised to the
+  least curvature a nonnegative loss allows (:func:`depthcert.api._suggestion.nonnegative_beta`),
+  and ``slope = <G_x, G_f/||G_f||>`` on it. The scan's :meth:`SaturationReport.gain_interval` is
   the confidence interval of this insertion's immediate gain, measured on the other half.
+
+A jumpboard is inserted only when the scan checked it: the scan's suggestion
+(``rep.suggestion``), or a family at the checked site whose gain interval lies above zero.
+Otherwise :func:`insert_block` refuses with the reason (``rep.suggestion_reason``) unless
+``force=True`` (module :mod:`depthcert.api._suggestion`).
 """
 from __future__ import annotations
 
@@ -19,11 +26,12 @@ import copy
 import torch
 from torch import nn
 
+from depthcert.api._attach import attach_unit
 from depthcert.api._report import SaturationReport
 from depthcert.api._scan import eval_mode, site_seed
+from depthcert.api._suggestion import RefusedInsertion, nonnegative_beta
 from numerics.estimators import curvature_along
 from numerics.families import FAMILIES, ProtocolBlock
-from numerics.sites import insert_unit
 
 __all__ = ["INITS", "family_block", "insert_block", "jumpboard_block"]
 
@@ -52,7 +60,16 @@ def _jumpboard(net, site: str, block: ProtocolBlock, G_f: torch.Tensor, curvatur
         est, slope, _, _ = curvature_along(net, site, block, xc, yc, G_f, G_f, loss)
     if not slope > 0:
         return torch.zeros_like(block.V), est.beta
-    return (-(slope / est.beta) * G_f / G_f.norm()).to(block.V.dtype), est.beta
+    beta = nonnegative_beta(est.beta, slope, _mean_loss(net, xc, yc, loss))
+    return (-(slope / beta) * G_f / G_f.norm()).to(block.V.dtype), beta
+
+
+@torch.no_grad()
+def _mean_loss(net: nn.Module, x: torch.Tensor, y: torch.Tensor, loss, batch_size: int = 256) -> float:
+    with eval_mode(net):
+        total = sum(float(loss(net(x[i:i + batch_size]), y[i:i + batch_size]).double().sum())
+                    for i in range(0, x.shape[0], batch_size))
+    return total / max(x.shape[0], 1)
 
 
 def jumpboard_block(net: nn.Module, site: str, proto: ProtocolBlock, G: torch.Tensor, family: str, init: str,
@@ -79,26 +96,50 @@ def family_block(net: nn.Module, site: str, family: str, init: str, scan: Satura
                            scan._curvature, scan._loss)
 
 
-def insert_block(model: nn.Module, site: str, family: str = "readout", init: str = "jumpboard",
-                 scan=None) -> nn.Module:
+def _refusal(site: str, family: str, scan: SaturationReport) -> str | None:
+    """Why the jumpboard of ``family`` at ``site`` is not inserted without ``force`` (None: it was checked)."""
+    sug = scan.suggestion
+    if sug is not None and (sug.site, sug.family) == (site, family):
+        return None
+    rec = (scan.insertion or {}).get("families", {}).get(family) if (scan.insertion or {}).get("site") == site else None
+    if rec is not None and rec["lo"] > 0:
+        return None
+    why = (f"the jumpboard of family {family!r} at {site} has gain interval [{rec['lo']:.3g}, {rec['hi']:.3g}], "
+           "reaching below zero" if rec is not None else f"the jumpboard at {site} (family {family!r}) was not checked "
+           f"on a gain sample (only {(scan.insertion or {}).get('site')!r} is)")
+    return f"{why}; {scan.suggestion_reason}"
+
+
+def insert_block(model: nn.Module, site: str, family: str | None = None, init: str = "jumpboard",
+                 scan=None, *, force: bool = False) -> nn.Module:
     """A copy of ``model`` with one residual block of ``family`` right after ``site`` (docstring of ``depthcert.api._insert``).
 
     Args:
         model: the network the scan was made on (never changed).
         site: a scanned site, e.g. ``scan.best_site``.
-        family: one of the scanned families (``"linear"``, ``"affine"``, ``"readout"``, ...).
+        family: one of the scanned families (``"linear"``, ``"affine"``, ``"readout"``, ...); None:
+            the suggestion's family when ``scan.suggestion`` is at ``site``, else ``"readout"``.
         init: ``"zero"`` (function-preserving) or ``"jumpboard"``.
         scan: the :class:`SaturationReport` of ``dc.saturation(model, ...)`` (its ``seed`` and
             the site's name fix the block's features).
+        force: insert a jumpboard the scan did not check or whose gain interval reaches below zero.
 
     Returns:
-        The grown copy (in eval mode); the block is trainable (``V`` and its features).
+        The grown copy (in eval mode); the block is trainable (``V`` and its features). Every
+        parameter of ``model`` keeps its name and value; :func:`depthcert.new_parameters` lists the new ones.
 
     Raises:
         TypeError, ValueError: bad model, site, family, init or scan (named).
+        RefusedInsertion (an InputError): a jumpboard refused (not checked, or its gain interval reaches below zero) without ``force``.
     """
+    if family is None:
+        sug = getattr(scan, "suggestion", None)
+        family = sug.family if sug is not None and sug.site == site else "readout"
     _check(model, site, family, init, scan)
+    why = _refusal(site, family, scan) if init == "jumpboard" and not force else None
+    if why:
+        raise RefusedInsertion(why)
     net = copy.deepcopy(model)
     block, _ = family_block(net, site, family, init, scan)
-    insert_unit(net, site, block)
+    attach_unit(net, site, block)
     return net.eval()

@@ -46,7 +46,13 @@ class SaturationReport:
         insertion: the suggested insertion (``best_site``, ``init="jumpboard"``): ``n_gain``,
             ``level``, ``source`` (which sample fixed what) and per family ``gain`` (mean
             per-sample loss drop on the gain sample), ``sd``, ``lo``/``hi`` (the level-``(1 -
-            level)`` interval of the population gain), ``beta``; None without a gain sample.
+            level)`` interval of the population gain), ``beta``, ``gain_step`` (the mean drop on the
+            step sample, which chooses the suggestion); None without a gain sample.
+        suggestion: what the scan recommends, checked on the gain sample before it is recommended
+            (:class:`~depthcert.api._suggestion.Suggestion`: ``site``, ``family``, ``init``, its
+            gain interval ``lo > 0``...), or None when no candidate's interval lies above zero.
+        suggestion_reason: why (the candidate's interval, or why there is none); the reason
+            :func:`depthcert.insert_block` gives when it refuses the jumpboard.
     """
 
     verdict: str
@@ -68,6 +74,8 @@ class SaturationReport:
     sites: list
     notes: list
     insertion: dict | None = None
+    suggestion: Any = None
+    suggestion_reason: str = ""
     _blocks: Any = dataclasses.field(default=None, repr=False, compare=False)
     _stats: Any = dataclasses.field(default=None, repr=False, compare=False)
     _curvature: Any = dataclasses.field(default=None, repr=False, compare=False)
@@ -108,6 +116,8 @@ class SaturationReport:
     def to_dict(self) -> dict:
         """JSON-ready: every public field (non-finite floats as strings)."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if not f.name.startswith("_")}
+        if self.suggestion is not None:
+            out["suggestion"] = dataclasses.asdict(self.suggestion)
         return _json_safe(out)
 
     def table(self):

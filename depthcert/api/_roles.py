@@ -4,9 +4,12 @@ The role names are the project's one vocabulary (:mod:`numerics.roles`): :data:`
 are the samples :func:`depthcert.api.certify` asks for.
 
 The i.i.d. unit is the sample. Two roles that share a sample (an identical ``(x, y)`` row)
-are not independent; :func:`check_disjoint` refuses them. Rows are compared by a 64-bit hash
-of their bytes (vectorised over samples; **Choice**: a hash collision could only refuse
-disjoint data, never accept overlapping data).
+are not independent; :func:`check_disjoint` refuses them. **Exact**: a 64-bit hash of each
+row's bytes (vectorised over samples, every word mixed by splitmix64's finaliser) only
+pre-filters; every pair of rows with equal hashes is then compared byte for byte, so a hash
+collision can neither refuse disjoint data nor accept overlapping data. Rows are compared in
+one dtype per kind (floating as float64, integers as int64: one sample given with int32 labels
+in one role and int64 in another is the same row).
 """
 from __future__ import annotations
 
@@ -16,12 +19,13 @@ import torch
 from depthcert.api._data import DataStream
 from numerics.roles import DATA_ROLES, S, SIGNAL, T
 
-__all__ = ["CERTIFICATE_ROLES", "check_disjoint", "row_hashes"]
+__all__ = ["CERTIFICATE_ROLES", "check_disjoint", "row_hashes", "shared_rows"]
 
 #: The samples a user's certificate needs, by data role (THEORY §10).
 CERTIFICATE_ROLES = (SIGNAL, S, T)
 
 _PRIME = np.uint64(0x100000001B3)
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 
 
 def _words(t: torch.Tensor) -> np.ndarray:
@@ -34,23 +38,80 @@ def _words(t: torch.Tensor) -> np.ndarray:
     return b.view(np.uint64)
 
 
+def _row_words(x: torch.Tensor, y: torch.Tensor) -> np.ndarray:
+    """``(n, w)`` words of the rows ``(x_i, y_i)`` in the canonical dtypes (module docstring)."""
+    y = y.double() if y.is_floating_point() else y.long()
+    x = x.double() if x.is_floating_point() else x.long()
+    return np.concatenate([_words(x), _words(y)], axis=1)
+
+
+def _mix(z: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser: every input bit reaches every output bit (a plain multiply moves bits up only)."""
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
 def row_hashes(stream: DataStream) -> np.ndarray:
-    """``(n,)`` uint64 hashes of the ``(x, y)`` rows of ``stream``, in order (FNV-style over words)."""
+    """``(n,)`` uint64 hashes of the ``(x, y)`` rows of ``stream``, in order (a pre-filter only)."""
     out = []
     for x, y in stream:
-        # one dtype per kind, so that one sample given as int32 labels in one role and int64 in another matches
-        y = y.double() if y.is_floating_point() else y.long()
-        words = np.concatenate([_words(x.double() if x.is_floating_point() else x), _words(y)], axis=1)
+        words = _row_words(x, y)
         h = np.full(words.shape[0], np.uint64(0xCBF29CE484222325))
         with np.errstate(over="ignore"):
             for col in words.T:          # a loop over the words of a row, vectorised over samples
-                h = (h ^ col) * _PRIME
+                h = _mix((h ^ col) * _PRIME)
         out.append(h)
     return np.concatenate(out) if out else np.zeros(0, dtype=np.uint64)
 
 
+def _gather(stream: DataStream, idx: np.ndarray) -> np.ndarray:
+    """The words of the rows ``idx`` of ``stream`` (in the order of ``idx``), one pass over the stream."""
+    order = np.argsort(idx, kind="stable")
+    wanted, rows, seen = idx[order], [], 0
+    for x, y in stream:
+        lo, hi = np.searchsorted(wanted, [seen, seen + x.shape[0]])
+        if hi > lo:
+            local = torch.as_tensor(wanted[lo:hi] - seen, device=x.device)
+            rows.append(_row_words(x[local], y[local]))
+        seen += x.shape[0]
+    words = np.concatenate(rows)
+    out = np.empty_like(words)
+    out[order] = words
+    return out
+
+
+def _candidate_pairs(ha: np.ndarray, hb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every index pair ``(i, j)`` with ``ha[i] == hb[j]`` (vectorised)."""
+    ob = np.argsort(hb, kind="stable")
+    sb = hb[ob]
+    lo, hi = np.searchsorted(sb, ha, "left"), np.searchsorted(sb, ha, "right")
+    counts = hi - lo
+    ia = np.repeat(np.arange(ha.size), counts)
+    offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    return ia, ob[np.repeat(lo, counts) + offsets]
+
+
+def shared_rows(a: DataStream, b: DataStream, ha=None, hb=None) -> tuple[np.ndarray, np.ndarray]:
+    """``(i, j)``: the index pairs with ``a``'s row ``i`` byte-identical to ``b``'s row ``j``.
+
+    Hashes pre-filter (``ha``, ``hb``: :func:`row_hashes`, computed if None); each candidate
+    pair is compared exactly.
+    """
+    ha = row_hashes(a) if ha is None else ha
+    hb = row_hashes(b) if hb is None else hb
+    ia, ib = _candidate_pairs(ha, hb)
+    if not ia.size:
+        return ia, ib
+    wa, wb = _gather(a, ia), _gather(b, ib)
+    if wa.shape[1] != wb.shape[1]:   # rows of different sizes are never identical
+        return ia[:0], ib[:0]
+    same = np.all(wa == wb, axis=1)
+    return ia[same], ib[same]
+
+
 def check_disjoint(roles: dict[str, DataStream]) -> None:
-    """Raise ValueError if two roles share an identical row (names both roles, the count and a position).
+    """Raise ValueError if two roles share an identical row (names both roles, the count and both indices).
 
     Example:
         >>> from depthcert.api._data import as_stream
@@ -60,7 +121,7 @@ def check_disjoint(roles: dict[str, DataStream]) -> None:
         >>> check_disjoint({"S": a, "T": b})
         Traceback (most recent call last):
         ...
-        ValueError: S and T share 1 identical (x, y) rows (e.g. T[0]), must be disjoint samples (THEORY §10: independent roles).
+        ValueError: S and T share 1 identical (x, y) rows (e.g. S[3] == T[0], compared exactly), must be disjoint samples (THEORY §10: independent roles).
     """
     unknown = [k for k in roles if k not in DATA_ROLES]
     if unknown:
@@ -69,7 +130,9 @@ def check_disjoint(roles: dict[str, DataStream]) -> None:
     names = list(roles)
     for i, a in enumerate(names):
         for b in names[i + 1:]:
-            common, _, pos = np.intersect1d(hashes[a], hashes[b], return_indices=True)
-            if common.size:
-                raise ValueError(f"{a} and {b} share {common.size} identical (x, y) rows (e.g. {b}[{int(pos.min())}]), "
-                                 "must be disjoint samples (THEORY §10: independent roles).")
+            ia, ib = shared_rows(roles[a], roles[b], hashes[a], hashes[b])
+            if ia.size:
+                k = int(np.argmin(ib))
+                raise ValueError(f"{a} and {b} share {np.unique(ib).size} identical (x, y) rows (e.g. {a}[{int(ia[k])}] "
+                                 f"== {b}[{int(ib[k])}], compared exactly), must be disjoint samples "
+                                 "(THEORY §10: independent roles).")

@@ -5,9 +5,11 @@ from torch import nn
 
 from depthcert.api._data import as_stream
 from depthcert.api._gain import insertion_record, split_curvature
+from depthcert.api._insert import _mean_loss
 from depthcert.api._loss import as_loss
 from depthcert.api._report import SaturationReport
 from depthcert.api._scan import accumulate, eval_mode, site_blocks
+from depthcert.api._suggestion import suggest
 from depthcert.api._verdict import DEFAULT_EPS, gain_ucb, n_to_reject, n_to_saturate, verdict
 from numerics.estimators import adaptive_test, curvature_along, site_projection_scores
 
@@ -50,34 +52,37 @@ def _split(data, curvature_data, model, batch_size: int, curvature_n: int, n_chu
     return stream.part(k, len(stream)), stream.take(k), f"a disjoint part of data: its first {k} samples"
 
 
-def _curvature(model, site, block, acc, curv, loss) -> dict:
+def _curvature(model, site, block, acc, curv, loss, R0: float) -> dict:
+    """Theorem 1 along ``-G`` and ``-G Sigma^+`` on the step sample (``R0``: its mean loss; the gains
+    use ``beta_eff``, :func:`depthcert.api._suggestion.nonnegative_beta`; ``first_order_gain``: the raw plug-in)."""
     from numerics._numerics import psd_pinv
 
-    out = {"beta": None, "beta_natural": None, "gain_euclidean": 0.0, "predicted_gain": 0.0,
-           "realised_gain": 0.0, "beta_self_consistent": None}
+    out = {"beta": None, "beta_natural": None, "gain_euclidean": 0.0, "predicted_gain": 0.0, "first_order_gain": 0.0,
+           "realised_gain": 0.0, "beta_self_consistent": None, "step_loss": R0}
     G = acc.G
     if not float(G.norm()) > 0:
         return out
     xc, yc = curv
     be, _, gain_e, real_e = curvature_along(model, site, block, xc, yc, G, G, loss)
     bn, _, gain_n, _ = curvature_along(model, site, block, xc, yc, G, G @ psd_pinv(acc.Sigma), loss)
-    out.update(beta=be.beta, beta_natural=bn.beta, gain_euclidean=gain_e, predicted_gain=gain_n,
-               realised_gain=real_e, beta_self_consistent=bool(be.self_consistent and bn.self_consistent))
-    return out
+    out.update(beta=be.beta, beta_natural=bn.beta, gain_euclidean=min(gain_e, R0), predicted_gain=min(gain_n, R0),
+               first_order_gain=gain_n, realised_gain=real_e,
+               beta_self_consistent=bool(be.self_consistent and bn.self_consistent))
+    return out   # min(g, R0) == slope^2 / (2 max(beta, slope^2 / (2 R0))): Theorem 1 at beta_eff
 
 
-def _record(model, site, block, acc, curv, loss, level_site: float, eps: float) -> dict:
+def _record(model, site, block, acc, curv, loss, level_site: float, eps: float, R0: float = float("inf")) -> dict:
     rec = {"site": site, "layout": block.layout, "d": block.d, "P": block.positions, "r": block.r, "n": acc.n}
     P = site_projection_scores(acc.G, acc.Sigma, block.slices)
     rec.update({f"P_{f}": P.get(f) for f in ("linear", "affine", "readout", "block")}, P_all=P["all"])
     rec.update(G_sq=acc.u_statistic, G_norm=float(acc.G.norm()), AG_max=acc.ag_max, rho_phi=acc.phi_max)
-    rec.update(_curvature(model, site, block, acc, curv, loss))
+    rec.update(_curvature(model, site, block, acc, curv, loss, R0))
     test = adaptive_test(acc, level_site)
     sigma2 = acc.x_sq / acc.n
     beta = rec["beta"]
     rec.update(log_wealth=test.statistic, threshold=test.threshold, reject=test.reject,
                b_violations=test.b_violations, sigma2=sigma2,
-               certified_gain=test.lower_bound**2 / (2 * beta) if beta and test.reject else 0.0,
+               certified_gain=min(test.lower_bound**2 / (2 * beta), R0) if beta and test.reject else 0.0,
                gain_ucb=gain_ucb(rec["G_norm"], sigma2, acc.n, level_site, beta),
                n_to_reject=n_to_reject(test.statistic, acc.z.numel(), acc.chunk, level_site),
                n_to_saturate=n_to_saturate(rec["G_norm"], sigma2, level_site, beta, eps))
@@ -89,7 +94,8 @@ def _scan(model, probe, blocks, loss_fn, n_chunks, samples, level, eps, fams, se
     step, gain = samples
     with eval_mode(model):
         accs = accumulate(model, probe, blocks, loss_fn, n_chunks=n_chunks)
-        records = [_record(model, s, blocks[s], accs[s], step, loss_fn, level / len(blocks), eps) for s in blocks]
+        R0 = _mean_loss(model, step[0], step[1], loss_fn)   # no gain above the loss it would lower
+        records = [_record(model, s, blocks[s], accs[s], step, loss_fn, level / len(blocks), eps, R0) for s in blocks]
         model_v = verdict(records, eps)
         best = model_v["best_site"]
         ins = insertion_record(model, best, blocks[best], accs[best].G, fams, seed, step, gain, loss_fn, level)
@@ -142,9 +148,11 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
     fams = list(dict.fromkeys(["linear", "affine", *families]))
     blocks = site_blocks(model, sites, layout, curv[0][:2], fams, width, seed)   # refuses batch-norm in train mode
     accs, records, model_v, ins = _scan(model, probe, blocks, loss_fn, n_chunks, (step, gain), level, eps, list(families), seed)
+    sug, why = suggest(ins)
     return SaturationReport(**model_v, level=level, eps=eps, n=len(probe), n_curvature=int(step[0].shape[0]),
                             curvature_source=curv_note, seed=seed, loss=loss if isinstance(loss, str) else "callable",
                             sites=records, notes=_notes(curv_note, len(blocks), ins), insertion=ins,
+                            suggestion=sug, suggestion_reason=why,
                             _blocks=blocks, _stats=accs, _curvature=step, _loss=loss_fn)
 
 
@@ -157,5 +165,7 @@ def _notes(curv_note: str, k: int, ins) -> list[str]:
             f"each of the {k} sites tested at level/{k} (Bonferroni); 'saturated' = every site's upper "
             "confidence bound on the first-order gain ||G||^2/(2 beta) below eps (Chebyshev, plug-in variance)",
             "beta is measured on the step sample (a plug-in); predicted_gain is Theorem 1's gain along "
-            "-G Sigma_phi^+ (plug-in), certified_gain uses the betting test's lower confidence bound on ||G||",
+            "-G Sigma_phi^+ with beta raised to the least curvature a nonnegative loss allows (never above the step "
+            "sample's loss, step_loss); first_order_gain is the raw plug-in; certified_gain uses the betting test's "
+            "lower confidence bound on ||G||",
             gain_note, "radii (rho_phi) are norms of the whole state over its P positions (THEORY §10)"]

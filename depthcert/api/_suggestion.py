@@ -1,0 +1,109 @@
+"""What a scan recommends, checked before it is recommended (issue 26: never a harmful suggestion).
+
+**Choice** (ours), in the order of the samples (every one disjoint from the others):
+
+1. the **probe** fixes the site (``best_site``) and each family's direction ``-G_f``;
+2. the **step sample** (the curvature sample's first half) fixes each family's step (Theorem 1,
+   ``eta = 1/beta_eff`` with ``beta_eff`` of :func:`nonnegative_beta`) and then *the* candidate:
+   the family whose step lowers the step sample's mean loss most (``gain_step``); no family
+   lowering it: no suggestion;
+3. the **gain sample** (the other half) checks that one candidate: its Student-``t``
+   interval of the population gain at ``level`` (:meth:`SaturationReport.gain_interval`).
+   It is suggested only when the whole interval lies above zero; otherwise
+   ``rep.suggestion`` is None and ``rep.suggestion_reason`` says why, and
+   :func:`depthcert.insert_block` refuses the jumpboard unless ``force=True``.
+
+Since the candidate is chosen before the gain sample is looked at, its interval holds at
+``level`` without a correction for the choice among families.
+
+**Choice** (a gain a nonnegative loss can have): a plug-in curvature ``beta`` measured on a grid
+can miss the curvature between grid points and predict a drop ``slope^2 / (2 beta)`` larger
+than the loss itself. For a loss ``>= 0`` that is ``beta``-smooth on the step's segment,
+Theorem 1 gives ``0 <= R(step) <= R(0) - slope^2 / (2 beta)``, so ``beta >= slope^2 / (2 R(0))``;
+every jumpboard and every reported Theorem-1 gain uses ``beta_eff = max(beta, slope^2 / (2
+R(0)))`` (``R(0)``: the step sample's mean loss), so that no predicted gain exceeds the loss it
+would lower. The uncorrected plug-in is kept, named ``first_order_gain``.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from plumbing.validation import InputError
+
+__all__ = ["RefusedInsertion", "Suggestion", "nonnegative_beta", "suggest"]
+
+
+class RefusedInsertion(InputError):
+    """:func:`depthcert.insert_block` refused a jumpboard: the scan did not check it, or its gain
+    interval reaches below zero (the message gives the reason; ``force=True`` inserts it anyway)."""
+
+    def __init__(self, reason: str):
+        self.key, self.allowed, self.value, self.reason = "init", "a checked jumpboard, init='zero' or force=True", \
+            "jumpboard", reason
+        ValueError.__init__(self, f"init == 'jumpboard' refused: {reason}. Pass force=True to insert it anyway, "
+                            "or init='zero' for a function-preserving block.")
+
+
+@dataclasses.dataclass(frozen=True)
+class Suggestion:
+    """The insertion a scan recommends: ``dc.insert_block(model, site, family, init, scan=rep)``.
+
+    Attributes:
+        site, family, init: where, which protocol family, ``"jumpboard"``.
+        beta: the ``beta_eff`` of the step (``V = -(slope / beta) G_f / ||G_f||``); ``V_norm``: ``||V||``.
+        gain_step: the mean loss drop on the step sample (which chose this candidate; in-sample).
+        gain, lo, hi: the mean loss drop on the gain sample and its level-``(1 - level)``
+            interval for the population gain (``lo > 0``: why it is suggested).
+        n_gain, level: the gain sample's size and the interval's level.
+    """
+
+    site: str
+    family: str
+    init: str
+    beta: float | None
+    V_norm: float
+    gain_step: float
+    gain: float
+    lo: float
+    hi: float
+    n_gain: int
+    level: float
+
+
+def nonnegative_beta(beta: float, slope: float, loss_at_zero: float) -> float:
+    """``max(beta, slope^2 / (2 R(0)))``: the least curvature a nonnegative loss allows (module docstring).
+
+    Example:
+        >>> nonnegative_beta(0.01, 1.0, 0.5), nonnegative_beta(4.0, 1.0, 0.5)
+        (1.0, 4.0)
+    """
+    if slope > 0 and loss_at_zero > 0:
+        return max(beta, slope * slope / (2.0 * loss_at_zero))
+    return beta
+
+
+def _listed(fams: dict, key: str) -> str:
+    return ", ".join(f"{f} {r[key]:.3g}" for f, r in fams.items())
+
+
+def suggest(record: dict | None) -> tuple[Suggestion | None, str]:
+    """``(suggestion or None, reason)`` from an insertion record (:func:`depthcert.api._gain.insertion_record`)."""
+    if record is None:
+        return None, ("no suggestion: the curvature sample has < 4 samples, so no gain sample checks an insertion "
+                      "(give curvature_data or more data)")
+    fams = record["families"]
+    lowering = {f: r for f, r in fams.items() if r["gain_step"] > 0}
+    if not lowering:
+        return None, (f"no suggestion at {record['site']}: no family's jumpboard lowers the loss on the step sample "
+                      f"(gain_step {_listed(fams, 'gain_step')})")
+    family = max(lowering, key=lambda f: lowering[f]["gain_step"])
+    r = fams[family]
+    if not r["lo"] > 0:
+        return None, (f"no suggestion at {record['site']}: the candidate (family {family!r}, jumpboard, chosen on the "
+                      f"step sample) has gain interval [{r['lo']:.3g}, {r['hi']:.3g}] on the gain sample "
+                      f"(n = {record['n_gain']}, level {record['level']:g}), which reaches below zero: inserting it "
+                      "could raise the loss")
+    s = Suggestion(record["site"], family, "jumpboard", r["beta"], r["V_norm"], r["gain_step"], r["gain"], r["lo"],
+                   r["hi"], record["n_gain"], record["level"])
+    return s, (f"suggested: family {family!r} at {s.site} (jumpboard), gain interval [{s.lo:.3g}, {s.hi:.3g}] on the "
+               f"gain sample (n = {s.n_gain}, level {s.level:g}), above zero")

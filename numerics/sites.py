@@ -113,7 +113,7 @@ def default_site_names(model: nn.Module) -> list[str]:
     if hasattr(model, "site_names"):
         return list(model.site_names())
     lists = [(len(m), n) for n, m in model.named_modules() if isinstance(m, (nn.ModuleList, nn.Sequential))
-             and not isinstance(m, GrownSite) and len(m) > 0]
+             and not isinstance(m, GrownSite) and not n.endswith("depthcert_units") and len(m) > 0]
     if not lists:
         raise InputError("sites", "a list of module paths (the model has no ModuleList/Sequential of blocks)", [])
     size, name = max(lists, key=lambda t: (t[0], -len(t[1])))

@@ -15,7 +15,8 @@ in order. So every original parameter keeps its ``state_dict`` key and value (a 
 * :func:`load_grown` -- the user's freshly built model plus a saved ``{"insertions",
   "state_dict"}`` (``torch.load(..., weights_only=True)``) gives the grown model back.
 
-A site is still the stream *after* everything at that point: the scan's hooks are registered
+A site that is an ``nn.Sequential`` (whose forward calls every child) carries its units on
+its last child, recursively: the same stream. A site is still the stream *after* everything at that point: the scan's hooks are registered
 after this one, so scanning ``blocks.2`` of a grown model sees the output of its last inserted
 block, and a further insertion at ``blocks.2`` goes after the existing ones. The inserted
 blocks are sites too (``blocks.2.depthcert_units.0``), scanned only when named.
@@ -79,7 +80,7 @@ def attach_unit(model: nn.Module, site: str, block: nn.Module) -> ResidualUnit:
         unit.depthcert_spec["site"] = head.rpartition(".")[0]
         units.insert(int(last) + 1, unit)
         return unit
-    mod = module_at(model, site)
+    mod = module_at(model, _host(model, site))
     if not isinstance(getattr(mod, UNITS, None), nn.ModuleList):
         if hasattr(mod, UNITS):
             raise InputError("site", f"a module without an attribute {UNITS!r} (the name of inserted blocks)", site)
@@ -87,6 +88,19 @@ def attach_unit(model: nn.Module, site: str, block: nn.Module) -> ResidualUnit:
         mod.register_forward_hook(_run_units)
     getattr(mod, UNITS).append(unit)
     return unit
+
+
+def _host(model: nn.Module, site: str) -> str:
+    """The module that carries the units of ``site``: the site's module, or, for an ``nn.Sequential``
+    (whose forward calls every child, so it cannot hold one more), its last child, recursively --
+    the same stream."""
+    mod = module_at(model, site)
+    while isinstance(mod, nn.Sequential):
+        if not len(mod):
+            raise InputError("site", "a module with an output (an empty nn.Sequential has none)", site)
+        last = list(mod._modules)[-1]
+        site, mod = f"{site}.{last}" if site else last, mod[-1]
+    return site
 
 
 def _units(model: nn.Module):

@@ -120,20 +120,21 @@ def _erm(model, site, block, S, loss, starts, beta, cap, steps):
     return best[1], best[0]
 
 
-def _signal(model, site, signal, loss, family, layout, seed, B, level):
+def _signal(model, site, signal, loss, family, layout, seed, B, level, output=None):
     n = len(signal)
     scan = saturation(model, signal.part(0, 2 * n // 3), loss, sites=[site], layout=layout, seed=seed,
-                      families=[family], batch_size=signal.batch_size)
+                      families=[family], batch_size=signal.batch_size, output=output)
     block, beta = family_block(model, site, family, "jumpboard", scan)
     if beta is None or not float(block.V.detach().norm()) > 0:
         return scan, None, beta, {"n_signal": n}   # no descent direction: nothing to certify
     held = signal.part(2 * n // 3, n)
-    z = _losses(model, held, as_loss(loss)) - _losses(model, held, as_loss(loss), site, block)
+    loss_fn = as_loss(loss, output)
+    z = _losses(model, held, loss_fn) - _losses(model, held, loss_fn, site, block)
     dR = None if B is None else float(empirical_bernstein_lower(float(z.mean()), float(z.var()), z.numel(),
                                                                 2 * B, level / 4))
     return scan, block, beta, {"delta_R": dR, "delta_R_hat": float(z.mean()), "n_signal": n,
                                "dR_mean": float(z.mean()), "dR_var": float(z.var()), "n_held": z.numel(),
-                               "rho_phi_held": accumulate(model, held, {site: block}, as_loss(loss))[site].phi_max}
+                               "rho_phi_held": accumulate(model, held, {site: block}, loss_fn)[site].phi_max}
 
 
 def _constants(loss, B, L_loss, L_top, kappa, A_norm=None) -> dict:
@@ -180,7 +181,7 @@ def _setup(q: dict, c: dict, level: float) -> Setup:
 def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", level: float = 0.05, route=None, *,
                       B=None, L_loss=None, L_top=None, kappa=None, A_norm=None, rho_phi=None, layout=None,
                       seed: int = 0,
-                      erm_steps: int = 20, batch_size: int = 256) -> Certificate:
+                      erm_steps: int = 20, batch_size: int = 256, output=None) -> Certificate:
     """Certify (or not) that one readout block at ``site`` lowers the test loss (docstring of ``depthcert.api._certify``).
 
     Args:
@@ -192,6 +193,8 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
         A_norm: ``||A||_2`` when ``f_top`` is linear (``z = A h + c``): ``kappa`` for a named loss, and (c).
         rho_phi: a sure bound on the whole-state ``||phi||``; None: the plug-in maximum on the signal
             sample, checked on S, T and the signal's held part (module docstring, **Choice**).
+        output: for a model returning a tuple or a dict, the index, key or callable picking the
+            logits (as in :func:`depthcert.saturation`).
 
     Returns:
         A :class:`Certificate` (``table()``: every route evaluated, or the constants it lacks).
@@ -208,8 +211,8 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
     c = _constants(loss, B, L_loss, L_top, kappa, A_norm)
     roles = {k: as_stream(v, k, model, batch_size) for k, v in (("signal", signal), ("S", S), ("T", T))}
     check_disjoint(roles)
-    loss_fn = as_loss(loss)
-    scan, block, beta, q = _signal(model, site, roles["signal"], loss, "readout", layout, seed, B, level)
+    loss_fn = as_loss(loss, output)
+    scan, block, beta, q = _signal(model, site, roles["signal"], loss, "readout", layout, seed, B, level, output)
     if block is None:
         return _nothing_to_certify(route or DEFAULT_ROUTE, q, c)
     q.update(_measure_S_T(model, site, block, beta, roles["S"], roles["T"], loss_fn, erm_steps))

@@ -3,8 +3,21 @@
 Each step ``k`` scans the current network on its own part of ``probe``
 (:func:`depthcert.saturation`); the stop rule is the verdict **"saturated"** (every site's upper
 confidence bound on the first-order gain below ``eps``) or the block budget ``max_blocks``.
-Otherwise the jumpboard block of the scan's best site is inserted (:func:`depthcert.insert_block`;
-a copy) and every parameter is trained for ``steps`` Adam steps on ``train``.
+Otherwise a block is inserted at the scan's best site (:func:`depthcert.insert_block`; a copy):
+the scan's suggestion (a jumpboard checked on its gain sample) when there is one, else a
+function-preserving ``init="zero"`` block (column ``init``; a refused jumpboard is never
+forced), and then trained for ``steps`` Adam steps on ``train``.
+
+**Choice** (``train``, default ``"new"``): only the inserted blocks' parameters
+(:func:`depthcert.new_parameters`) are trained; ``"all"``: every parameter. In both the network
+is trained in **eval mode**: batch-norm layers keep the running statistics the user's model
+came with (frozen, never updated) and dropout is off, so each step's scan sees the network
+that was trained (per-sample gradients need eval-mode batch-norm anyway). Every original
+parameter keeps its name (:func:`depthcert.insert_block`).
+
+Sites: each step scans the sites the user named (``sites``, resolved once on the user's model),
+not inside the blocks grow inserted -- a site's stream already includes them; with
+``scan_inserted=True`` the inserted blocks are sites too.
 
 **Choice** (ours): ``probe`` is cut into ``max_blocks + 1`` disjoint contiguous folds of
 ``n // (max_blocks + 1)`` samples, fold ``k`` for step ``k`` (columns ``probe_from``,
@@ -39,7 +52,7 @@ class GrowthResult:
         model: the grown copy (eval mode).
         trajectory: ``pandas.DataFrame`` with ``step, blocks_added, verdict, best_site,
             predicted_gain, certified_gain, gain_ucb, immediate_gain, probe_loss, probe_from,
-            probe_to, stop``; ``immediate_gain`` is the loss drop of the previous insertion on
+            probe_to, stop, inserted``; ``immediate_gain`` is the loss drop of the previous insertion on
             the first 4096 samples of ``train`` (before training); step ``k`` scanned the probe
             samples ``[probe_from, probe_to)`` (its own fold) and ``probe_loss`` is their mean loss.
         stop: why growth stopped (``"saturated"`` or ``"max_blocks"``).
@@ -59,11 +72,19 @@ def _mean_loss(model, stream, loss) -> float:
     return total / len(stream)
 
 
-def _train(model, stream, loss, steps: int, lr: float) -> None:
-    if steps == 0:
+TRAIN = ("new", "all")
+
+
+def _train(model, stream, loss, steps: int, lr: float, train: str = "new") -> None:
+    """``steps`` Adam steps in eval mode on the new blocks' (``"new"``) or every (``"all"``) parameter."""
+    from depthcert.api._attach import new_parameters
+
+    params = list(new_parameters(model).values()) if train == "new" else list(model.parameters())
+    params = [p for p in params if p.requires_grad]
+    if steps == 0 or not params:
         return
-    opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=lr)
-    model.train()
+    opt = torch.optim.Adam(params, lr=lr)
+    model.eval()   # batch-norm statistics frozen, dropout off (docstring of depthcert.api._growth)
     done = 0
     while done < steps:              # pass after pass over the stream: nothing is kept between batches
         for x, y in stream:
@@ -77,7 +98,7 @@ def _train(model, stream, loss, steps: int, lr: float) -> None:
 
 
 def _row(k: int, rep, gain, probe_loss: float, fold: tuple[int, int], stop) -> dict:
-    return {"step": k, "blocks_added": k, "verdict": rep.verdict, "best_site": rep.best_site,
+    return {"step": k, "blocks_added": k, "verdict": rep.verdict, "best_site": rep.best_site, "inserted": None,
             "layout": rep.site(rep.best_site)["layout"], "predicted_gain": rep.predicted_gain,
             "certified_gain": rep.certified_gain, "gain_ucb": rep.gain_ucb, "immediate_gain": gain,
             "probe_loss": probe_loss, "probe_from": fold[0], "probe_to": fold[1], "stop": stop}
@@ -93,27 +114,17 @@ def _folds(probe_s, max_blocks: int) -> list[tuple[int, int]]:
     return [(i * size, (i + 1) * size) for i in range(k)]
 
 
-def grow(model, train, probe, loss="cross_entropy", max_blocks: int = 3, level: float = 0.05, *,
-         eps: float = DEFAULT_EPS, sites="blocks.*", layout=None, family: str = "readout", steps: int = 200,
-         lr: float = 1e-3, seed: int = 0, batch_size: int = 256, **scan_kw) -> GrowthResult:
-    """Grow ``model`` by at most ``max_blocks`` blocks (docstring of ``depthcert.api._growth``).
+def _insert(net, rep, family):
+    """``(grown copy, init)``: the scan's checked jumpboard, else a zero-init block (never forced)."""
+    from depthcert.api._suggestion import RefusedInsertion
 
-    Args:
-        model: any ``nn.Module`` (never changed; batch-norm only in eval mode).
-        train: data for training after each insertion (any accepted kind of data).
-        probe: data for the scans (independent of ``train``), cut into ``max_blocks + 1``
-            disjoint folds, one per step (each fold's first part is that step's curvature sample).
-        loss, level, eps, sites, layout: as in :func:`depthcert.saturation`.
-        max_blocks: the block budget (>= 0).
-        family: the inserted blocks' family. steps, lr: Adam steps and step size after each insertion.
-        scan_kw: more keywords for :func:`depthcert.saturation`.
+    try:
+        return insert_block(net, rep.best_site, family=family, init="jumpboard", scan=rep), "jumpboard"
+    except RefusedInsertion:
+        return insert_block(net, rep.best_site, family=family or "readout", init="zero", scan=rep), "zero"
 
-    Returns:
-        A :class:`GrowthResult`.
 
-    Raises:
-        TypeError, ValueError: bad arguments (named); batch-norm in train mode.
-    """
+def _check_grow(model, max_blocks, steps, trainable) -> None:
     from numerics.sites import check_no_batchnorm
 
     check_model(model)
@@ -122,13 +133,56 @@ def grow(model, train, probe, loss="cross_entropy", max_blocks: int = 3, level: 
         raise ValueError(f"max_blocks == {max_blocks!r}, must be an int >= 0.")
     if not (isinstance(steps, int) and steps >= 0):
         raise ValueError(f"steps == {steps!r}, must be an int >= 0.")
-    loss_fn, net = as_loss(loss), copy.deepcopy(model).eval()
+    if trainable not in TRAIN:
+        raise ValueError(f"trainable == {trainable!r}, must be one of {list(TRAIN)} (the new blocks' parameters, "
+                         "or every parameter).")
+
+
+def _sites(net, sites, probe_s, scan_inserted: bool):
+    """The user's sites resolved once on the user's model (plus the inserted blocks' when asked)."""
+    from depthcert.api._attach import unit_sites
+    from depthcert.api._outputs import resolve_named_sites
+
+    names = resolve_named_sites(net, sites, probe_s.take(2)[0])
+    return (lambda m: names + [u for u in unit_sites(m) if u not in names]) if scan_inserted else (lambda m: names)
+
+
+def grow(model, train, probe, loss="cross_entropy", max_blocks: int = 3, level: float = 0.05, *,
+         eps: float = DEFAULT_EPS, sites="blocks.*", layout=None, family: str | None = None, steps: int = 200,
+         lr: float = 1e-3, seed: int = 0, batch_size: int = 256, trainable: str = "new", scan_inserted: bool = False,
+         output=None, **scan_kw) -> GrowthResult:
+    """Grow ``model`` by at most ``max_blocks`` blocks (docstring of ``depthcert.api._growth``).
+
+    Args:
+        model: any ``nn.Module`` (never changed; batch-norm only in eval mode).
+        train: data for training after each insertion (any accepted kind of data).
+        probe: data for the scans (independent of ``train``), cut into ``max_blocks + 1``
+            disjoint folds, one per step (each fold's first part is that step's curvature sample).
+        loss, level, eps, sites, layout, output: as in :func:`depthcert.saturation`.
+        max_blocks: the block budget (>= 0).
+        family: the inserted blocks' family (None: each scan's suggestion, else ``"readout"``).
+        steps, lr: Adam steps and step size after each insertion.
+        trainable: ``"new"`` (default: only the inserted blocks) or ``"all"`` parameters are
+            trained, in eval mode either way (batch-norm statistics frozen).
+        scan_inserted: also scan at the blocks grow inserted (default: only the user's ``sites``).
+        scan_kw: more keywords for :func:`depthcert.saturation`.
+
+    Returns:
+        A :class:`GrowthResult` (trajectory column ``inserted``: the init of the block inserted
+        after that step's scan, ``"jumpboard"`` when the scan suggested one, else ``"zero"``).
+
+    Raises:
+        TypeError, ValueError: bad arguments (named); batch-norm in train mode.
+    """
+    _check_grow(model, max_blocks, steps, trainable)
+    loss_fn, net = as_loss(loss, output), copy.deepcopy(model).eval()
     train_s, probe_s = as_stream(train, "train", net, batch_size), as_stream(probe, "probe", net, batch_size)
-    folds = _folds(probe_s, max_blocks)
+    folds, site_list = _folds(probe_s, max_blocks), _sites(net, sites, probe_s, scan_inserted)
     rows, reports, gain = [], [], None
     for k, (a, b) in enumerate(folds):
         fold = probe_s.part(a, b)   # step k's own probe
-        rep = saturation(net, fold, loss, sites, layout, level, seed + k, eps=eps, batch_size=batch_size, **scan_kw)
+        rep = saturation(net, fold, loss, site_list(net), layout, level, seed + k, eps=eps, batch_size=batch_size,
+                         output=output, **scan_kw)
         reports.append(rep)
         stop = "saturated" if rep.saturated else ("max_blocks" if k >= max_blocks else None)
         rows.append(_row(k, rep, gain, _mean_loss(net, fold, loss_fn), (a, b), stop))
@@ -136,10 +190,12 @@ def grow(model, train, probe, loss="cross_entropy", max_blocks: int = 3, level: 
             break
         held = train_s.part(0, min(len(train_s), 4096))   # independent of the probe that fixed V
         before = _mean_loss(net, held, loss_fn)
-        net = insert_block(net, rep.best_site, family=family, init="jumpboard", scan=rep)
+        net, rows[-1]["inserted"] = _insert(net, rep, family)
         gain = before - _mean_loss(net, held, loss_fn)
-        _train(net, train_s, loss_fn, steps, lr)
+        _train(net, train_s, loss_fn, steps, lr, trainable)
     import pandas as pd
     notes = [f"each step scans its own fold of probe ({len(folds)} disjoint folds of {folds[0][1]} samples, "
-             "probe_from/probe_to): the stop rule's level holds at every step"]
+             "probe_from/probe_to): the stop rule's level holds at every step",
+             f"trained after each insertion: {'the inserted blocks only' if trainable == 'new' else 'every parameter'}, "
+             "in eval mode (batch-norm statistics frozen)"]
     return GrowthResult(net, pd.DataFrame(rows), stop, reports, notes)

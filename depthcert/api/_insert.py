@@ -105,7 +105,7 @@ def _refusal(site: str, family: str, scan: SaturationReport) -> str | None:
     if rec is not None and rec["lo"] > 0:
         return None
     why = (f"the jumpboard of family {family!r} at {site} has gain interval [{rec['lo']:.3g}, {rec['hi']:.3g}], "
-           "reaching below zero" if rec is not None else f"the jumpboard at {site} (family {family!r}) was not checked "
+           "not above zero" if rec is not None else f"the jumpboard at {site} (family {family!r}) was not checked "
            f"on a gain sample (only {(scan.insertion or {}).get('site')!r} is)")
     return f"{why}; {scan.suggestion_reason}"
 

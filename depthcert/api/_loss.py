@@ -1,11 +1,15 @@
 """Losses of the public API: a name or a user's callable returning per-sample losses (THEORY §1, §10).
 
-* ``"cross_entropy"`` -- integer labels ``(n,)`` or probability rows ``(n, C)``;
+* ``"cross_entropy"`` -- integer labels ``(n,)`` or probability rows ``(n, C)``; float labels
+  of shape ``(n,)`` (class indices stored as floats) are refused with a clear error;
 * ``"squared"`` -- ``||f(x) - y||^2`` per sample; **Choice**: integer labels ``(n,)`` with
   ``C > 1`` outputs are one-hot encoded (``y -> e_y``), so ``"squared"`` works on a
   classification data set as it is;
 * a callable ``loss(output, y) -> (n,)`` -- called as is; a scalar (a mean) is refused, since
   per-sample losses are what the gradients of every site are made of.
+
+Every loss is applied to the logits picked by ``output=`` (:mod:`depthcert.api._outputs`) from a
+model returning a tuple or a dict.
 """
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from numerics._numerics import per_sample_loss
+from plumbing.validation import InputError
 
 __all__ = ["LOSS_NAMES", "as_loss", "check_per_sample"]
 
@@ -28,22 +33,29 @@ def _squared(out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 
 def _cross_entropy(out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    if y.is_floating_point() and tuple(y.shape) != tuple(out.shape):
+        raise InputError("y", "integer class labels (e.g. y.long()) or probability rows of the logits' shape "
+                         f"{tuple(out.shape)} for loss='cross_entropy'", f"float labels of shape {tuple(y.shape)}")
     return per_sample_loss(out, y, "cross_entropy")
 
 
-def as_loss(loss) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
-    """The per-sample loss ``(output, y) -> (n,)`` for a name or a callable.
+def as_loss(loss, output=None) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+    """The per-sample loss ``(model output, y) -> (n,)`` for a name or a callable, on the logits
+    that ``output`` picks (None: the output itself, refused if it is a tuple or a dict).
 
     Raises:
-        ValueError: an unknown name. TypeError: neither a name nor a callable.
+        ValueError: an unknown name or a bad ``output``. TypeError: neither a name nor a callable.
     """
+    from depthcert.api._outputs import check_output_arg, with_output
+
+    check_output_arg(output)
     if isinstance(loss, str):
         if loss not in LOSS_NAMES:
             raise ValueError(f"loss == {loss!r}, must be one of {list(LOSS_NAMES)} or a callable.")
-        return _cross_entropy if loss == "cross_entropy" else _squared
+        return with_output(_cross_entropy if loss == "cross_entropy" else _squared, output)
     if not callable(loss):
         raise TypeError(f"loss == {loss!r}, must be one of {list(LOSS_NAMES)} or a callable (output, y) -> (n,).")
-    return loss
+    return with_output(loss, output)
 
 
 def check_per_sample(values, n: int, loss) -> torch.Tensor:

@@ -104,8 +104,8 @@ def _scan(model, probe, blocks, loss_fn, n_chunks, samples, level, eps, fams, se
 
 def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None, level: float = 0.05,
                seed: int = 0, curvature_data=None, eps: float = DEFAULT_EPS, *, families=DEFAULT_FAMILIES,
-               width: int = 16, batch_size: int = 256, curvature_n: int = 1024, n_chunks: int = 16
-               ) -> SaturationReport:
+               width: int = 16, batch_size: int = 256, curvature_n: int = 1024, n_chunks: int = 16,
+               output=None) -> SaturationReport:
     """Scan every site of ``model`` on ``data``: improvable, saturated within ``eps``, or undetermined.
 
     Args:
@@ -123,9 +123,12 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
             Its first half fixes ``beta`` and the jumpboard step, its second half measures the
             suggested insertion's gain (:meth:`SaturationReport.gain_interval`).
         eps: the tolerance of "saturated within eps" (first-order gain, mean loss units).
+        output: for a model returning a tuple or a dict: the index, key or callable picking the
+            logits (``output=0`` for ``(logits, aux)``, ``output="logits"``); None: the output itself.
 
     Returns:
-        A :class:`SaturationReport`.
+        A :class:`SaturationReport`; ``rep.suggestion`` is the insertion it recommends, checked on the
+        gain sample (or None, ``rep.suggestion_reason`` says why).
 
     Raises:
         TypeError, ValueError: bad model, data, loss, site, layout, level or eps (named).
@@ -142,7 +145,7 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
     """
     check_model(model)
     _check(level, eps, curvature_n)
-    loss_fn = as_loss(loss)
+    loss_fn = as_loss(loss, output)
     probe, curv, curv_note = _split(data, curvature_data, model, batch_size, curvature_n, n_chunks)
     step, gain = split_curvature(curv)
     fams = list(dict.fromkeys(["linear", "affine", *families]))

@@ -18,9 +18,10 @@ from torch import nn
 from depthcert.api._data import DataStream, model_device_dtype
 from numerics.layouts import positions, resolve_layout
 from depthcert.api._loss import check_per_sample
+from depthcert.api._outputs import resolve_named_sites
 from numerics.estimators import SiteAccumulator
 from numerics.families import ProtocolBlock, to_tokens
-from numerics.sites import SiteProbe, module_at, resolve_sites
+from numerics.sites import SiteProbe, module_at
 
 __all__ = ["accumulate", "eval_mode", "site_blocks", "site_seed"]
 
@@ -60,7 +61,7 @@ def site_blocks(model: nn.Module, sites, layout, x_example: torch.Tensor, famili
     Raises:
         ValueError: unknown / shape-changing site, batch-norm in train mode, ambiguous layout.
     """
-    names = resolve_sites(model, sites, x_example, key="sites")
+    names = resolve_named_sites(model, sites, x_example, key="sites")   # its errors list what would match
     with torch.no_grad(), SiteProbe(model, names) as probe:
         model(x_example)
         shapes = {s: tuple(probe.states[s].shape[1:]) for s in names}

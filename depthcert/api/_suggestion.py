@@ -101,7 +101,7 @@ def suggest(record: dict | None) -> tuple[Suggestion | None, str]:
     if not r["lo"] > 0:
         return None, (f"no suggestion at {record['site']}: the candidate (family {family!r}, jumpboard, chosen on the "
                       f"step sample) has gain interval [{r['lo']:.3g}, {r['hi']:.3g}] on the gain sample "
-                      f"(n = {record['n_gain']}, level {record['level']:g}), which reaches below zero: inserting it "
+                      f"(n = {record['n_gain']}, level {record['level']:g}), not above zero: inserting it "
                       "could raise the loss")
     s = Suggestion(record["site"], family, "jumpboard", r["beta"], r["V_norm"], r["gain_step"], r["gain"], r["lo"],
                    r["hi"], record["n_gain"], record["level"])

@@ -35,9 +35,9 @@ def realised_gain(old, new, x, y, loss: str) -> torch.Tensor:
 
 def _reverse_inserted_step(new, site: str) -> None:
     """The misaligned variant: the inserted unit's ``V`` negated (the step against ``-G_f``)."""
-    grown = new.get_submodule(site)
+    grown = new.get_submodule(site)   # the site keeps its module; the inserted units ride on it (names kept)
     with torch.no_grad():
-        grown.units[-1].block.V.neg_()
+        grown.depthcert_units[-1].block.V.neg_()
 
 
 def coverage_run(net, draw, seeds, *, n: int, m: int, loss: str, family: str = "readout", shrink: float = 0.25,
@@ -53,7 +53,8 @@ def coverage_run(net, draw, seeds, *, n: int, m: int, loss: str, family: str = "
     for s in seeds:
         rep = dc.saturation(net, draw(n, 2 * s), loss=loss, seed=s, **scan_kw)
         xe, ye = draw(m, 2 * s + 1)
-        new = dc.insert_block(net, rep.best_site, family=family, init="jumpboard", scan=rep)
+        # force: the interval's coverage is over every draw, harmful jumpboards included
+        new = dc.insert_block(net, rep.best_site, family=family, init="jumpboard", scan=rep, force=True)
         g = float(realised_gain(net, new, xe, ye, loss).mean())
         lo, hi = rep.gain_interval(family, n_eval=m)
         c, h = (lo + hi) / 2, shrink * (hi - lo) / 2

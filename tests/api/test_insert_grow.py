@@ -33,17 +33,21 @@ def test_insert_block_returns_a_copy_and_zero_init_preserves_the_function(scanne
     assert sum(p.numel() for p in new.parameters()) > sum(p.numel() for p in net.parameters())
 
 
-def test_jumpboard_insertion_lowers_the_loss_on_the_curvature_sample(scanned):
+def test_jumpboard_insertion_lowers_the_loss_on_the_step_sample(scanned):
+    """Issue 26 changed this contract: the jumpboard is Theorem 1's step on the step sample (the curvature
+    sample's first half; forced here, since its check on the other half may refuse it), and a grown model's
+    scan sees the user's sites only -- the inserted unit is a site when named."""
     net, x, y, rep = scanned
-    new = dc.insert_block(net, rep.best_site, family="readout", init="jumpboard", scan=rep)
-    xc, yc = x[:128], y[:128]   # the curvature sample: the first samples of data (the report says so)
-    assert "first 128 samples" in rep.curvature_source
+    new = dc.insert_block(net, rep.best_site, family="readout", init="jumpboard", scan=rep, force=True)
+    xc, yc = x[:64], y[:64]   # the step sample: the first half of the first 128 samples (the report says so)
+    assert "first 128 samples" in rep.curvature_source and rep.n_curvature == 64
     ce = nn.functional.cross_entropy
     with torch.no_grad():
         assert float(ce(new(xc), yc)) < float(ce(net(xc), yc))
-    # a site inside the grown model is a site again (the scan sees the new unit)
     rep2 = dc.saturation(new, (x, y), **KW)
-    assert f"{rep.best_site}.units.0" in [r["site"] for r in rep2.sites]
+    assert [r["site"] for r in rep2.sites] == [r["site"] for r in rep.sites]
+    unit = f"{rep.best_site}.depthcert_units.0"
+    assert unit in [r["site"] for r in dc.saturation(new, (x, y), sites=["blocks.0", unit], **KW).sites]
 
 
 @pytest.mark.parametrize("kw, exc, match", [
@@ -88,5 +92,5 @@ def test_a_block_family_is_inserted_at_the_scanned_width():
     g = torch.Generator().manual_seed(1)
     data = (torch.randn(256, 1, 12, generator=g, dtype=torch.float64), torch.randint(0, 3, (256,), generator=g))
     rep = dc.saturation(net, data, families=["linear", "block"], width=5)
-    new = dc.insert_block(net, rep.best_site, family="block", init="jumpboard", scan=rep)
+    new = dc.insert_block(net, rep.best_site, family="block", init="jumpboard", scan=rep, force=True)
     assert new(data[0][:4]).shape == (4, 3)

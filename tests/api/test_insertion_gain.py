@@ -83,7 +83,7 @@ def test_the_reported_gain_is_that_of_the_block_insert_block_inserts():
     rep = dc.saturation(net, (x, y), sites=["norms.0"], curvature_data=(xc, yc), curvature_n=200, width=4)
     assert rep.n_curvature == 100 and rep.insertion["n_gain"] == 100
     for fam, rec in rep.insertion["families"].items():
-        new = dc.insert_block(net, rep.best_site, family=fam, init="jumpboard", scan=rep)
+        new = dc.insert_block(net, rep.best_site, family=fam, init="jumpboard", scan=rep, force=True)
         D = realised_gain(net, new, xc[100:], yc[100:], "cross_entropy")
         assert rec["gain"] == pytest.approx(float(D.mean()), rel=1e-9, abs=1e-15)
         assert rec["sd"] == pytest.approx(float(D.std()), rel=1e-9, abs=1e-15)

@@ -19,10 +19,18 @@ def add_parser(sub) -> None:
     p.add_argument("--config", required=False, metavar="FILE",
                    help="TOML: the tables of `depthcert saturation` plus [growth]; "
                    "see depthcert/configs/digits_cnn.toml (or --model and --data for your own network)")
-    p.add_argument("--out", required=False, metavar="DIR", help="output folder; running again with it resumes")
+    p.add_argument("--out", required=False, metavar="DIR",
+                   help="output folder (default with --model: ./grow_out); with --config, running again with it resumes")
     from depthcert._cmd_user import add_user_arguments
 
     add_user_arguments(p, "grow")
+    p.add_argument("--trainable", choices=["new", "all"], default="new",
+                   help="with --model: train only the inserted blocks (new, the default) or every parameter (all) "
+                        "after each insertion; in eval mode either way (batch-norm statistics frozen)")
+    p.add_argument("--save-model", dest="save_model", metavar="PATH", default=None,
+                   help="with --model: write the grown network to PATH (its state_dict and the insertions that "
+                        "rebuild it from your factory; load with torch.load(PATH, weights_only=True) and "
+                        "dc.load_grown(factory(), saved))")
     p.add_argument("--json", action="store_true", help="print the trajectory as one JSON object instead of the table")
 
 
@@ -35,12 +43,18 @@ at the [growth] level, when the best certified gain falls below 2 eps_M, or at
 max_depth. Every step is stored as it finishes, so an interrupted run resumes."""
 
 EPILOG = epilog(
-    [("stdout", "one row per step (depth, site, losses, AG_max) and why it stopped"),
-     ("DIR/trajectory.json", "every step, rewritten after each one"),
-     ("DIR/checkpoint.pt", "the grown network (what a re-run resumes from)"),
-     ("DIR/growth.png", "AG_max and the losses against depth, the stop marked"),
-     ("DIR/sites.csv", "with --model: one row per site of your network")],
-    ["depthcert grow --config depthcert/configs/digits_cnn.toml --out runs/grow"],
+    [("stdout", "with --config: one row per step (depth, site, losses, AG_max) and why it stopped;\n"
+                "with --model: one line (why it stopped, how many blocks, the folder); --json: the result as JSON"),
+     ("DIR/trajectory.json", "with --config: every step, rewritten after each one"),
+     ("DIR/checkpoint.pt", "with --config: the grown network (what a re-run resumes from)"),
+     ("DIR/growth.png", "with --config: AG_max and the losses against depth, the stop marked"),
+     ("DIR/grow.json", "with --model: why it stopped and one record per step"),
+     ("DIR/trajectory.csv", "with --model: one row per step (verdict, site, gains, the block inserted)"),
+     ("DIR/sites.csv", "with --model: one row per site of your network (the last scan)"),
+     ("DIR/saturation.png", "with --model: the last scan's gains per site"),
+     ("PATH", "with --model --save-model PATH: the grown network (state_dict + insertions)")],
+    ["depthcert grow --config depthcert/configs/digits_cnn.toml --out runs/grow",
+     "depthcert grow --model examples/own_cli.py:model --data examples/own_cli.py:data --save-model grown.pt"],
     [(0, "the growth ran to its stop"), BAD_INPUT])
 
 
@@ -58,6 +72,11 @@ def run(args: argparse.Namespace) -> int:
         from depthcert._cmd_user import run_user
 
         return run_user(args, "grow")
+    if args.save_model:
+        from depthcert.errors import InputError
+
+        raise InputError("--save-model", "used with --model (with --config the grown network is DIR/checkpoint.pt)",
+                         args.save_model)
     from depthcert._cmd_study import bad_input
     from depthcert._io import dumps
     from depthcert.config import read_toml

@@ -122,10 +122,12 @@ def _call(args, command: str, model, roles, out: Path) -> dict:
         return rep.to_dict()
     if command == "grow":
         g = dc.grow(model, roles["train"], roles["probe"], max_blocks=args.max_blocks, steps=args.steps,
-                    seed=args.seed, **common, **eps)
+                    seed=args.seed, trainable=getattr(args, "trainable", "new"), **common, **eps)
         g.trajectory.to_csv(out / "trajectory.csv", index=False)
         g.reports[-1].table().to_csv(out / "sites.csv", index=False), g.reports[-1].plot(out / "saturation.png")
         result = {"stop": g.stop, "trajectory": json.loads(g.trajectory.to_json(orient="records"))}
+        if getattr(args, "save_model", None):
+            result["saved_model"] = _save_grown(g.model, Path(args.save_model))
         (out / "grow.json").write_text(json.dumps(result, indent=1, default=str))
         return result
     site = args.site or dc.saturation(model, roles["signal"], seed=args.seed, **common).best_site
@@ -137,6 +139,21 @@ def _call(args, command: str, model, roles, out: Path) -> dict:
               "routes": cert.rows, "quantities": cert.quantities, "constants": cert.constants, "notes": cert.notes}
     (out / "certify.json").write_text(json.dumps(result, indent=1, default=str))
     return result
+
+
+def _save_grown(model, path: Path) -> str:
+    """``torch.save`` (atomic) of ``{"format", "state_dict", "insertions"}``: loadable with ``weights_only=True``."""
+    import os
+
+    import torch
+
+    from depthcert.api._attach import FORMAT, insertions
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save({"format": FORMAT, "state_dict": model.state_dict(), "insertions": insertions(model)}, tmp)
+    os.replace(tmp, path)
+    return str(path)
 
 
 def run_user(args: argparse.Namespace, command: str) -> int:
@@ -169,5 +186,6 @@ def _summary(command: str, result: dict, out: Path) -> str:
     if command == "saturation":
         return f"{result['verdict']} (best site {result['best_site']}); outputs in {out}"
     if command == "grow":
-        return f"stopped: {result['stop']} after {len(result['trajectory']) - 1} blocks; outputs in {out}"
+        saved = f"; grown model in {result['saved_model']}" if result.get("saved_model") else ""
+        return f"stopped: {result['stop']} after {len(result['trajectory']) - 1} blocks; outputs in {out}{saved}"
     return f"certified={result['certified']} ({result['route']}, bound {result['bound']}); outputs in {out}"

@@ -65,7 +65,8 @@ def immediate_gain(task, net, n_probe: int, seed: int = 4242, n_eval: int = 1 <<
     import depthcert as dc
 
     rep = dc.saturation(net, task.sample(n_probe, seed), loss="squared", **SCAN)
-    new = dc.insert_block(net, rep.best_site, family="readout", init="jumpboard", scan=rep)
+    # force: the interval is measured against the gain whatever its sign (a refusal would hide harmful draws)
+    new = dc.insert_block(net, rep.best_site, family="readout", init="jumpboard", scan=rep, force=True)
     x, y = task.sample(n_eval, seed + 1)
     with torch.no_grad():
         g = float((((net(x) - y) ** 2).sum(1) - ((new(x) - y) ** 2).sum(1)).mean())

@@ -160,16 +160,14 @@ def grow(model, train, probe, loss="cross_entropy", max_blocks: int = 3, level: 
             disjoint folds, one per step (each fold's first part is that step's curvature sample).
         loss, level, eps, sites, layout, output: as in :func:`depthcert.saturation`.
         max_blocks: the block budget (>= 0).
-        family: the inserted blocks' family (None: each scan's suggestion, else ``"readout"``).
-        steps, lr: Adam steps and step size after each insertion.
+        family: the inserted blocks' family (None: each scan's suggestion). steps, lr: Adam's, per insertion.
         trainable: ``"new"`` (default: only the inserted blocks) or ``"all"`` parameters are
             trained, in eval mode either way (batch-norm statistics frozen).
         scan_inserted: also scan at the blocks grow inserted (default: only the user's ``sites``).
         scan_kw: more keywords for :func:`depthcert.saturation`.
 
     Returns:
-        A :class:`GrowthResult` (trajectory column ``inserted``: the init of the block inserted
-        after that step's scan, ``"jumpboard"`` when the scan suggested one, else ``"zero"``).
+        A :class:`GrowthResult` (column ``inserted``: ``"jumpboard"`` (the scan's suggestion) or ``"zero"``).
 
     Raises:
         TypeError, ValueError: bad arguments (named); batch-norm in train mode.

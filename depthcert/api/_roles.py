@@ -118,10 +118,10 @@ def check_disjoint(roles: dict[str, DataStream]) -> None:
         >>> m = torch.nn.Linear(1, 1)
         >>> a = as_stream((torch.arange(4.)[:, None], torch.zeros(4)), "S", m)
         >>> b = as_stream((torch.arange(3., 6.)[:, None], torch.zeros(3)), "T", m)
-        >>> check_disjoint({"S": a, "T": b})
+        >>> check_disjoint({"S": a, "T": b})  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: S and T share 1 identical (x, y) rows (e.g. S[3] == T[0], compared exactly), must be disjoint samples (THEORY §10: independent roles).
+        ValueError: S and T share 1 identical (x, y) rows (e.g. S[3] == T[0], compared exactly), must be ...
     """
     unknown = [k for k in roles if k not in DATA_ROLES]
     if unknown:

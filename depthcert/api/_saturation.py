@@ -120,15 +120,12 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
         seed: seed of the protocol features (fixed before any gradient).
         curvature_data: the sample for ``beta`` and the realised gain; None: the first
             ``min(curvature_n, n/4)`` samples of ``data`` (disjoint from the probe; the report says so).
-            Its first half fixes ``beta`` and the jumpboard step, its second half measures the
-            suggested insertion's gain (:meth:`SaturationReport.gain_interval`).
+            Its first half fixes the jumpboard steps, its second half checks the suggestion.
         eps: the tolerance of "saturated within eps" (first-order gain, mean loss units).
-        output: for a model returning a tuple or a dict: the index, key or callable picking the
-            logits (``output=0`` for ``(logits, aux)``, ``output="logits"``); None: the output itself.
+        output: the index, key or callable picking the logits of a tuple / dict output (e.g. ``0``).
 
     Returns:
-        A :class:`SaturationReport`; ``rep.suggestion`` is the insertion it recommends, checked on the
-        gain sample (or None, ``rep.suggestion_reason`` says why).
+        A :class:`SaturationReport` (``suggestion``: the insertion it recommends, checked; or None).
 
     Raises:
         TypeError, ValueError: bad model, data, loss, site, layout, level or eps (named).
@@ -143,8 +140,7 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
         >>> rep.verdict in ("improvable", "saturated", "undetermined"), rep.sites[0]["layout"], rep.sites[0]["d"]
         (True, 'ND', 8)
     """
-    check_model(model)
-    _check(level, eps, curvature_n)
+    check_model(model), _check(level, eps, curvature_n)
     loss_fn = as_loss(loss, output)
     probe, curv, curv_note = _split(data, curvature_data, model, batch_size, curvature_n, n_chunks)
     step, gain = split_curvature(curv)
@@ -154,9 +150,8 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
     sug, why = suggest(ins)
     return SaturationReport(**model_v, level=level, eps=eps, n=len(probe), n_curvature=int(step[0].shape[0]),
                             curvature_source=curv_note, seed=seed, loss=loss if isinstance(loss, str) else "callable",
-                            sites=records, notes=_notes(curv_note, len(blocks), ins), insertion=ins,
-                            suggestion=sug, suggestion_reason=why,
-                            _blocks=blocks, _stats=accs, _curvature=step, _loss=loss_fn)
+                            sites=records, notes=_notes(curv_note, len(blocks), ins), insertion=ins, suggestion=sug,
+                            suggestion_reason=why, _blocks=blocks, _stats=accs, _curvature=step, _loss=loss_fn)
 
 
 def _notes(curv_note: str, k: int, ins) -> list[str]:

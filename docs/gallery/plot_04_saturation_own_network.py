@@ -122,9 +122,12 @@ for n in (128, 512):
 # ``init="zero"`` preserves the function exactly, ``init="jumpboard"`` takes Theorem 1's step
 # from the scan. :meth:`~depthcert.SaturationReport.gain_interval` is a Student-t interval for
 # that insertion's gain, measured on the half of the curvature sample that did not choose the
-# step; the fresh test sample (never seen by the scan) gives the realised gain.
+# step; the fresh test sample (never seen by the scan) gives the realised gain. A jumpboard whose
+# interval does not lie above zero is refused (``rep.suggestion`` is None, ``rep.suggestion_reason``
+# says why) unless ``force=True``: forced here, to compare the interval with the realised gain.
+print(rep.suggestion_reason)
 zero = dc.insert_block(net, rep.best_site, family="readout", init="zero", scan=rep)
-jump = dc.insert_block(net, rep.best_site, family="readout", init="jumpboard", scan=rep)
+jump = dc.insert_block(net, rep.best_site, family="readout", init="jumpboard", scan=rep, force=True)
 lo, hi = rep.gain_interval()
 lo_n, hi_n = rep.gain_interval(n_eval=len(test[1]))
 realised = test_loss(net) - test_loss(jump)

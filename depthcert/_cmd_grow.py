@@ -53,8 +53,7 @@ EPILOG = epilog(
      ("DIR/sites.csv", "with --model: one row per site of your network (the last scan)"),
      ("DIR/saturation.png", "with --model: the last scan's gains per site"),
      ("PATH", "with --model --save-model PATH: the grown network (state_dict + insertions)")],
-    ["depthcert grow --config depthcert/configs/digits_cnn.toml --out runs/grow",
-     "depthcert grow --model examples/own_cli.py:model --data examples/own_cli.py:data --save-model grown.pt"],
+    ["depthcert grow --config depthcert/configs/digits_cnn.toml --out runs/grow"],
     [(0, "the growth ran to its stop"), BAD_INPUT])
 
 
@@ -72,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         from depthcert._cmd_user import run_user
 
         return run_user(args, "grow")
-    if args.save_model:
+    if getattr(args, "save_model", None):
         from depthcert.errors import InputError
 
         raise InputError("--save-model", "used with --model (with --config the grown network is DIR/checkpoint.pt)",

@@ -25,9 +25,10 @@ __all__ = ["DEFAULTS", "QUICK", "run_pretrained"]
 
 #: **Choice**: the study's sizes (``depthcert study pretrained``), fixed before any run.
 DEFAULTS = {"seq_len": 64, "n_mask": 9, "head_steps": 300, "head_lr": 2e-3, "head_batch": 64, "probe_n": 256,
-            "curvature_n": 128, "seeds": 5, "steps": 40, "batch": 16, "lr": 3e-4, "width": 16, "threads": 2}
+            "curvature_n": 128, "cert_s_n": 256, "cert_erm_steps": 5, "seeds": 5, "steps": 40, "batch": 16, "lr": 3e-4, "width": 16, "threads": 2}
 #: light sizes for ``--quick``, the gallery and the tests (a small slice: minutes become seconds).
-QUICK = dict(DEFAULTS, head_steps=40, probe_n=48, curvature_n=32, seeds=2, steps=4, batch=8, s_n=64, t_n=48)
+QUICK = dict(DEFAULTS, head_steps=40, probe_n=48, curvature_n=32, cert_s_n=32, cert_erm_steps=1, seeds=2, steps=4, batch=8,
+             s_n=64, t_n=48)
 
 
 def _timed(fn):
@@ -108,6 +109,28 @@ def _arms_of_seed(net, rep, tok, cfg: dict, seed: int, sites: list[str]) -> dict
     return out
 
 
+def _certificate(net, rep, corpus, cfg: dict, log) -> dict:
+    """``dc.certify_insertion`` for arm (a) on signal / S / T (mask seed 0), every route, and the held-out test."""
+    from depthcert.api import certify_insertion
+    from numerics.studies.pretrained._mlm import loss_bound, mlm_loss
+
+    sure = loss_bound(net.head)
+    n_s = cfg.get("cert_s_n")
+    S = corpus.sample("S", None if n_s is None else min(n_s, corpus.x["S"].shape[0]), seed=0)
+    cert, t = _timed(lambda: certify_insertion(net, rep.best_site, signal=corpus.sample("signal"), S=S,
+                                               T=corpus.sample("T"), loss=mlm_loss, B=sure["B"],
+                                               erm_steps=cfg["cert_erm_steps"], batch_size=64))
+    rows = [{k: r.get(k) for k in ("route", "bound", "certified", "missing", "failure_probability") if k in r}
+            for r in cert.rows]
+    log(f"certificate at {rep.best_site}: {cert.route} certified={cert.certified} bound={cert.bound} ({t:.0f} s)")
+    return {"site": rep.best_site, "route": cert.route, "certified": bool(cert.certified), "bound": cert.bound,
+            "L_test_old": cert.quantities.get("L_test_old"), "rows": rows, "seconds": t,
+            "constants": {"B": sure["B"], "B_is": "sure: ln V + 2 max|logit| through the head's LayerNorm and tied decoder",
+                          "L_top": "not derivable (attention and LayerNorm above the site)", "kappa": "not derivable",
+                          "rho_phi": "plug-in on the signal sample (certify_insertion's default)"},
+            "M": int(S[0].shape[0])}
+
+
 def _summary(per_seed: list[dict], rep, sites: list[str]) -> dict:
     from numerics.studies.pretrained._stats import paired_interval, rank_correlation
 
@@ -147,7 +170,9 @@ def run_pretrained(out_dir, *, quick: bool = False, config: dict | None = None, 
     sites = [r["site"] for r in rep.sites]
     per_seed = [_arms_of_seed(net, rep, tok, cfg, s, sites)
                 for s in tqdm(range(int(cfg["seeds"])), desc="arms (seeds)", unit="seed", disable=not progress)]
+    certificate = _certificate(net, rep, corpus, cfg, log)
     study = dict(_summary(per_seed, rep, sites), scan_cost_ratio=cost["ratio"], scan_cost=cost, config=cfg,
+                 certificate=certificate,
                  scan={"verdict": rep.verdict, "best_site": rep.best_site, "table": rep.to_dict()["sites"]},
                  roles={r: {"sequences": int(corpus.x[r].shape[0]), "documents": len(corpus.docs[r])} for r in corpus.x},
                  wall_s=time.perf_counter() - t0)

@@ -11,11 +11,13 @@ Attention runs over every position (no padding: every sequence is full length).
 """
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import nn
 import torch.nn.functional as F
 
-__all__ = ["MLMHead", "MLMNet", "mlm_loss", "train_head"]
+__all__ = ["MLMHead", "MLMNet", "loss_bound", "mlm_loss", "train_head"]
 
 
 class MLMHead(nn.Module):
@@ -70,6 +72,23 @@ def mlm_loss(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Per-sequence loss ``(n,)``: the mean cross-entropy over its ``k`` masked tokens."""
     n, k, v = logits.shape
     return F.cross_entropy(logits.reshape(n * k, v), y.reshape(n * k), reduction="none").view(n, k).mean(1)
+
+
+def loss_bound(head: MLMHead) -> dict:
+    """A sure bound ``B`` on the per-sequence loss, whatever the input (THEORY §1's ``B``).
+
+    The head's LayerNorm output is ``u = gamma * x_hat + beta`` with ``||x_hat||_2 <= sqrt(d)``, so
+    ``||u|| <= max|gamma| sqrt(d) + ||beta||``; each logit ``|z_v| = |<E_v, u> + b_v| <= Z :=
+    max_v ||E_v|| ||u||_max + max|b|``; cross-entropy ``logsumexp(z) - z_y <= ln V + 2 Z``; a mean over the
+    masked tokens keeps the bound. Nothing sure exists for ``L_top``/``kappa`` inside the encoder
+    (attention and LayerNorm above the site are not globally Lipschitz).
+    """
+    ln, dec = head.LayerNorm, head.decoder
+    d, V = ln.weight.numel(), dec.weight.shape[0]
+    with torch.no_grad():
+        u_max = float(ln.weight.abs().max()) * d ** 0.5 + float(ln.bias.norm())
+        Z = float(dec.weight.norm(dim=1).max()) * u_max + float(dec.bias.abs().max())
+    return {"B": math.log(V) + 2 * Z, "logit_bound": Z, "head_input_norm_bound": u_max}
 
 
 def train_head(net: MLMNet, x: torch.Tensor, y: torch.Tensor, steps: int, lr: float, batch: int, seed: int) -> list[float]:

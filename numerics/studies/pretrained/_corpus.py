@@ -93,7 +93,7 @@ class MaskedCorpus:
         special = {tokenizer.mask_token_id, tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id}
         for name, text in documents().items():
             ids = [i if i not in special else tokenizer.unk_token_id
-                   for i in tokenizer(text, add_special_tokens=False)["input_ids"]]
+                   for i in tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"]]
             role = role_of(name)
             docs[role].append(name)
             windows[role] += [ids[k:k + w] for k in range(0, len(ids) - w + 1, w)]

@@ -114,7 +114,7 @@ def train_head(net: MLMNet, x: torch.Tensor, y: torch.Tensor, steps: int, lr: fl
         opt.zero_grad()
         loss.backward()
         opt.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     for p in net.parameters():
         p.requires_grad_(False)
     return losses

@@ -11,7 +11,7 @@ import contextlib
 
 from depthcert._help import BAD_INPUT, epilog
 
-NAMES = ("growth-vs-scratch", "agmax-depth", "local-insertion", "optimizer-invariance")
+NAMES = ("growth-vs-scratch", "agmax-depth", "local-insertion", "optimizer-invariance", "pretrained")
 
 
 @contextlib.contextmanager
@@ -48,12 +48,17 @@ The experiments around growth to saturation (Paper B), each from a depth-0 stude
   local-insertion       the loss reduction of one block inserted at the best site,
                         against the gain Theorem 1 guarantees, per depth
   optimizer-invariance  the first step of SGD, momentum and Adam from a new block
-                        lowers the loss exactly when the network is not saturated"""
+                        lowers the loss exactly when the network is not saturated
+  pretrained            a real pretrained post-LN BERT (all-MiniLM-L6-v2, offline:
+                        the 'pretrained' extra): where to insert a block, does it help,
+                        and LLaMA-Pro's control (an existing layer tuned instead);
+                        writes DIR/study.json, DIR/report.md and its figures"""
 
 EPILOG = epilog(
     [("stdout", "the result as JSON"),
      ("DIR/NAME.json", "the study's numbers"),
-     ("DIR/NAME.png", "its figure")],
+     ("DIR/NAME.png", "its figure"),
+     ("DIR/study.json, DIR/report.md", "pretrained: the arms, the rank correlation, the scan's cost")],
     ["depthcert study growth-vs-scratch --out runs/study --quick"], [(0, "the study ran"), BAD_INPUT])
 
 
@@ -64,6 +69,22 @@ def run(args: argparse.Namespace) -> int:
 
     with bad_input("study"):
         config = read_toml(args.config) if args.config else None
+        if args.name == "pretrained":
+            return _pretrained(args, config)
         result = run_study(args.name, config, args.out, quick=args.quick, progress=not args.json)
     print(dumps(result, indent=None if args.json else 2))
+    return 0
+
+
+def _pretrained(args: argparse.Namespace, config) -> int:
+    from depthcert._io import dumps
+    from depthcert._study_pretrained import DEFAULTS, run_pretrained
+    from depthcert.errors import InputError
+
+    table = (config or {}).get("pretrained", {})
+    unknown = sorted(set(table) - set(DEFAULTS) - {"s_n", "t_n"})
+    if unknown:
+        raise InputError("--config [pretrained]", f"keys among {sorted(DEFAULTS)}", ", ".join(unknown))
+    study = run_pretrained(args.out, quick=args.quick, config=table, progress=not args.json)
+    print(dumps({k: study[k] for k in ("arms", "rank_correlation", "scan_cost_ratio")}, indent=None if args.json else 2))
     return 0

@@ -1,0 +1,129 @@
+"""Masked-language-modelling text that ships with every Python, split by document into roles.
+
+Documents: every topic of :mod:`pydoc_data.topics` (the help texts of the language reference)
+and the module docstring of every top-level standard-library file (read with :mod:`ast`, nothing
+is imported). Whitespace is normalised and exact duplicates are dropped (the first kept, in
+sorted order). Each *document* goes to one role by a hash of its name (**Choice**: 40% the
+reference sample that trains the MLM head, 15% each signal, probe, S and T), so no document is
+in two roles and the i.i.d. unit is the sequence of one document's role.
+
+Sequences: a document's word-piece ids (no special tokens) cut into consecutive windows of
+``seq_len - 2`` ids, each wrapped in ``[CLS] ... [SEP]`` (a shorter last window is dropped).
+Mask (**Choice**, fixed per sequence): ``n_mask`` distinct positions among the ``seq_len - 2``
+inner ones, drawn by a generator seeded from ``(mask_seed, role, sequence index)``; each is
+replaced by ``[MASK]`` (always: no 80/10/10 rule, so the model can find the masked positions
+from its input alone) and its original id is the target. A sample is ``(x, y)``: ``x`` the
+``(seq_len,)`` masked ids, ``y`` the ``(n_mask,)`` targets in position order; its loss is a
+function of the sample alone.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import sysconfig
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from numerics.seeding import derived_seed
+
+__all__ = ["ROLE_SHARES", "MaskedCorpus", "documents", "role_of"]
+
+#: **Choice**: the share of the documents each role gets (by a hash of the document's name).
+ROLE_SHARES = {"reference_sample": 0.40, "signal": 0.15, "probe": 0.15, "S": 0.15, "T": 0.15}
+
+
+def _normalise(text: str) -> str:
+    return " ".join(text.split())
+
+
+def documents() -> dict[str, str]:
+    """``name -> text``: pydoc topics (``topic:NAME``) and stdlib module docstrings (``module:NAME``), deduplicated."""
+    import pydoc_data.topics as topics
+
+    raw = [(f"topic:{k}", v) for k, v in sorted(topics.topics.items())]
+    for path in sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py")):
+        try:
+            doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8", errors="replace")))
+        except (SyntaxError, ValueError):
+            continue
+        if doc:
+            raw.append((f"module:{path.stem}", doc))
+    out, seen = {}, set()
+    for name, text in raw:
+        text = _normalise(text)
+        if text and text not in seen:
+            seen.add(text)
+            out[name] = text
+    return out
+
+
+def role_of(name: str) -> str:
+    """The role of a document: a hash of its name into :data:`ROLE_SHARES`' cumulative shares."""
+    u = int(hashlib.sha1(name.encode()).hexdigest(), 16) % 10_000 / 10_000
+    acc = 0.0
+    for role, share in ROLE_SHARES.items():
+        acc += share
+        if u < acc:
+            return role
+    return role   # rounding: the last role
+
+
+@dataclass(frozen=True)
+class MaskedCorpus:
+    """Every role's masked sequences: ``x[role]`` ``(n, seq_len)`` ids, ``y[role]`` ``(n, n_mask)`` targets."""
+
+    x: dict
+    y: dict
+    docs: dict          # role -> names of its documents
+    seq_len: int
+    n_mask: int
+    mask_seed: int
+    mask_id: int
+
+    @classmethod
+    def build(cls, tokenizer, seq_len: int = 64, n_mask: int = 9, mask_seed: int = 0) -> "MaskedCorpus":
+        """Tokenise, cut and mask every role's documents (module docstring)."""
+        if not (8 <= seq_len <= 512 and 1 <= n_mask <= seq_len - 2):
+            raise ValueError(f"seq_len == {seq_len}, n_mask == {n_mask}: need 8 <= seq_len <= 512, 1 <= n_mask <= seq_len - 2.")
+        windows = {role: [] for role in ROLE_SHARES}
+        docs = {role: [] for role in ROLE_SHARES}
+        w = seq_len - 2
+        special = {tokenizer.mask_token_id, tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id}
+        for name, text in documents().items():
+            ids = [i if i not in special else tokenizer.unk_token_id
+                   for i in tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"]]
+            role = role_of(name)
+            docs[role].append(name)
+            windows[role] += [ids[k:k + w] for k in range(0, len(ids) - w + 1, w)]
+        xs, ys = {}, {}
+        for r_index, role in enumerate(ROLE_SHARES):
+            inner = torch.tensor(windows[role], dtype=torch.long).reshape(-1, w)
+            xs[role], ys[role] = _mask(inner, tokenizer, n_mask, mask_seed, r_index)
+        return cls(xs, ys, docs, seq_len, n_mask, mask_seed, tokenizer.mask_token_id)
+
+    def sample(self, role: str, n: int | None = None, seed: int | None = None):
+        """``(x, y)`` of ``role``: all of it, or ``n`` sequences in an order drawn from ``seed``."""
+        x, y = self.x[role], self.y[role]
+        if n is None:
+            return x, y
+        if n > x.shape[0]:
+            raise ValueError(f"n == {n}, must be <= the {x.shape[0]} sequences of role {role!r}.")
+        g = torch.Generator().manual_seed(int(seed or 0))
+        idx = torch.randperm(x.shape[0], generator=g)[:n]
+        return x[idx], y[idx]
+
+
+def _mask(inner: torch.Tensor, tokenizer, n_mask: int, mask_seed: int, role_index: int):
+    """``(x, y)``: the ``n_mask`` smallest of ``w`` uniforms per sequence (row ``i`` of one seeded draw of
+    ``(n, w)`` uniforms, so sequence ``i``'s mask depends on ``(mask_seed, role, i)`` alone), sorted."""
+    n, w = inner.shape
+    g = torch.Generator().manual_seed(derived_seed(int(mask_seed), "pretrained/mask", role_index))
+    pos = torch.rand(n, w, generator=g).argsort(1)[:, :n_mask].sort(1).values
+    y = inner.gather(1, pos)
+    x = inner.clone()
+    x.scatter_(1, pos, tokenizer.mask_token_id)
+    cls = torch.full((n, 1), tokenizer.cls_token_id, dtype=torch.long)
+    sep = torch.full((n, 1), tokenizer.sep_token_id, dtype=torch.long)
+    return torch.cat([cls, x, sep], 1), y

@@ -210,7 +210,7 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
     if route is not None and names is not None and route not in names:   # before any work
         raise ValueError(f"route == {route!r}, must be None or one of {sorted(names)}.")
     c = _constants(loss, **from_constants(constants, site, dict(B=B, L_loss=L_loss, L_top=L_top, kappa=kappa,
-                                                                  A_norm=A_norm)))
+                                                                  A_norm=A_norm), rho_phi))
     roles = {k: as_stream(v, k, model, batch_size) for k, v in (("signal", signal), ("S", S), ("T", T))}
     check_disjoint(roles)
     loss_fn = as_loss(loss)

@@ -320,12 +320,15 @@ def _B_above(net, x, after, loss, y_bound, vals: dict, why: dict, how: dict) -> 
     return None
 
 
-def from_constants(c, site: str, given: dict) -> dict:
+def from_constants(c, site: str, given: dict, rho_phi=None) -> dict:
     """``given`` (``certify_insertion``'s keywords) with every ``None`` filled from the :class:`Constants` ``c``.
 
     Raises:
-        TypeError: ``c`` is not a :class:`Constants`. ValueError: derived at another site.
+        TypeError: ``c`` is not a :class:`Constants`. ValueError: derived at another site; ``rho_phi`` given
+        but not a finite number > 0.
     """
+    if rho_phi is not None and not (isinstance(rho_phi, (int, float)) and math.isfinite(rho_phi) and rho_phi > 0):
+        raise ValueError(f"rho_phi == {rho_phi!r}, must be a finite number > 0 (or None: the plug-in maximum).")
     if c is None:
         return given
     if not isinstance(c, Constants):

@@ -20,6 +20,8 @@ from torch import nn
 
 #: Role sizes of the digits data (disjoint index ranges of one seeded permutation of the 1797 images).
 DIGIT_ROLES = {"train": 700, "probe": 300, "signal": 300, "S": 250, "T": 247}
+#: The default run's sizes (seconds per network).
+SMALL_DIGITS = {"train": 300, "probe": 160, "signal": 360, "S": 120, "T": 120}
 
 
 class Block2d(nn.Module):
@@ -112,14 +114,19 @@ def _digits_arrays():
     return x, torch.tensor(d.target[perm], dtype=torch.int64)
 
 
-def digits() -> dict:
-    """Every role of :data:`DIGIT_ROLES`: disjoint ranges of one permutation of scikit-learn's digits."""
+def digits(sizes: dict | None = None) -> dict:
+    """Every role of ``sizes`` (default :data:`DIGIT_ROLES`): disjoint ranges of one permutation of the digits."""
     x, y = _digits_arrays()
     out, start = {}, 0
-    for role, n in DIGIT_ROLES.items():
+    for role, n in (sizes or DIGIT_ROLES).items():
         out[role] = (x[start:start + n], y[start:start + n])
         start += n
     return out
+
+
+def small_digits() -> dict:
+    """:func:`digits` at :data:`SMALL_DIGITS` (the CLI's ``--data`` of the default run)."""
+    return digits(SMALL_DIGITS)
 
 
 def tokens(n: int, seed: int, vocab: int = 32, seq: int = 12):
@@ -132,7 +139,7 @@ def tokens(n: int, seed: int, vocab: int = 32, seq: int = 12):
 
 def token_roles() -> dict:
     """Token data by role, one seed per role."""
-    sizes = {"train": 600, "probe": 256, "signal": 300, "S": 256, "T": 256}
+    sizes = {"train": 300, "probe": 160, "signal": 360, "S": 120, "T": 120}
     return {role: tokens(n, seed) for seed, (role, n) in enumerate(sizes.items(), start=11)}
 
 

@@ -74,6 +74,9 @@ def _constant_arguments(p: argparse.ArgumentParser) -> None:
                    help="a Lipschitz constant of the gradient of the loss in the block output (THEORY §6b (b))")
     p.add_argument("--A-norm", dest="A_norm", type=float, default=None,
                    help="||A||_2 of a linear head above the site (gives kappa for a named loss; THEORY §6b)")
+    p.add_argument("--derive-constants", action="store_true",
+                   help="derive B, L_loss, L_top, A_norm, kappa and rho_phi where they exist for your network "
+                        "(dc.constants: a post-norm state, a linear or pooled linear head); the flags given win")
     p.add_argument("--rho-phi", dest="rho_phi", type=float, default=None,
                    help="a sure bound on the whole-state ||phi|| (default: the plug-in maximum on the signal "
                         "sample, checked on S and T)")
@@ -156,7 +159,8 @@ def _call(args, command: str, model, roles, out: Path) -> dict:
         (out / "grow.json").write_text(json.dumps(result, indent=1, default=str))
         return result, None
     site = args.site or dc.saturation(model, roles["signal"], seed=args.seed, **common).best_site
-    cert = dc.certify_insertion(model, site, roles["signal"], roles["S"], roles["T"], loss=args.loss,
+    consts = dc.constants(model, site, roles["signal"], loss=args.loss) if args.derive_constants else None
+    cert = dc.certify_insertion(model, site, roles["signal"], roles["S"], roles["T"], loss=args.loss, constants=consts,
                                 level=args.level, route=args.route, B=args.B, L_top=args.L_top, L_loss=args.L_loss,
                                 kappa=args.kappa, A_norm=args.A_norm, rho_phi=args.rho_phi, layout=args.layout,
                                 seed=args.seed)

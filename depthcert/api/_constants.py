@@ -148,7 +148,7 @@ def _trace(net: nn.Module, site: str, x: torch.Tensor):
 
 def _affine_tail(net: nn.Module, point: str, x: torch.Tensor, u: torch.Tensor):
     """``(W (K, S), c (K,), reason)``: ``f_top(u) = W u + c`` from ``point``, or ``(None, None, why)``."""
-    n, shape = u.shape[0], u.shape[1:]
+    n = u.shape[0]
 
     def f(state):
         with add_at_site(net, point, lambda s: state - s):

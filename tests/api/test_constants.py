@@ -96,7 +96,8 @@ def test_a_normalised_slice_has_squared_norm_n_v_over_v_plus_eps_symbolically():
 
 def test_cross_entropy_curvature_and_range_symbolically():
     """``H = diag(p) - p p^T``; along a logit direction ``v`` at ``p = (1/2, 1/2, 0)`` the curvature is
-    ``(v_0 - v_1)^2 / 4`` (with ``v = W h``: ``((W_0 - W_1) . h)^2 / 4``, the exact kappa's maximiser); ``logsumexp(z) - z_y <= log C + max_k (z_k - z_y)``."""
+    ``(v_0 - v_1)^2 / 4`` (with ``v = W h``: ``((W_0 - W_1) . h)^2 / 4``, the exact kappa's maximiser);
+    ``logsumexp(z) - z_y <= log C + max_k (z_k - z_y)``."""
     z = sp.symbols("z0:3", real=True)
     loss = -z[0] + sp.log(sum(sp.exp(t) for t in z))
     H = sp.hessian(loss, z)

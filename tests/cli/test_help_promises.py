@@ -149,3 +149,23 @@ def test_prove_writes_nothing_and_prints_one_line_per_check(tmp_path, capsys, mo
     before = set(os.listdir(tmp_path))
     code, out, _ = _run(["prove", "--chain", str(ROOT / "examples" / "chains" / "descent_lemma.toml"), "--json"], capsys)
     assert code in (0, 1) and isinstance(json.loads(out), dict) and set(os.listdir(tmp_path)) == before
+
+
+def test_certify_derive_constants_uses_dc_constants_and_given_flags_win(capsys):
+    import torch
+
+    from tests.cli import _tiny_user
+
+    text = _help("certify", capsys)
+    _says(text, "--derive-constants derive B, L_loss, L_top, A_norm, kappa and rho_phi where they exist")
+    base = ["certify", *SPEC, "--site", "blocks.1", "--json", "--derive-constants"]
+    code, out, err = _run(base, capsys)
+    assert code == 0, err
+    res = json.loads(out)
+    head = _tiny_user.model().head.weight.detach().double()
+    assert res["constants"]["L_top"] == pytest.approx(float(torch.linalg.matrix_norm(head, ord=2)), rel=1e-9)
+    assert res["constants"]["B"] is not None and res["constants"]["kappa"] is not None
+    code, out, err = _run([*base, "--L-top", "9"], capsys)
+    assert code == 0 and json.loads(out)["constants"]["L_top"] == 9.0
+    code, out, _ = _run(["certify", *SPEC, "--site", "blocks.1", "--json"], capsys)
+    assert json.loads(out)["constants"]["L_top"] is None                 # not derived unless asked

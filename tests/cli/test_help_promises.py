@@ -169,3 +169,43 @@ def test_certify_derive_constants_uses_dc_constants_and_given_flags_win(capsys):
     assert code == 0 and json.loads(out)["constants"]["L_top"] == 9.0
     code, out, _ = _run(["certify", *SPEC, "--site", "blocks.1", "--json"], capsys)
     assert json.loads(out)["constants"]["L_top"] is None                 # not derived unless asked
+
+
+def _defaults(command: str) -> dict:
+    """``{dest: the text in "(default: X)"}`` of the options of ``command``'s page."""
+    from depthcert.cli import build_parser
+
+    sub = next(a for a in build_parser([command])._actions if a.dest == "command").choices[command]
+    out = {}
+    for action in sub._actions:
+        m = re.search(r"\(default: ([^)]*)\)", action.help or "")
+        if m:
+            out[action.dest] = m.group(1)
+    return out
+
+
+def test_the_user_options_defaults_are_what_saturation_uses(capsys):
+    said = _defaults("saturation")
+    assert {k: said[k] for k in ("loss", "sites", "level", "seed", "eps")} == {
+        "loss": "cross_entropy", "sites": "blocks.*", "level": "0.05", "seed": "0", "eps": "1e-3"}
+    code, out, err = _run(["saturation", *SPEC, "--json"], capsys)
+    assert code == 0, err
+    res = json.loads(out)
+    assert (res["loss"], res["level"], res["seed"], res["eps"]) == ("cross_entropy", 0.05, 0, 1e-3)
+    assert [s["site"] for s in res["sites"]] == ["blocks.0", "blocks.1"]          # blocks.*
+    code, out, err = _run(["saturation", *SPEC, "--json", "--loss", "squared", "--level", "0.1", "--seed", "3",
+                           "--eps", "0.01", "--sites", "blocks.1"], capsys)
+    res = json.loads(out)
+    assert (res["loss"], res["level"], res["seed"], res["eps"]) == ("squared", 0.1, 3, 0.01)
+    assert [s["site"] for s in res["sites"]] == ["blocks.1"]
+
+
+def test_certify_site_defaults_to_the_best_site_of_a_scan_of_the_signal_sample(capsys):
+    import depthcert as dc
+    from tests.cli import _tiny_user
+
+    assert "the best site of a saturation scan on the signal sample" in _defaults("certify")["site"]
+    code, out, err = _run(["certify", *SPEC, "--json"], capsys)
+    assert code == 0, err
+    best = dc.saturation(_tiny_user.model(), _tiny_user.data()["signal"], seed=0).best_site
+    assert json.loads(out)["site"] == best

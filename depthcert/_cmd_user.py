@@ -43,9 +43,9 @@ def add_user_arguments(p: argparse.ArgumentParser, command: str) -> None:
                    help="the loss the model is trained with (default: cross_entropy)")
     p.add_argument("--sites", default="blocks.*",
                    help="where a block could be inserted: module paths, comma-separated, or 'name.*' (default: blocks.*)")
-    p.add_argument("--layout", default=None, choices=["ND", "NLD", "NCL", "NCHW"],
+    p.add_argument("--layout", default=None, choices=["ND", "NLD", "NCL", "NCHW", "NHWC"],
                    help="the layout of the state at the sites, when it cannot be read from the model "
-                        "(NCL: channels first, a conv net's; NLD: tokens)")
+                        "(NCL: channels first, a conv net's; NLD: tokens; NHWC: a channels-last image)")
     p.add_argument("--level", type=float, default=0.05, help="the tests' level (default: 0.05)")
     p.add_argument("--seed", type=int, default=0, help="seed of the scan's random features and splits (default: 0)")
     if command in ("saturation", "grow"):

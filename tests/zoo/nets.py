@@ -8,7 +8,7 @@ and from the tests. Sizes are tiny so that the default run takes seconds.
 * :class:`BertClassifier` -- Hugging Face ``BertModel`` (post-LN) from a tiny config, a linear head on the
   mean token; :class:`GPT2Classifier` -- ``GPT2Model`` (pre-LN, final ``ln_f``), a linear head on the last token.
 * :class:`ChannelsLast` -- a conv net whose state between blocks is ``(N, H W, C)``: channels last, positions
-  flattened (layout ``"NLD"`` declared).
+  flattened (layout ``"NLD"`` declared); :class:`NHWCNet` -- the same as an image ``(N, H, W, C)`` (``"NHWC"``).
 """
 from __future__ import annotations
 
@@ -69,6 +69,23 @@ class ChannelsLast(nn.Module):
             img = h.transpose(1, 2).reshape(h.shape[0], -1, self.side, self.side)
             h = norm(h + torch.relu(conv(img)).flatten(2).transpose(1, 2))
         return self.head(h.mean(dim=1))
+
+
+class NHWCNet(nn.Module):
+    """A conv net written channels-last on images: the state between blocks is ``(N, H, W, C)`` (LayerNorm on ``C``)."""
+
+    def __init__(self, c: int = 16, depth: int = 2, classes: int = 10):
+        super().__init__()
+        self.stem = nn.Conv2d(1, c, 3, padding=1)
+        self.convs = nn.ModuleList(nn.Conv2d(c, c, 3, padding=1) for _ in range(depth))
+        self.blocks = nn.ModuleList(nn.LayerNorm(c) for _ in range(depth))
+        self.head = nn.Linear(c, classes)
+
+    def forward(self, x):
+        h = self.stem(x).permute(0, 2, 3, 1)                               # (N, H, W, C)
+        for conv, norm in zip(self.convs, self.blocks):
+            h = norm(h + torch.relu(conv(h.permute(0, 3, 1, 2))).permute(0, 2, 3, 1))
+        return self.head(h.mean(dim=(1, 2)))
 
 
 class BertClassifier(nn.Module):
@@ -190,3 +207,9 @@ def channels_last():
     """:class:`ChannelsLast`, seed 0."""
     torch.manual_seed(0)
     return ChannelsLast()
+
+
+def nhwc():
+    """:class:`NHWCNet`, seed 0."""
+    torch.manual_seed(0)
+    return NHWCNet()

@@ -7,8 +7,8 @@ What each needed (reported with the issue): the ResNets nothing beyond the API; 
 (the API and the CLI refuse train mode) and it has no sure radius (``constants`` says why); the transformers
 ``sites=`` naming their layer lists (``bert.encoder.layer.*``, ``gpt.h.*``: the default ``blocks.*`` matches
 nothing) and integer token inputs; GPT-2 (pre-LN) no radius at its sites and ``B`` from ``ln_f``; the
-channels-last net ``layout="NLD"`` (its ``(N, H W, C)`` state is tokens to the API; an ``(N, H, W, C)`` state has
-no layout).
+channels-last nets a declared layout: ``"NLD"`` for an ``(N, H W, C)`` state, and ``"NHWC"`` for an image
+``(N, H, W, C)`` (a layout added for this zoo: before it such a state had none).
 """
 import json
 import math
@@ -30,6 +30,7 @@ CASES = {
     "bert": ("bert", "token_roles", "bert.encoder.layer.*", None, "bert.encoder.layer.1", "NLD", 12),
     "gpt2": ("gpt2", "token_roles", "gpt.h.*", None, "gpt.h.1", "NLD", 12),
     "channels_last": ("channels_last", "small_digits", "blocks.*", "NLD", "blocks.1", "NLD", 64),
+    "nhwc": ("nhwc", "small_digits", "blocks.*", "NHWC", "blocks.1", "NHWC", 64),
 }
 
 
@@ -64,7 +65,7 @@ def scans(trained):
 @pytest.mark.parametrize("name", list(CASES))
 def test_saturation_reads_every_site_in_its_layout(name, scans):
     rep = scans(name)
-    depth = 2 if name in ("bert", "gpt2", "channels_last") else 3
+    depth = 2 if name in ("bert", "gpt2", "channels_last", "nhwc") else 3
     assert [s["site"] for s in rep.sites] == [CASES[name][4].rsplit(".", 1)[0] + f".{i}" for i in range(depth)]
     assert {s["layout"] for s in rep.sites} == {CASES[name][5]} and {s["P"] for s in rep.sites} == {CASES[name][6]}
     assert rep.verdict in ("improvable", "saturated", "undetermined")
@@ -152,3 +153,31 @@ def test_cli_refuses_the_train_mode_batch_norm_resnet(capsys):
     code = main(["saturation", "--model", f"{NETS}:resnet_bn_train_mode", "--data", f"{NETS}:small_digits"])
     err = capsys.readouterr().err
     assert code == 2 and "eval()" in err and "blocks.0.norm" in err and len(err.strip().splitlines()) == 1
+
+
+def test_nhwc_and_nchw_give_the_same_scores():
+    """The same network written channels-first and channels-last scores the same (the NHWC layout reads the
+    channel vector at each position, positions in the same order)."""
+    torch.manual_seed(1)
+    last = nets.NHWCNet(c=8, depth=1).double().eval()
+
+    class First(torch.nn.Module):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+            self.blocks = torch.nn.ModuleList([torch.nn.Identity()])
+
+        def forward(self, x):
+            h = self.net.stem(x)
+            conv, norm = self.net.convs[0], self.net.blocks[0]
+            h = norm((h + torch.relu(conv(h))).permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+            return self.net.head(self.blocks[0](h).mean(dim=(2, 3)))
+
+    g = torch.Generator().manual_seed(0)
+    data = (torch.randn(96, 1, 8, 8, generator=g, dtype=torch.float64), torch.randint(0, 10, (96,), generator=g))
+    a = dc.saturation(last, data, sites="blocks.0", layout="NHWC", seed=0)
+    b = dc.saturation(First(last), data, sites="blocks.0", layout="NCHW", seed=0)
+    assert a.sites[0]["G_sq"] == pytest.approx(b.sites[0]["G_sq"], rel=1e-9)
+    assert a.sites[0]["P"] == b.sites[0]["P"] == 64 and a.sites[0]["d"] == b.sites[0]["d"] == 8
+    with pytest.raises(ValueError, match="layout"):        # never inferred: a channels-last image must be declared
+        dc.saturation(last, data, sites="blocks.0", seed=0)

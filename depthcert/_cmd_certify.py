@@ -17,9 +17,9 @@ Would one more block provably help your own network? This takes a model you wrot
 returning the samples signal, S and T, which must not overlap), inserts a block at
 --site (default: the best site of a saturation scan of the signal sample) and evaluates
 every route of Paper A's theorems (and this project's variants) on it. Constants a route
-needs (--B, --L-top, --L-loss, --kappa, --A-norm, --rho-phi; dc.constants derives them
-for common heads) are yours to give; a route without them is listed with what it misses
-and not evaluated."""
+needs (--B, --L-top, --L-loss, --kappa, --A-norm, --rho-phi) are yours to give, or
+derived where they exist with --derive-constants (a post-norm state, a linear or pooled
+linear head); a route without them is listed with what it misses and not evaluated."""
 
 EPILOG = epilog(
     [("stdout", "one row per route (bound, failure probability, certified), the route fixed by default"),

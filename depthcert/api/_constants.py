@@ -24,7 +24,8 @@ What is derived, on a float64 copy of the model in eval mode (derivations: ``doc
 * ``rho_phi`` of the readout block: ``||phi|| <= ||U0||_2 ||u|| + sqrt(P) ||b0||``
   (:meth:`Constants.rho_phi_for`; ReLU is 1-Lipschitz with ``relu(0) = 0``, Minkowski over positions).
 
-What cannot be derived is ``None`` with its reason in ``why``.
+What cannot be derived is ``None`` with its reason in ``why``. **Choice**: the constants are those of the
+float64 function; for a model in a lower precision the radii carry the rounding margin ``(S + 8) eps``.
 """
 from __future__ import annotations
 
@@ -211,11 +212,12 @@ def constants(model: nn.Module, site: str, data, loss: str = "cross_entropy", *,
         raise ValueError(f"loss == {loss!r}, must be one of {sorted(LOSS_CURVATURE)} (a user's loss has no derived constants).")
     if y_bound is not None and not (math.isfinite(float(y_bound)) and float(y_bound) >= 0):
         raise ValueError(f"y_bound == {y_bound!r}, must be a finite number >= 0 (or None).")
+    dtype = next(model.parameters()).dtype
     net = copy.deepcopy(model).double().eval()
     x, _ = as_stream(data, "data", net, 64).take(4)
     u, producer, after = _trace(net, site, x)
     why, how = {}, {}
-    rho = _site_rho(producer, u, why, how)
+    rho = _site_rho(producer, u, why, how, dtype)
     W, c, reason = _affine_tail(net, site, x, u)
     vals = {"rho": rho, "L_loss": math.sqrt(2.0) if loss == "cross_entropy" else None}
     head = None
@@ -223,7 +225,7 @@ def constants(model: nn.Module, site: str, data, loss: str = "cross_entropy", *,
         head = _top_site(W, c, y_bound, rho, loss, vals, why, how)
     else:
         _not_affine(reason, after, why)
-        vals["B"] = _B_above(net, x, after, loss, y_bound, vals, why, how)
+        vals["B"] = _B_above(net, x, after, loss, y_bound, vals, why, how, dtype)
     _loss_and_phi(loss, vals, rho, head, why, how)
     vals = {k: vals.get(k) for k in _NAMES}
     return Constants(site=site, loss=loss, **vals, state_shape=tuple(u.shape[1:]),
@@ -265,7 +267,7 @@ def _loss_and_phi(loss: str, vals: dict, rho, head, why: dict, how: dict) -> Non
                       "no radius rho at the site, so no sure rho_phi")
 
 
-def _site_rho(producer, u: torch.Tensor, why: dict, how: dict) -> float | None:
+def _site_rho(producer, u: torch.Tensor, why: dict, how: dict, dtype=torch.float64) -> float | None:
     numel = math.prod(u.shape[1:])
     if producer is None:
         why["rho"] = "the site's output is not the output of one module it calls (no normalisation identified)"
@@ -278,8 +280,14 @@ def _site_rho(producer, u: torch.Tensor, why: dict, how: dict) -> float | None:
     if not isinstance(mod, NORMS):
         why["rho"] = f"the site's output comes from {name} ({type(mod).__name__}), not a per-sample normalisation"
         return None
-    how["rho"] = f"{type(mod).__name__} {name}: max|gamma| sqrt(S) + sqrt(S/n_g) ||beta||, S = {numel}"
-    return norm_radius(mod, numel)
+    how["rho"] = (f"{type(mod).__name__} {name}: max|gamma| sqrt(S) + sqrt(S/n_g) ||beta||, S = {numel}"
+                  + ("" if dtype == torch.float64 else f", times 1 + (S + 8) eps({dtype}) for the model's rounding"))
+    return norm_radius(mod, numel) * (1.0 + _margin(numel, dtype))
+
+
+def _margin(numel: int, dtype) -> float:
+    """**Choice**: ``(S + 8) eps`` of a model computed in a dtype below float64 (Higham's ``gamma_n ~ n u``), else 0."""
+    return 0.0 if dtype == torch.float64 or not dtype.is_floating_point else (numel + 8) * torch.finfo(dtype).eps
 
 
 def _affine_constants(W: torch.Tensor, loss: str, vals: dict, how: dict) -> None:
@@ -297,7 +305,7 @@ def _affine_constants(W: torch.Tensor, loss: str, vals: dict, how: dict) -> None
     how.update(L_top="||W||_2 of the affine f_top(u) = W u + c (whole flattened state)", A_norm="||W||_2", kappa=form)
 
 
-def _B_above(net, x, after, loss, y_bound, vals: dict, why: dict, how: dict) -> float | None:
+def _B_above(net, x, after, loss, y_bound, vals: dict, why: dict, how: dict, dtype=torch.float64) -> float | None:
     """``B`` from the last normalisation above the site whose head is affine (no block below changes its radius)."""
     for name, mod in reversed(after):
         if not isinstance(mod, NORMS):
@@ -306,7 +314,7 @@ def _B_above(net, x, after, loss, y_bound, vals: dict, why: dict, how: dict) -> 
         W, c, reason = _affine_tail(net, name, x, u)
         if W is None:
             break
-        R = norm_radius(mod, math.prod(u.shape[1:]))
+        R = norm_radius(mod, math.prod(u.shape[1:])) * (1.0 + _margin(math.prod(u.shape[1:]), dtype))
         B, L_loss, form = _loss_range(loss, (W, c, y_bound, R), R)
         how["L_loss"] = "sqrt(2) (cross-entropy, THEORY §1)" if loss == "cross_entropy" else f"2 (F + Y), R = {R:.6g}"
         vals["L_loss"] = L_loss

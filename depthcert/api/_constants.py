@@ -167,7 +167,7 @@ def _affine_tail(net: nn.Module, point: str, x: torch.Tensor, u: torch.Tensor):
     W, c = J[0], c[0]
     gen = torch.Generator().manual_seed(0)
     for scale in (1e-2, 1.0, 1e2, 1e4):
-        v = scale * torch.randn(u.shape, generator=gen, dtype=u.dtype)
+        v = scale * torch.randn(u.shape, generator=gen, dtype=u.dtype).to(u.device)
         with torch.no_grad():
             got, want = f(v), v.reshape(n, -1) @ W.T + c
         if not torch.allclose(got, want, rtol=1e-7, atol=1e-7 * (1 + float(want.abs().max()))):

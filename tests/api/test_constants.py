@@ -228,7 +228,7 @@ def test_B_at_the_top_is_never_exceeded_on_the_ball_and_its_half_is(tiny):
 
 def test_rho_phi_of_the_readout_features_is_never_exceeded_and_its_half_is(tiny):
     _, c = tiny
-    blk = ProtocolBlock((8, 4, 4), ["readout"], width=6, seed=1, dtype=torch.float64)
+    blk = ProtocolBlock((8, 4, 4), ["readout"], width=6, seed=1, dtype=torch.float64).requires_grad_(False)
     bound = c.rho_phi_for(blk)
     U, b = blk.features[0].U.detach(), blk.features[0].b.detach()
     assert bound == pytest.approx(float(torch.linalg.matrix_norm(U, ord=2)) * c.rho + 4 * float(b.norm()))

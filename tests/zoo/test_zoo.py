@@ -119,6 +119,13 @@ def test_constants_and_certify_insertion(name, trained):
         assert c.rho is None and c.B is not None and "gpt.ln_f" in c.how["B"] and "kappa" in c.why
     else:
         assert c.rho is not None and c.kappa is not None and c.at_top
+        states = []
+        from numerics.sites import module_at
+        h = module_at(model, site).register_forward_hook(lambda m, a, o: states.append(o[0] if isinstance(o, tuple) else o))
+        with torch.no_grad():
+            model(roles["probe"][0])
+        h.remove()
+        assert float(states[0].flatten(1).double().norm(dim=1).max()) <= c.rho      # the sure radius holds on data
     try:
         cert = dc.certify_insertion(model, site, roles["signal"], roles["S"], roles["T"], layout=CASES[name][3],
                                     constants=c, erm_steps=2)

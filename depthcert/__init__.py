@@ -2,15 +2,15 @@
 
 The thin user-facing layer: the public API for a user's own network (:mod:`depthcert.api`,
 re-exported here: ``dc.saturation``, ``dc.insert_block``, ``dc.grow``,
-``dc.certify_insertion``, ``dc.new_parameters``, ``dc.load_grown``), the ``depthcert``
+``dc.certify_insertion``, ``dc.constants``, ``dc.new_parameters``, ``dc.load_grown``), the ``depthcert``
 CLI, config loading and reports. The mathematics lives in :mod:`bounds` (symbolic
 statements), :mod:`proofs_check` (machine checks of their proof chains) and :mod:`numerics`
 (torch measurements).
 """
 __version__ = "0.1.0"
-__all__ = ["Certificate", "DEFAULT_EPS", "GrowthResult", "LAYOUTS", "ROUTES", "RefusedInsertion", "RouteSpec",
-           "SaturationReport", "Suggestion", "__version__", "certify_insertion", "grow", "insert_block", "load_grown",
-           "new_parameters", "register_route", "saturation"]
+__all__ = ["Certificate", "Constants", "DEFAULT_EPS", "GrowthResult", "LAYOUTS", "ROUTES", "RefusedInsertion", "RouteSpec",
+           "SaturationReport", "Suggestion", "__version__", "certify_insertion", "constants", "grow", "insert_block",
+           "load_grown", "new_parameters", "register_route", "saturation"]
 
 _API = frozenset(__all__) - {"__version__"}
 

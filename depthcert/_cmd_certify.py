@@ -17,8 +17,9 @@ Would one more block provably help your own network? This takes a model you wrot
 returning the samples signal, S and T, which must not overlap), inserts a block at
 --site (default: the best site of a saturation scan of the signal sample) and evaluates
 every route of Paper A's theorems (and this project's variants) on it. Constants a route
-needs that cannot be derived for your setup (B, L_top) are yours to give; a route
-without them is listed with what it misses and not evaluated."""
+needs (--B, --L-top, --L-loss, --kappa, --A-norm, --rho-phi) are yours to give, or
+derived where they exist with --derive-constants (a post-norm state, a linear or pooled
+linear head); a route without them is listed with what it misses and not evaluated."""
 
 EPILOG = epilog(
     [("stdout", "one row per route (bound, failure probability, certified), the route fixed by default"),
@@ -34,7 +35,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("certify", help="would one more block provably help your own network? (Paper A's routes)",
                        description=DESCRIPTION, epilog=EPILOG)
     add_user_arguments(p, "certify")
-    p.add_argument("--out", default=None, metavar="DIR", help="output folder for certify.json and routes.csv")
+    p.add_argument("--out", default=None, metavar="DIR", help="output folder for certify.json and routes.csv (default: write no files)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object instead of the table")
 
 

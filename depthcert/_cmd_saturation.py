@@ -22,7 +22,8 @@ def add_parser(sub) -> None:
                    "`depthcert grow`, may be there too); see depthcert/configs/digits_cnn.toml (or --model and "
                    "--data for your own network)")
     p.add_argument("--out", default=None, metavar="DIR",
-                   help="output folder for saturation.json and saturation.png (default: write no files)")
+                   help="output folder for saturation.json and saturation.png (with --model also sites.csv) "
+                        "(default: write no files)")
     from depthcert._cmd_user import add_user_arguments
 
     add_user_arguments(p, "saturation")

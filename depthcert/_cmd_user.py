@@ -5,8 +5,12 @@ returns the ``nn.Module``; ``--weights`` is a state dict loaded with
 ``torch.load(..., weights_only=True)`` (a crafted file cannot run code); ``function()``
 returns the data roles as a dict -- ``saturation``: ``probe`` (and optionally ``curvature``),
 ``grow``: ``train`` and ``probe``, ``certify``: ``signal``, ``S`` and ``T`` -- each any kind of
-data the API accepts. Writes ``DIR/<command>.json``, a figure and ``DIR/sites.csv`` (``certify``:
-``DIR/routes.csv``). Bad input: exit 2 with one line.
+data the API accepts. Prints one row per site (``saturation``) or per route (``certify``) and the
+answer (``--json``: one JSON object); with ``--out DIR`` writes ``DIR/<command>.json``, a figure and
+``DIR/sites.csv`` (``certify``: ``DIR/routes.csv``), without it no file (``grow``: ``./grow_out/``).
+The model is used as the factory returns it: batch norm in train mode is refused, as by the API
+(``model.eval()`` in the factory makes it the affine map of its running statistics). Bad input:
+exit 2 with one line.
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import sys
 from pathlib import Path
 
 from depthcert.errors import InputError
+from plumbing.io import atomic_write_text
 
 __all__ = ["ROLES", "add_user_arguments", "load_object", "run_user"]
 
@@ -27,7 +32,9 @@ def add_user_arguments(p: argparse.ArgumentParser, command: str) -> None:
     """The options of a user's model (next to ``--config`` for the built-in workloads)."""
     alternative = " (instead of --config)" if command in ("saturation", "grow") else ""
     p.add_argument("--model", metavar="FILE.py:factory",
-                   help=f"a function in FILE.py returning your nn.Module{alternative}; example: examples/own_cli.py:model")
+                   help=f"a function in FILE.py returning your nn.Module{alternative}, used as returned: batch "
+                        "norm in train mode is refused (return model.eval() to use its running statistics); "
+                        "example: examples/own_cli.py:model")
     p.add_argument("--weights", metavar="CKPT.pt",
                    help="a state dict (torch.save(model.state_dict())) for the model, loaded with weights_only=True")
     p.add_argument("--data", metavar="FILE.py:function",
@@ -37,9 +44,9 @@ def add_user_arguments(p: argparse.ArgumentParser, command: str) -> None:
                    help="the loss the model is trained with (default: cross_entropy)")
     p.add_argument("--sites", default="blocks.*",
                    help="where a block could be inserted: module paths, comma-separated, or 'name.*' (default: blocks.*)")
-    p.add_argument("--layout", default=None, choices=["ND", "NLD", "NCL", "NCHW"],
+    p.add_argument("--layout", default=None, choices=["ND", "NLD", "NCL", "NCHW", "NHWC"],
                    help="the layout of the state at the sites, when it cannot be read from the model "
-                        "(NCL: channels first, a conv net's; NLD: tokens)")
+                        "(NCL: channels first, a conv net's; NLD: tokens; NHWC: a channels-last image)")
     p.add_argument("--level", type=float, default=0.05, help="the tests' level (default: 0.05)")
     p.add_argument("--seed", type=int, default=0, help="seed of the scan's random features and splits (default: 0)")
     if command in ("saturation", "grow"):
@@ -54,9 +61,27 @@ def add_user_arguments(p: argparse.ArgumentParser, command: str) -> None:
         p.add_argument("--B", type=float, default=None, help="an upper bound B on the loss (THEORY §1)")
         p.add_argument("--L-top", dest="L_top", type=float, default=None,
                        help="a Lipschitz constant of the network above the site (THEORY §1)")
+        _constant_arguments(p)
         p.add_argument("--route", default=None,
                        help="the route whose verdict is the certificate, fixed before the data: a row name of the "
                             "route table (e.g. direct_route, population_route; default: direct_route, Theorem 3)")
+
+def _constant_arguments(p: argparse.ArgumentParser) -> None:
+    """``certify``'s constants beyond ``--B`` and ``--L-top`` (THEORY §1, §6b; ``dc.constants`` derives them)."""
+    p.add_argument("--L-loss", dest="L_loss", type=float, default=None,
+                   help="a Lipschitz constant of the loss in the output (default: sqrt(2) for cross_entropy, "
+                        "else not given)")
+    p.add_argument("--kappa", type=float, default=None,
+                   help="a Lipschitz constant of the gradient of the loss in the block output (THEORY §6b (b))")
+    p.add_argument("--A-norm", dest="A_norm", type=float, default=None,
+                   help="||A||_2 of a linear head above the site (gives kappa for a named loss; THEORY §6b)")
+    p.add_argument("--derive-constants", action="store_true",
+                   help="derive B, L_loss, L_top, A_norm, kappa and rho_phi where they exist for your network "
+                        "(dc.constants: a post-norm state, a linear or pooled linear head); the flags given win")
+    p.add_argument("--rho-phi", dest="rho_phi", type=float, default=None,
+                   help="a sure bound on the whole-state ||phi|| (default: the plug-in maximum on the signal "
+                        "sample, checked on S and T)")
+
 
 def load_object(spec: str, arg: str):
     """``FILE.py:name`` -> the object ``name`` of the module at ``FILE.py``.
@@ -96,7 +121,12 @@ def _model(args):
         except Exception as exc:
             raise InputError("--weights", "a state dict of the model (weights_only=True)",
                              f"{args.weights} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})") from None
-    return model.eval()
+    bn = [n for n, m in model.named_modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.training]
+    if bn:   # as the API (numerics.sites.check_no_batchnorm): never a silent model.eval()
+        raise InputError("--model", "a network without batch norm in train mode (batch statistics couple samples; "
+                         "return model.eval() from the factory to use the running statistics)",
+                         f"batch norm in train mode at {bn[0]!r}")
+    return model
 
 
 def _roles(args, command: str) -> dict:
@@ -117,9 +147,10 @@ def _call(args, command: str, model, roles, out: Path) -> dict:
     if command == "saturation":
         rep = dc.saturation(model, roles["probe"], seed=args.seed, curvature_data=roles.get("curvature"),
                             **common, **eps)
-        rep.to_json(out / "saturation.json"), rep.plot(out / "saturation.png")
-        rep.table().to_csv(out / "sites.csv", index=False)
-        return rep.to_dict()
+        if out is not None:
+            rep.to_json(out / "saturation.json"), rep.plot(out / "saturation.png")
+            rep.table().to_csv(out / "sites.csv", index=False)
+        return rep.to_dict(), rep.table()
     if command == "grow":
         g = dc.grow(model, roles["train"], roles["probe"], max_blocks=args.max_blocks, steps=args.steps,
                     seed=args.seed, trainable=getattr(args, "trainable", "new"), **common, **eps)
@@ -128,17 +159,20 @@ def _call(args, command: str, model, roles, out: Path) -> dict:
         result = {"stop": g.stop, "trajectory": json.loads(g.trajectory.to_json(orient="records"))}
         if getattr(args, "save_model", None):
             result["saved_model"] = _save_grown(g.model, Path(args.save_model))
-        (out / "grow.json").write_text(json.dumps(result, indent=1, default=str))
-        return result
+        atomic_write_text(out / "grow.json", json.dumps(result, indent=1, default=str))
+        return result, None
     site = args.site or dc.saturation(model, roles["signal"], seed=args.seed, **common).best_site
-    cert = dc.certify_insertion(model, site, roles["signal"], roles["S"], roles["T"], loss=args.loss,
-                                level=args.level, route=args.route, B=args.B, L_top=args.L_top, layout=args.layout,
+    consts = dc.constants(model, site, roles["signal"], loss=args.loss) if args.derive_constants else None
+    cert = dc.certify_insertion(model, site, roles["signal"], roles["S"], roles["T"], loss=args.loss, constants=consts,
+                                level=args.level, route=args.route, B=args.B, L_top=args.L_top, L_loss=args.L_loss,
+                                kappa=args.kappa, A_norm=args.A_norm, rho_phi=args.rho_phi, layout=args.layout,
                                 seed=args.seed)
-    cert.table().to_csv(out / "routes.csv", index=False)
     result = {"site": site, "certified": cert.certified, "route": cert.route, "bound": cert.bound,
               "routes": cert.rows, "quantities": cert.quantities, "constants": cert.constants, "notes": cert.notes}
-    (out / "certify.json").write_text(json.dumps(result, indent=1, default=str))
-    return result
+    if out is not None:
+        cert.table().to_csv(out / "routes.csv", index=False)
+        atomic_write_text(out / "certify.json", json.dumps(result, indent=1, default=str))
+    return result, cert.table()[["route", "certified", "bound", "failure_probability", "missing"]]
 
 
 def _save_grown(model, path: Path) -> str:
@@ -162,15 +196,16 @@ def run_user(args: argparse.Namespace, command: str) -> int:
         raise InputError("--model", "FILE.py:factory (or --config FILE for a built-in workload)", None)
     if not args.data:
         raise InputError("--data", "FILE.py:function (with --model)", None)
-    out = Path(args.out or f"{command}_out")
+    out = Path(args.out) if args.out else (Path("grow_out") if command == "grow" else None)
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        result = _call(args, command, _model(args), _roles(args, command), out)
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+        result, rows = _call(args, command, _model(args), _roles(args, command), out)
     except InputError:
         raise
     except (ValueError, TypeError, OSError) as exc:   # the API names the argument and the value
         raise _OneLine(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
-    print(json.dumps(result, default=str) if args.json else _summary(command, result, out))
+    print(json.dumps(result, default=str) if args.json else _summary(command, result, out, rows))
     return 0
 
 
@@ -182,10 +217,16 @@ class _OneLine(InputError):
         ValueError.__init__(self, message)
 
 
-def _summary(command: str, result: dict, out: Path) -> str:
-    if command == "saturation":
-        return f"{result['verdict']} (best site {result['best_site']}); outputs in {out}"
+def _summary(command: str, result: dict, out: Path | None, rows) -> str:
+    """The table (one row per site or route) and the answer; where the files went, if any were written."""
+    where = f"; outputs in {out}" if out is not None else "; no files written (--out DIR writes them)"
     if command == "grow":
         saved = f"; grown model in {result['saved_model']}" if result.get("saved_model") else ""
-        return f"stopped: {result['stop']} after {len(result['trajectory']) - 1} blocks; outputs in {out}{saved}"
-    return f"certified={result['certified']} ({result['route']}, bound {result['bound']}); outputs in {out}"
+        return f"stopped: {result['stop']} after {len(result['trajectory']) - 1} blocks{where}{saved}"
+    import pandas as pd
+
+    with pd.option_context("display.max_columns", None, "display.width", 200, "display.max_colwidth", 60):
+        table = rows.to_string(index=False)
+    if command == "saturation":
+        return f"{table}\n{result['verdict']} (best site {result['best_site']}){where}"
+    return f"{table}\ncertified={result['certified']} ({result['route']}, bound {result['bound']}){where}"

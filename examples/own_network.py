@@ -66,8 +66,10 @@ def main(out_dir="own_network_out", scale=1.0):
     rep.plot(out / "saturation.png")
     grown = dc.grow(net, train=train, probe=probe, loss="cross_entropy", max_blocks=1, steps=50)
     print(grown.trajectory[["step", "verdict", "best_site", "immediate_gain", "probe_loss", "stop"]])
-    cert = dc.certify_insertion(net, rep.best_site, signal=signal, S=S, T=T, loss="cross_entropy", B=10.0,
-                                L_top=5.0, erm_steps=5)
+    consts = dc.constants(net, rep.best_site, probe, loss="cross_entropy")   # sure B, L_top, kappa, ... or why not
+    print(consts.table())
+    cert = dc.certify_insertion(net, rep.best_site, signal=signal, S=S, T=T, loss="cross_entropy", constants=consts,
+                                erm_steps=5)
     print(f"certificate ({cert.route}): certified={cert.certified}, bound={cert.bound}")
     print(cert.table()[["route", "certified", "bound", "missing"]])
     return rep, grown, cert

@@ -83,18 +83,29 @@ def check_one_world(config: Mapping, own: tuple[str, Mapping], other: tuple[str,
         config: the user's config; own, other: ``(command, its defaults)``.
 
     Raises:
-        InputError: the first such key left to the defaults (both defaults named).
+        InputError: every such key left to the defaults, in one message (both defaults of each named).
     """
     from plumbing.validation import MISSING, InputError
 
     keys = ["seed", "data_seed"] + [f"{sec}.{k}" for sec, table in _WORLD.items() for k in table]
+    missing = []
     for key in keys:
         section, _, name = key.rpartition(".")
         given = name in (config.get(section, {}) if section else config)
         a, b = _effective(own[1], key), _effective(other[1], key)
         if not given and a != b:
-            raise InputError(key, f"given explicitly in a file that `{other[0]}` reads too (the defaults differ: "
-                             f"{own[0]} {a!r}, {other[0]} {b!r}; one file builds one world)", MISSING)
+            missing.append((key, a, b))
+    if len(missing) == 1:
+        key, a, b = missing[0]
+        raise InputError(key, f"given explicitly in a file that `{other[0]}` reads too (the defaults differ: "
+                         f"{own[0]} {a!r}, {other[0]} {b!r}; one file builds one world)", MISSING)
+    if missing:
+        names = ", ".join(k for k, _, _ in missing)
+        differ = "; ".join(f"{k}: {own[0]} {a!r}, {other[0]} {b!r}" for k, a, b in missing)
+        exc = InputError(names, "given", MISSING)
+        exc.args = (f"{len(missing)} keys are missing ({names}), must each be given explicitly in a file that "
+                    f"`{other[0]}` reads too (the defaults differ: {differ}; one file builds one world).",)
+        raise exc
 
 
 def make_task(t: Mapping, seed: int):

@@ -46,7 +46,7 @@ PROTOCOL_FAMILIES = ("linear", "affine", "readout", "block")
 #: The same tuple under its first name (a contract of the saturation and growth studies and the API).
 FAMILIES = PROTOCOL_FAMILIES
 #: state layouts (THEORY §10) and the rank of one sample's state in each.
-LAYOUTS = {"ND": 1, "NLD": 2, "NCL": 2, "NCHW": 3}
+LAYOUTS = {"ND": 1, "NLD": 2, "NCL": 2, "NCHW": 3, "NHWC": 3}
 
 
 def to_tokens(u: torch.Tensor, layout: str | None = None) -> torch.Tensor:
@@ -60,6 +60,8 @@ def to_tokens(u: torch.Tensor, layout: str | None = None) -> torch.Tensor:
     """
     if layout == "NCL":
         return u.transpose(1, 2)
+    if layout == "NHWC":                 # channels-last image: positions in the same order as NCHW's
+        return u.flatten(1, 2)
     if u.dim() == 2:
         return u.unsqueeze(1)
     if u.dim() == 3:
@@ -71,6 +73,8 @@ def to_tokens(u: torch.Tensor, layout: str | None = None) -> torch.Tensor:
 
 def from_tokens(h: torch.Tensor, like: torch.Tensor, layout: str | None = None) -> torch.Tensor:
     """Inverse of :func:`to_tokens` for ``h`` of shape ``(n, T, d)`` into ``like``'s shape."""
+    if layout == "NHWC":
+        return h.reshape(like.shape)
     if like.dim() == 4 or layout == "NCL":
         return h.transpose(1, 2).reshape(like.shape)
     return h.reshape(like.shape)
@@ -209,6 +213,8 @@ class ProtocolBlock(nn.Module):
         if layout is not None and LAYOUTS.get(layout) != len(state_shape):
             raise InputError("layout", f"one of {list(LAYOUTS)} matching a state of shape {tuple(state_shape)}", layout)
         shape = (*state_shape, 1) if layout == "NCL" else tuple(state_shape)   # (C, L) as an image (C, L, 1)
+        if layout == "NHWC":                 # (H, W, C) as the image (C, H, W)
+            shape = (state_shape[2], state_shape[0], state_shape[1])
         rank, d = len(shape), token_dim(shape)
         self.state_shape, self.families, self.d, self.layout = tuple(state_shape), list(families), d, layout
         self.width = width   # r of the random-feature families (a block of one family re-built from the scan's)
@@ -233,7 +239,7 @@ class ProtocolBlock(nn.Module):
 
     def phi(self, u: torch.Tensor) -> torch.Tensor:
         """Features ``(n, T, r_total)`` of the state ``u``."""
-        u = u.unsqueeze(-1) if self.layout == "NCL" else u
+        u = u.unsqueeze(-1) if self.layout == "NCL" else u.permute(0, 3, 1, 2) if self.layout == "NHWC" else u
         return torch.cat([f(u) for f in self.features], dim=2)
 
     def forward(self, u: torch.Tensor) -> torch.Tensor:

@@ -8,7 +8,8 @@ A site's state ``u`` of one sample is read as
 * ``"ND"`` -- ``(d,)`` features (``P = 1``);
 * ``"NLD"`` -- ``(T, d)`` tokens / channels-last positions, the block acts on the last axis;
 * ``"NCL"`` -- ``(C, L)`` channels-first 1-D conv state, ``d = C``, ``P = L``;
-* ``"NCHW"`` -- ``(C, H, W)`` channels-first image, ``d = C``, ``P = H W``.
+* ``"NCHW"`` -- ``(C, H, W)`` channels-first image, ``d = C``, ``P = H W``;
+* ``"NHWC"`` -- ``(H, W, C)`` channels-last image (declared, never inferred), ``d = C``, ``P = H W``.
 
 Inference (**Choice**, ours): a 1-D state is ``"ND"``; a block inserted by depthcert keeps the
 layout it was built for. Otherwise the module at the site and
@@ -103,4 +104,6 @@ def positions(layout: str, state_shape: Sequence[int]) -> tuple[int, int]:
         return s[1], s[0]
     if layout == "NCL":
         return s[0], s[1]
+    if layout == "NHWC":
+        return s[2], s[0] * s[1]
     return s[0], s[1] * s[2]

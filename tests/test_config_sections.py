@@ -89,14 +89,36 @@ def test_run_and_saturation_build_the_same_reference_and_report_the_same_test_lo
 
 def test_a_file_for_two_commands_must_set_every_world_key_whose_defaults_differ():
     """Left to the defaults, run and saturation would build different teachers: refused, both defaults named."""
-    with pytest.raises(InputError, match=r"seed .*given explicitly in a file that `saturation` reads too"):
+    with pytest.raises(InputError, match=r"keys are missing \(seed, data_seed, .*given explicitly in a file that "
+                                         r"`saturation` reads too"):
         run_study.validate_config({"saturation": {"probe_n": 64}})
-    with pytest.raises(InputError, match=r"task\.d_in is missing, .*defaults differ: saturation 4, run 3"):
+    with pytest.raises(InputError, match=r"task\.d_in: saturation 4, run 3"):
         saturation.validate_config({"seed": 1, "data_seed": 2, "sizes": {"M": 100}})
-    with pytest.raises(InputError, match=r"seed .*given explicitly in a file that `saturation` reads too"):
+    with pytest.raises(InputError, match=r"seed, .*given explicitly in a file that `saturation` reads too"):
         validity.validate_validity_config({"growth": {"max_depth": 2}})
     run_study.validate_config(SHARED)            # every world key given: accepted
     saturation.validate_config(SHARED)
+
+
+def test_a_file_for_two_commands_names_every_missing_key_in_one_message():
+    """Issue 26: not one key at a time. Setting every key the one message names (to saturation's defaults)
+    is accepted by both commands; a file missing exactly one key names that key alone."""
+    from numerics.builders import _effective
+    from numerics.workloads import DEFAULT_WORKLOAD as SAT_DEFAULTS
+
+    cfg = {"saturation": {"probe_n": 64}}
+    with pytest.raises(InputError) as exc:
+        run_study.validate_config(cfg)
+    names = str(exc.value).split("(", 1)[1].split(")", 1)[0].split(", ")
+    assert {"data_seed", "task.branch_scale", "reference.anneal_steps"} <= set(names), names
+    for key in names:                               # fill in every named key at once
+        section, _, name = key.rpartition(".")
+        (cfg.setdefault(section, {}) if section else cfg)[name] = _effective(SAT_DEFAULTS, key)
+    run_study.validate_config(cfg)
+    saturation.validate_config(cfg)
+    del cfg["task"]["d_in"]
+    with pytest.raises(InputError, match=r"^task\.d_in is missing, must be given explicitly"):
+        run_study.validate_config(cfg)
 
 
 def test_grow_takes_the_scan_level_from_either_table_and_refuses_two():

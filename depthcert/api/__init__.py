@@ -8,13 +8,16 @@
   :func:`new_parameters` lists the new ones, :func:`load_grown` rebuilds a saved grown model;
 * :func:`grow` -- scan, insert, train, until saturated within ``eps``;
 * :func:`certify_insertion` -- Paper A's certificate at a site, from samples by role
-  (signal, ``S``, ``T``), every route of the extensible table :data:`ROUTES` evaluated.
+  (signal, ``S``, ``T``), every route of the extensible table :data:`ROUTES` evaluated;
+* :func:`constants` -- the sure ``B``, ``L_top``/``A_norm``, ``kappa``, ``rho`` and ``rho_phi`` of
+  common heads (a post-norm state, a linear or pooled linear head), or why not.
 
 Data: a ``DataLoader``, a ``Dataset``, a tuple ``(x, y)`` of tensors or numpy arrays, or any
 re-iterable of ``(x, y)`` batches, streamed on the model's device and dtype.
 """
 from depthcert.api._attach import load_grown, new_parameters
 from depthcert.api._certify import Certificate, certify_insertion
+from depthcert.api._constants import Constants, constants
 from depthcert.api._growth import GrowthResult, grow
 from depthcert.api._insert import insert_block
 from numerics.layouts import LAYOUTS
@@ -24,6 +27,6 @@ from depthcert.api._saturation import saturation
 from depthcert.api._suggestion import RefusedInsertion, Suggestion
 from depthcert.api._verdict import DEFAULT_EPS
 
-__all__ = ["Certificate", "DEFAULT_EPS", "GrowthResult", "LAYOUTS", "ROUTES", "RefusedInsertion", "RouteSpec",
-           "SaturationReport", "Suggestion", "certify_insertion", "grow", "insert_block", "load_grown",
+__all__ = ["Certificate", "Constants", "DEFAULT_EPS", "GrowthResult", "LAYOUTS", "ROUTES", "RefusedInsertion", "RouteSpec",
+           "SaturationReport", "Suggestion", "certify_insertion", "constants", "grow", "insert_block", "load_grown",
            "new_parameters", "register_route", "saturation"]

@@ -38,6 +38,7 @@ import torch
 from bounds.confidence import empirical_bernstein_lower
 from bounds.routes import Setup
 from bounds.variant_routes import VariantInputs
+from depthcert.api._constants import after_block, from_constants
 from depthcert.api._data import as_stream
 from depthcert.api._insert import family_block
 from depthcert.api._loss import as_loss
@@ -181,7 +182,7 @@ def _setup(q: dict, c: dict, level: float) -> Setup:
 def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", level: float = 0.05, route=None, *,
                       B=None, L_loss=None, L_top=None, kappa=None, A_norm=None, rho_phi=None, layout=None,
                       seed: int = 0,
-                      erm_steps: int = 20, batch_size: int = 256, output=None) -> Certificate:
+                      erm_steps: int = 20, batch_size: int = 256, output=None, constants=None) -> Certificate:
     """Certify (or not) that one readout block at ``site`` lowers the test loss (docstring of ``depthcert.api._certify``).
 
     Args:
@@ -195,6 +196,9 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
             sample, checked on S, T and the signal's held part (module docstring, **Choice**).
         output: for a model returning a tuple or a dict, the index, key or callable picking the
             logits (as in :func:`depthcert.saturation`).
+        constants: a :class:`depthcert.api._constants.Constants` of ``dc.constants(model, site, data)``: fills every
+            constant not given here (given ones win), the sure ``rho_phi`` of the block's features and, for a block
+            right below an affine head, ``B`` at the cap fixed on the signal sample.
 
     Returns:
         A :class:`Certificate` (``table()``: every route evaluated, or the constants it lacks).
@@ -202,19 +206,16 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
     Raises:
         TypeError, ValueError: bad arguments, overlapping roles, no descent direction (named).
     """
-    check_model(model)
-    if not 0.0 < float(level) < 1.0:
-        raise ValueError(f"level == {level!r}, must be in (0, 1).")
-    names = route_names()
-    if route is not None and names is not None and route not in names:   # before any work
-        raise ValueError(f"route == {route!r}, must be None or one of {sorted(names)}.")
-    c = _constants(loss, B, L_loss, L_top, kappa, A_norm)
+    _check_call(model, level, route)
+    c = _constants(loss, **from_constants(constants, site, dict(B=B, L_loss=L_loss, L_top=L_top, kappa=kappa,
+                                                                  A_norm=A_norm), rho_phi))
     roles = {k: as_stream(v, k, model, batch_size) for k, v in (("signal", signal), ("S", S), ("T", T))}
     check_disjoint(roles)
     loss_fn = as_loss(loss, output)
     scan, block, beta, q = _signal(model, site, roles["signal"], loss, "readout", layout, seed, B, level, output)
     if block is None:
         return _nothing_to_certify(route or DEFAULT_ROUTE, q, c)
+    rho_phi, c, q = after_block(constants, block, rho_phi, c, q, level)
     q.update(_measure_S_T(model, site, block, beta, roles["S"], roles["T"], loss_fn, erm_steps))
     q["rho_phi"] = rho_phi if rho_phi is not None else scan._stats[site].phi_max   # fixed before S and T
     q["rho_phi_exceeded"] = rho_phi is None and _phi_seen(q) > q["rho_phi"]   # S, T and the signal's held part
@@ -224,6 +225,16 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
     rows = _class_check(evaluate_table(lambda: _setup(q, c, level), level, TableInputs(inputs, q, loss), c), q)
     row = _chosen(rows, route)
     return Certificate(bool(row["certified"]), row["route"], row["bound"], rows, q, c, _cert_notes(route, rho_phi, q))
+
+
+def _check_call(model, level: float, route) -> None:
+    """Before any work: a model with parameters, a level in (0, 1), a known route (or None)."""
+    check_model(model)
+    if not 0.0 < float(level) < 1.0:
+        raise ValueError(f"level == {level!r}, must be in (0, 1).")
+    names = route_names()
+    if route is not None and names is not None and route not in names:
+        raise ValueError(f"route == {route!r}, must be None or one of {sorted(names)}.")
 
 
 def _phi_seen(q: dict) -> float:

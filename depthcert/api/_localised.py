@@ -66,13 +66,20 @@ def localised_setup(q: dict, c: dict, loss, level: float):
     exact = loss == "squared" and c.get("A_norm") is not None and q["P"] == 1
     st = LocalisedSetup(M=q["M"], K=q["K"], L_test_old=q["L_T_old"], B=c["B"], L_loss=L_loss, L_top=L_top,
                         d=q["d"], r=q["r"], rho_phi=rho, nu_V=q["nu_V"], kappa=_kappa(loss, c),
-                        b_xi=L_loss * L_top * rho, A_norm=c.get("A_norm") if exact else None,
+                        b_xi=L_loss * L_top * rho, A_norm=c.get("A_norm"),
                         delta_train=q["R_S_old"] - q["R_S_new"], var_T_dnew=q["var_T_dnew"], exact_applies=exact)
     if q.get("n_held", 0) >= 2:
         low = paired_delta_R_lower(q["dR_mean"], q["dR_var"], q["n_held"], st, level / 4)
         st = LocalisedSetup(**{**st.__dict__, "delta_R": float(low), "delta_R_failure": level / 4,
                                "delta_erm_pop": q["R_S_jump_pop"] - q["R_S_new"], "var_S_dpop": q["var_S_dpop"]})
     return st.validate()
+
+
+def _exact_why(loss, q: dict) -> str:
+    """Why (c) does not apply although ``A_norm`` may be given: the loss, or more than one position."""
+    why = [] if loss == "squared" else [f"squared loss (the loss is {loss if isinstance(loss, str) else 'a callable'})"]
+    why += [] if q.get("P", 1) == 1 else [f"one position (the state has P = {q['P']})"]
+    return "(c) applies to " + " and ".join(why or ["a readout block at the top"]) + " only (THEORY §6b (c))"
 
 
 def localised_rows(setup, level, inputs, constants):
@@ -87,7 +94,6 @@ def localised_rows(setup, level, inputs, constants):
             out.append((name, rep.routes[name]))
             continue
         missing = st.missing(*LOCALISED_SPECS[name])
-        asks = [_ASK.get(m, "squared loss, A_norm and one position (THEORY §6b (c))" if "exact_applies" in m else m)
-                for m in missing]
+        asks = [_ASK.get(m, _exact_why(inputs.loss, inputs.measured) if "exact_applies" in m else m) for m in missing]
         out.append((name, None, list(dict.fromkeys(asks))))
     return out

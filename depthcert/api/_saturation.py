@@ -115,7 +115,7 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
         loss: ``"cross_entropy"``, ``"squared"`` (integer labels one-hot) or ``loss(out, y) -> (n,)``.
         sites: module paths or ``"name.*"``; None: the model's block boundaries.
         layout: None (inferred per site; ambiguous states are an error), ``"ND"``, ``"NLD"``,
-            ``"NCL"``, ``"NCHW"``, or ``{site: layout}``.
+            ``"NCL"``, ``"NCHW"``, ``"NHWC"``, or ``{site: layout}``.
         level: family-wise level of the verdict (each of the ``K`` sites at ``level / K``).
         seed: seed of the protocol features (fixed before any gradient).
         curvature_data: the sample for ``beta`` and the realised gain; None: the first

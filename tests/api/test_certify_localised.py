@@ -36,7 +36,7 @@ def test_every_localised_route_is_a_row_evaluated_or_naming_what_it_lacks(cert):
     assert tab["localised_train_linearised_bernstein"]["missing"] == [
         "kappa (or A_norm, for a linear f_top, with a named loss)"]
     exact = tab["localised_train_exact_hoeffding"]["missing"]
-    assert exact[0].startswith("A_norm") and "squared loss, A_norm and one position" in exact[-1]
+    assert exact[0].startswith("A_norm") and "(c) applies to squared loss (the loss is cross_entropy)" in exact[-1]
 
 
 def test_sure_hoeffding_row_by_hand(cert):

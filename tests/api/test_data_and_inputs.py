@@ -62,7 +62,7 @@ def test_streaming_holds_one_batch(setup):
     ("loss_name", ValueError, "loss == 'hinge', must be one of"),
     ("iterator", TypeError, "one-shot iterator"),
     ("kind", TypeError, "data is a str, must be a DataLoader"),
-    ("layout", ValueError, "layout == 'NHWC', must be one of"),
+    ("layout", ValueError, "layout == 'NWHC', must be one of"),
     ("level", ValueError, r"level == 1.5, must be in \(0, 1\)"),
     ("shuffled", ValueError, "data is a DataLoader with shuffle=True, must iterate in a fixed order"),
     ("few", ValueError, r"data has 40 samples, must leave >= 32 probe samples .* == 30"),
@@ -86,7 +86,7 @@ def test_bad_input_names_the_argument_and_value(setup, bad, exc, match):
     elif bad == "kind":
         args["data"] = "train.csv"
     elif bad == "layout":
-        args["layout"] = "NHWC"
+        args["layout"] = "NWHC"
     elif bad == "level":
         args["level"] = 1.5
     elif bad == "few":

@@ -335,6 +335,7 @@ def _certify(tmp: Path):
         ["--model", f"{user}:factory", "--data", f"{user}:roles", "--weights", _write(tmp, "w.pt", "not a checkpoint")]])
     values = st.sampled_from([["--level", v] for v in ("2", "0", "-0.5", "nan")]
                              + [["--B", v] for v in ("-1", "0", "inf")] + [["--site", "no.such"]]
+                             + [[k, v] for k in ("--L-loss", "--kappa", "--A-norm", "--rho-phi") for v in ("-1", "nan")]
                              + [["--route", "nope", "--B", "5", "--L-top", "3"]])
     unwritable = st.sampled_from(UNWRITABLE).map(lambda o: ok[:-1] + [o])
     return st.one_of(specs.map(lambda a: a + ["--out", str(tmp / "c")]), values.map(lambda a: ok + a),

@@ -1,4 +1,4 @@
-"""depthcert on your own network: the public API for any ``nn.Module`` and any data (issue 16).
+"""depthcert on your own network: the public API for any ``nn.Module`` and any data.
 
 * :func:`saturation` -- scan every site: ``"improvable"``, ``"saturated"`` (within ``eps``) or
   ``"undetermined"`` (THEORY §8), in each site's state layout (THEORY §10);

@@ -8,7 +8,7 @@ statements), :mod:`proofs_check` (machine checks of their proof chains) and :mod
 (torch measurements).
 """
 __version__ = "0.1.0"
-__all__ = ["Certificate", "DEFAULT_EPS", "GrowthResult", "LAYOUTS", "ROUTES", "RouteSpec", "SaturationReport",
+__all__ = ["Certificate", "DEFAULT_EPS", "DEFAULT_ROUTE", "GrowthResult", "LAYOUTS", "ROUTES", "RouteSpec", "SaturationReport",
            "__version__", "certify_insertion", "grow", "insert_block", "register_route", "saturation"]
 
 _API = frozenset(__all__) - {"__version__"}

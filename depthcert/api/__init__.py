@@ -16,9 +16,9 @@ from depthcert.api._growth import GrowthResult, grow
 from depthcert.api._insert import insert_block
 from numerics.layouts import LAYOUTS
 from depthcert.api._report import SaturationReport
-from depthcert.api._routes import ROUTES, RouteSpec, register_route
+from depthcert.api._routes import DEFAULT_ROUTE, ROUTES, RouteSpec, register_route
 from depthcert.api._saturation import saturation
 from depthcert.api._verdict import DEFAULT_EPS
 
-__all__ = ["Certificate", "DEFAULT_EPS", "GrowthResult", "LAYOUTS", "ROUTES", "RouteSpec", "SaturationReport",
+__all__ = ["Certificate", "DEFAULT_EPS", "DEFAULT_ROUTE", "GrowthResult", "LAYOUTS", "ROUTES", "RouteSpec", "SaturationReport",
            "certify_insertion", "grow", "insert_block", "register_route", "saturation"]

@@ -72,6 +72,8 @@ nitpick_ignore_regex = [
     ("py:.*", r"(.*\.)?_[A-Za-z0-9].*"),
     ("py:.*", r"(nn|torch|numpy|np|sympy|sp|pandas|pd|matplotlib|plt|scipy|z3|nbformat|ray|argparse|collections|typing"
               r"|pathlib|os|io|enum|dataclasses|abc|types|fractions|decimal|numbers|random)(\..*)?"),
+    # numpydoc type words that are not classes ("int, keyword-only, default 16", "{'zero', 'jumpboard'}")
+    ("py:class", r"(keyword-only|sequence|iterable|data|default.*|[0-9.e+-]+|\{.*|.*\}|\".*\"|'.*')"),
     ("py:class", r"(optional|callable|array-like|array_like|default.*|Tensor|ndarray|Path|Module|DataLoader|Dataset"
                  r"|Figure|Axes|DataFrame|Expr|Symbol|Rational|Callable|Iterable|Iterator|Mapping|Sequence|Any|Literal"
                  r"|NDArray|ArrayLike|Self|T|K|V|np\.ndarray|float|int|str|bool|dict|list|tuple|None|bytes|object)"),

@@ -48,12 +48,20 @@ class SaturationReport:
         The largest level-``(1 - level/K)`` lower bound on a rejecting site's gain (0 if none).
     gain_ucb : float
         The largest upper confidence bound on a site's first-order gain.
-    n_needed, n_needed_improvable, n_needed_saturated : int or None
-        The probe size that would decide (either way, towards "improvable", towards "saturated").
-    level, eps : float
-        The verdict's level and tolerance.
-    n, n_curvature : int
-        The probe size, and the size of the step sample (the curvature sample's first half) that gave ``beta``.
+    n_needed : int or None
+        When undetermined: the probe size that would decide at the measured effect (else None).
+    n_needed_improvable : int or None
+        The probe size that would reject ``G = 0`` at the measured effect.
+    n_needed_saturated : int or None
+        The probe size that would show the gain below ``eps``.
+    level : float
+        The verdict's family-wise level.
+    eps : float
+        The tolerance of "saturated within eps".
+    n : int
+        The probe size.
+    n_curvature : int
+        The size of the step sample (the curvature sample's first half) that gave ``beta``.
     curvature_source : str
         Which sample gave ``beta`` (by default a disjoint part of ``data``).
     loss : str

@@ -1,10 +1,10 @@
 """``dc.saturation``: is a user's network deep enough, and where would one block help? (THEORY §8, §10)."""
 from __future__ import annotations
 
-from depthcert.api._docstring import doc
 from torch import nn
 
 from depthcert.api._data import as_stream
+from depthcert.api._docstring import doc
 from depthcert.api._gain import insertion_record, split_curvature
 from depthcert.api._loss import as_loss
 from depthcert.api._report import SaturationReport

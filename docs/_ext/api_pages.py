@@ -196,7 +196,7 @@ def _top_of_own_package(package: str) -> list[str]:
     shared = [n for n in getattr(mod, "__all__", []) if hasattr(mod, n) and not n.startswith("_")
               and _shared_value(getattr(mod, n)) and n not in data]
     lines = [f".. automodule:: {package}", "   :no-members:", "", ".. rubric:: Functions and classes", "",
-             ".. autosummary::", "", *(f"   {package}.{n}" for n in code), "", ".. rubric:: Constants", ""]
+             ".. autosummary::", "", *(f"   {n}" for n in code), "", ".. rubric:: Constants", ""]
     for name in data:
         lines += _data_entry(package, name)
     for name in shared:

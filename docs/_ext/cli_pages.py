@@ -55,9 +55,9 @@ def cli_page() -> str:
              "or config key, the allowed values and the value given (`depthcert plot` also exits 2 when the "
              "stored results cannot support the plot, saying what is missing). Every command with its options "
              "and config keys in tables: {doc}`/_generated/commands`.\n",
-             "## `depthcert`\n", ":::{div} cli-help", "```text", help_of(None), "```", ":::\n"]
+             "## `depthcert`\n", ":::{container} cli-help", "```text", help_of(None), "```", ":::\n"]
     for name in COMMANDS:
-        parts += [f"## `depthcert {name}`\n", ":::{div} cli-help", "```text", help_of(name), "```", ":::\n"]
+        parts += [f"## `depthcert {name}`\n", ":::{container} cli-help", "```text", help_of(name), "```", ":::\n"]
     return "\n".join(parts)
 
 

@@ -51,11 +51,11 @@ CELLS = [
            '(../../glossary.md#eps_m-and-eps_k)); the costs are made of `B`, `L_loss`, `L_top`, `rho_phi` and the cap, '
            'and fall like `1/sqrt(M)` (THEORY §4: each `eps` is a Rademacher term and a confidence term, printed below). So the ratio of the two says how many more samples the same gain needs. Rows that '
            'lack a constant (`kappa`, `A_norm`) say so in `missing`.'),
-    ('code', "q, row = cert.quantities, next(r for r in cert.rows if r['route'] == 'direct_route')\n"
+    ('code', "import math\n\nq, row = cert.quantities, next(r for r in cert.rows if r['route'] == 'direct_route')\n"
              "gain = q['delta_test_R'] + q['delta_erm_S']\ncost = row['bound'] - (q['L_T_old'] - gain)\n"
              "print(f\"L_test on T: {q['L_T_old']:.4f} (old) -> {q['L_T_new']:.4f} (new)\")\n"
              "print(f'direct route: gain {gain:.3g} against costs 2 (eps_M + eps_K) = {cost:.3g}')\n"
-             "import math\nc, M, delta = cert.constants, q['M'], 0.05 / 4          # the certificate's delta = level / 4\n"
+             "c, M, delta = cert.constants, q['M'], 0.05 / 4          # the certificate's delta = level / 4\n"
              "rad = 2 * math.sqrt(2) * c['L_loss'] * c['L_top'] * q['nu_V'] * math.sqrt(q['d']) * q['rho_phi'] / math.sqrt(M)\n"
              "conf = c['B'] * math.sqrt(math.log(2 / delta) / (2 * M))\n"
              "print(f'each eps = Rademacher term {rad:.3g} (2 sqrt(2) L_loss L_top nu_V sqrt(d) rho_phi / sqrt(M)) '\n"

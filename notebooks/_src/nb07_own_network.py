@@ -68,7 +68,9 @@ CELLS = [
              "print(f\"closest route: {best['route']} (bound {best['bound']:.4g}): {best['message']}\")"),
     ('md', '**Reading it.** On a trained network one readout block at the best site gains little on `T`, while the '
            'worst-case costs of the uniform bounds (`eps_M`, `eps_K`) do not depend on how small the gain is: the '
-           'certificate is honest that these sample sizes cannot show it. What would certify is a larger gain (a network '
+           'certificate is honest that these sample sizes cannot show it. The printout says which term dominates: on a '
+           'convolutional state the Rademacher term carries `rho_phi`, the norm of the whole state over all `P` positions '
+           '(THEORY §10: a factor `sqrt(P)` over one position), and `B`, `L_top`, given here as assumptions. What would certify is a larger gain (a network '
            'further from saturation, as in `depthcert demo`), many more samples, or one of this project\'s routes fixed '
            'before the data that pay less (the localised routes of THEORY §6b, **Choice**; give `A_norm` for a linear '
            'head to evaluate their tighter forms).'),

@@ -226,7 +226,7 @@ def _side_conditions(chain: str, uniform: str, tail_levels) -> tuple:
 
 
 def localised_name(chain: str, uniform: str, tail: str) -> str:
-    """``localised_<chain>_<uniform>_<tail>`` (the contract of issue 17).
+    """``localised_<chain>_<uniform>_<tail>``: the name of a localised route (a value of ``[localised] use``).
 
     Example:
         >>> localised_name("train", "exact", "bernstein")

@@ -8,9 +8,9 @@ statements), :mod:`proofs_check` (machine checks of their proof chains) and :mod
 (torch measurements).
 """
 __version__ = "0.1.0"
-__all__ = ["Certificate", "Constants", "DEFAULT_EPS", "GrowthResult", "LAYOUTS", "ROUTES", "RefusedInsertion", "RouteSpec",
-           "SaturationReport", "Suggestion", "__version__", "certify_insertion", "constants", "grow", "insert_block",
-           "load_grown", "new_parameters", "register_route", "saturation"]
+__all__ = ["Certificate", "Constants", "DEFAULT_EPS", "DEFAULT_ROUTE", "GrowthResult", "LAYOUTS", "ROUTES",
+           "RefusedInsertion", "RouteSpec", "SaturationReport", "Suggestion", "__version__", "certify_insertion", "constants",
+           "grow", "insert_block", "load_grown", "new_parameters", "register_route", "saturation"]
 
 _API = frozenset(__all__) - {"__version__"}
 

@@ -109,4 +109,4 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--estimate", "an integer >= 1", args.estimate)
     return execute(DEFAULT_DEMO_CONFIG, args.out, args.json,
                    after=lambda: setup_rates(DEFAULT_DEMO_CONFIG, args.estimate, args.out, progress=not args.json),
-                   show=format_rates)
+                   show=format_rates, progress="depthcert demo")

@@ -45,31 +45,39 @@ EPILOG = epilog(
      (1, "the experiment could not be carried out (no first-order signal, divergence)"), BAD_INPUT])
 
 
-def execute(config: dict, out: str, as_json: bool, after=None, show=None) -> int:
+def execute(config: dict, out: str, as_json: bool, after=None, show=None, progress: str | None = None) -> int:
     """Run, write, print; shared by ``run`` and ``demo``.
 
     Exit 0 when the experiment ran (whether or not a route certifies; the table says),
     1 with one line when it could not be carried out (no first-order signal, divergence).
     ``after`` (optional) returns extra information, stored under ``setup_rates`` in the
-    printed JSON or printed by ``show``.
+    printed JSON or printed by ``show``. ``progress`` (a program name, optional): each stage
+    on stderr as it starts and ends (:class:`depthcert._progress.StageBar`).
     """
     import sys
 
     from depthcert._io import check_writable_dir, dumps, versions
-    from numerics.studies.run import check_memory, format_table, run_config, run_experiment, write_outputs
+    from depthcert._progress import StageBar
+    from numerics.studies.run import STAGES, check_memory, format_table, run_config, run_experiment, write_outputs
     from numerics.training import DivergenceError
 
     cfg = run_config(config)    # bad input first, one line, before any work: validated once, typed
     check_memory(cfg)
     check_writable_dir(out)
+    bar = StageBar(len(STAGES) + 1 + (after is not None), progress or "depthcert", enabled=progress is not None)
     try:
-        result = run_experiment(cfg)
+        result = run_experiment(cfg, progress=bar.stage)
+        result["versions"] = versions()
+        bar.stage(f"writing {out}/: result.json, bounds_config.toml, the figures")
+        paths = write_outputs(result, out)
+        if after is not None:
+            bar.stage("how often this setup certifies")
+        extra = after() if after is not None else None
     except (ArithmeticError, DivergenceError) as exc:
+        bar.close()
         print(f"depthcert: experiment stopped: {exc}", file=sys.stderr)
         return 1
-    result["versions"] = versions()
-    paths = write_outputs(result, out)
-    extra = after() if after is not None else None
+    bar.close()
     if as_json:
         print(dumps({**result, "setup_rates": extra} if extra is not None else result))
         return 0

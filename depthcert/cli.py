@@ -20,6 +20,8 @@ from depthcert import __version__
 from depthcert._help import HelpFormatter
 from depthcert.errors import InputError
 
+#: The commands of ``depthcert``, in the order of ``depthcert --help``: ``{name: module}``, each
+#: module with ``add_parser(subparsers)`` and ``run(args) -> exit status``.
 COMMANDS = {
     "bounds": "depthcert._cmd_bounds",
     "prove": "depthcert._cmd_prove",

@@ -34,6 +34,7 @@ version = release
 extensions = [
     "myst_nb",
     "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
     "sphinx.ext.napoleon",
     "sphinx_gallery.gen_gallery",
     "depthcert_docs",
@@ -56,6 +57,7 @@ nb_merge_streams = True
 # --- autodoc -----------------------------------------------------------------------------
 autodoc_default_options: dict[str, object] = {}   # every page names its members (docs/_ext/api_pages.py)
 autodoc_member_order = "bysource"
+autosummary_generate = False   # the pages are written by docs/_ext (one per function and class of depthcert)
 autodoc_preserve_defaults = True   # a default is shown as written, not as the repr of a large object
 autodoc_typehints = "description"
 autodoc_typehints_format = "short"
@@ -70,6 +72,8 @@ nitpick_ignore_regex = [
     ("py:.*", r"(.*\.)?_[A-Za-z0-9].*"),
     ("py:.*", r"(nn|torch|numpy|np|sympy|sp|pandas|pd|matplotlib|plt|scipy|z3|nbformat|ray|argparse|collections|typing"
               r"|pathlib|os|io|enum|dataclasses|abc|types|fractions|decimal|numbers|random)(\..*)?"),
+    # numpydoc type words that are not classes ("int, keyword-only, default 16", "{'zero', 'jumpboard'}")
+    ("py:class", r"(keyword-only|sequence|iterable|data|default.*|[0-9.e+-]+|\{.*|.*\}|\".*\"|'.*')"),
     ("py:class", r"(optional|callable|array-like|array_like|default.*|Tensor|ndarray|Path|Module|DataLoader|Dataset"
                  r"|Figure|Axes|DataFrame|Expr|Symbol|Rational|Callable|Iterable|Iterator|Mapping|Sequence|Any|Literal"
                  r"|NDArray|ArrayLike|Self|T|K|V|np\.ndarray|float|int|str|bool|dict|list|tuple|None|bytes|object)"),
@@ -93,4 +97,7 @@ sphinx_gallery_conf = {
 # --- HTML ----------------------------------------------------------------------------------
 html_theme = "furo"
 html_title = f"depthcert {release}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["depthcert.css"]   # help texts wrap instead of being cut; wide tables scroll
+# "--" stays two hyphens (commands are copied from the pages), quotes stay straight
+smartquotes = False

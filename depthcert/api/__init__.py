@@ -1,4 +1,4 @@
-"""depthcert on your own network: the public API for any ``nn.Module`` and any data (issue 16).
+"""depthcert on your own network: the public API for any ``nn.Module`` and any data.
 
 * :func:`saturation` -- scan every site: ``"improvable"``, ``"saturated"`` (within ``eps``) or
   ``"undetermined"`` (THEORY §8), in each site's state layout (THEORY §10);
@@ -22,11 +22,11 @@ from depthcert.api._growth import GrowthResult, grow
 from depthcert.api._insert import insert_block
 from numerics.layouts import LAYOUTS
 from depthcert.api._report import SaturationReport
-from depthcert.api._routes import ROUTES, RouteSpec, register_route
+from depthcert.api._routes import DEFAULT_ROUTE, ROUTES, RouteSpec, register_route
 from depthcert.api._saturation import saturation
 from depthcert.api._suggestion import RefusedInsertion, Suggestion
 from depthcert.api._verdict import DEFAULT_EPS
 
-__all__ = ["Certificate", "Constants", "DEFAULT_EPS", "GrowthResult", "LAYOUTS", "ROUTES", "RefusedInsertion", "RouteSpec",
-           "SaturationReport", "Suggestion", "certify_insertion", "constants", "grow", "insert_block", "load_grown",
-           "new_parameters", "register_route", "saturation"]
+__all__ = ["Certificate", "Constants", "DEFAULT_EPS", "DEFAULT_ROUTE", "GrowthResult", "LAYOUTS", "ROUTES",
+           "RefusedInsertion", "RouteSpec", "SaturationReport", "Suggestion", "certify_insertion", "constants", "grow",
+           "insert_block", "load_grown", "new_parameters", "register_route", "saturation"]

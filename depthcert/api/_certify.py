@@ -28,6 +28,7 @@ is no sure bound; said in the notes).
 """
 from __future__ import annotations
 
+from depthcert.api._docstring import doc
 import copy
 import dataclasses
 import math
@@ -53,8 +54,26 @@ __all__ = ["Certificate", "certify_insertion"]
 
 @dataclasses.dataclass(frozen=True)
 class Certificate:
-    """``certified``/``bound`` of the chosen ``route``; ``rows``: every route of the table; ``quantities``:
-    what each role sample measured; ``notes``: which sample fixed what."""
+    """The answer of :func:`depthcert.certify_insertion`.
+
+    Attributes
+    ----------
+    certified : bool
+        Whether the chosen ``route`` certifies (bound below ``L_test(f_old)`` at the level).
+    route : str
+        The chosen row (:data:`depthcert.DEFAULT_ROUTE` unless asked otherwise).
+    bound : float or None
+        Its bound on ``L_test(f_new)`` (None: not evaluable).
+    rows : list of dict
+        Every route of the table: ``route``, ``certified``, ``bound``, ``improvement``,
+        ``failure_probability``, ``missing``, ``message``.
+    quantities : dict
+        What each role sample measured (``L_T_old``, ``delta_R``, ``delta_erm``, ...).
+    constants : dict
+        The constants used (``B``, ``L_loss``, ``L_top``, ``kappa``, ``A_norm``).
+    notes : list of str
+        Which sample fixed what.
+    """
 
     certified: bool
     route: str
@@ -179,33 +198,95 @@ def _setup(q: dict, c: dict, level: float) -> Setup:
                  delta_erm_S=q["delta_erm_S"], delta_R_failure=level / 4)
 
 
+_DOC_CERTIFY_INSERTION = """
+Certify (or not) that one readout block at ``site`` lowers the test loss (Paper A).
+
+From three independent samples by role (THEORY §3-§6, §10): ``signal`` fixes everything before
+``S`` (the direction ``G``, the step, the cap, and a lower confidence bound on ``Delta_R``);
+``S`` trains the block (the best on ``S`` of both jumpboards and ``erm_steps`` projected steps:
+``Delta_ERM >= 0``); ``T`` measures the test losses. Every route of :data:`depthcert.ROUTES` is
+evaluated; a route whose constants are missing is listed as not evaluable, with what it lacks.
+
+Parameters
+----------
+model : torch.nn.Module
+    Any network (never changed).
+site : str
+    One insertion site (a module path whose output is the residual stream).
+signal, S, T : data
+    The role samples (any kind :func:`depthcert.saturation` takes), pairwise disjoint.
+loss : str or callable, default "cross_entropy"
+    A name or a per-sample callable.
+level : float, default 0.05
+    The largest acceptable failure probability of the certificate, in (0, 1).
+route : str or None, default None
+    The row of the table that ``certified`` and ``bound`` report; None: :data:`depthcert.DEFAULT_ROUTE`
+    (``"direct_route"``, Theorem 3, fixed before the data).
+B : float, keyword-only
+    A bound on the loss (the range of every per-sample loss); None: the routes needing it are
+    not evaluated.
+L_loss : float, keyword-only
+    The loss's Lipschitz constant; None: ``sqrt(2)`` for cross-entropy.
+L_top : float, keyword-only
+    The Lipschitz constant of the network above ``site``; None: not given.
+kappa : float, keyword-only
+    The curvature constant of THEORY §6b(b); None: not given.
+A_norm : float, keyword-only
+    ``||A||_2`` when the network above ``site`` is linear (``z = A h + c``): gives ``kappa`` for a
+    named loss, and the exact localised routes.
+rho_phi : float, keyword-only
+    A sure bound on the whole-state ``||phi||``; None: the largest value on the signal sample,
+    checked on ``S``, ``T`` and the signal's held part (**Choice**).
+layout : str or None, keyword-only
+    The site's state layout (None: inferred).
+seed : int, keyword-only, default 0
+    Seed of the block's frozen features.
+erm_steps : int, keyword-only, default 20
+    Projected gradient steps on ``S``.
+batch_size : int, keyword-only, default 256
+    Samples per batch.
+output : int, str or callable, keyword-only
+    For a model returning a tuple or a dict: the index, key or callable that picks the logits
+    (as in :func:`depthcert.saturation`); None: the model returns the logits.
+constants : Constants, keyword-only
+    The result of ``dc.constants(model, site, data)``: fills every constant not given here (given
+    ones win), the sure ``rho_phi`` of the block's features and, for a block right below an affine
+    head, ``B`` at the cap fixed on the signal sample.
+
+Returns
+-------
+Certificate
+    ``certified``, ``route`` and ``bound`` of the chosen row; ``table()``: every route with its
+    bound, improvement, failure probability, missing constants and message.
+
+Raises
+------
+TypeError, ValueError
+    Bad arguments, samples of two roles that share a row, an unknown route (named).
+
+Examples
+--------
+    >>> import torch
+    >>> from torch import nn
+    >>> import depthcert as dc
+    >>> _ = torch.manual_seed(0)
+    >>> net = nn.Sequential(nn.Linear(3, 8), nn.Sequential(nn.Linear(8, 8), nn.Tanh()), nn.Linear(8, 2)).double()
+    >>> def draw(n, seed):                      # one independent sample per role
+    ...     g = torch.Generator().manual_seed(seed)
+    ...     x = torch.randn(n, 3, generator=g, dtype=torch.float64)
+    ...     return x, (x[:, 0] > 0).long()
+    >>> cert = dc.certify_insertion(net, "1", signal=draw(600, seed=1), S=draw(400, seed=2),
+    ...                             T=draw(400, seed=3), B=5.0, L_top=5.0, erm_steps=2)
+    >>> cert.route, isinstance(cert.certified, bool), len(cert.table()) == len(cert.rows)
+    ('direct_route', True, True)
+"""
+
+
+@doc(_DOC_CERTIFY_INSERTION)
 def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", level: float = 0.05, route=None, *,
                       B=None, L_loss=None, L_top=None, kappa=None, A_norm=None, rho_phi=None, layout=None,
                       seed: int = 0,
                       erm_steps: int = 20, batch_size: int = 256, output=None, constants=None) -> Certificate:
-    """Certify (or not) that one readout block at ``site`` lowers the test loss (docstring of ``depthcert.api._certify``).
-
-    Args:
-        model: any ``nn.Module`` (never changed). site: one insertion site.
-        signal, S, T: the role samples (any accepted kind of data; pairwise disjoint).
-        loss: a name or a per-sample callable. level: the certificate's failure probability.
-        route: a row name of the table (None: ``DEFAULT_ROUTE``, Theorem 3, fixed before the data).
-        B, L_loss, L_top, kappa: the constants routes need (THEORY §1, §6b); None = not given.
-        A_norm: ``||A||_2`` when ``f_top`` is linear (``z = A h + c``): ``kappa`` for a named loss, and (c).
-        rho_phi: a sure bound on the whole-state ``||phi||``; None: the plug-in maximum on the signal
-            sample, checked on S, T and the signal's held part (module docstring, **Choice**).
-        output: for a model returning a tuple or a dict, the index, key or callable picking the
-            logits (as in :func:`depthcert.saturation`).
-        constants: a :class:`depthcert.api._constants.Constants` of ``dc.constants(model, site, data)``: fills every
-            constant not given here (given ones win), the sure ``rho_phi`` of the block's features and, for a block
-            right below an affine head, ``B`` at the cap fixed on the signal sample.
-
-    Returns:
-        A :class:`Certificate` (``table()``: every route evaluated, or the constants it lacks).
-
-    Raises:
-        TypeError, ValueError: bad arguments, overlapping roles, no descent direction (named).
-    """
     _check_call(model, level, route)
     c = _constants(loss, **from_constants(constants, site, dict(B=B, L_loss=L_loss, L_top=L_top, kappa=kappa,
                                                                   A_norm=A_norm), rho_phi))

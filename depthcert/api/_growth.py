@@ -8,7 +8,7 @@ the scan's suggestion (a jumpboard checked on its gain sample) when there is one
 function-preserving ``init="zero"`` block (column ``init``; a refused jumpboard is never
 forced), and then trained for ``steps`` Adam steps on ``train``.
 
-**Choice** (``train``, default ``"new"``): only the inserted blocks' parameters
+**Choice** (``trainable``, default ``"new"``): only the inserted blocks' parameters
 (:func:`depthcert.new_parameters`) are trained; ``"all"``: every parameter. In both the network
 is trained in **eval mode**: batch-norm layers keep the running statistics the user's model
 came with (frozen, never updated) and dropout is off, so each step's scan sees the network
@@ -29,6 +29,7 @@ batch-norm in train mode is refused, as by :func:`depthcert.saturation`.
 """
 from __future__ import annotations
 
+from depthcert.api._docstring import doc
 import copy
 import dataclasses
 from typing import Any
@@ -46,17 +47,25 @@ __all__ = ["GrowthResult", "grow"]
 
 @dataclasses.dataclass(frozen=True)
 class GrowthResult:
-    """The grown model and one trajectory row per scan.
+    """The answer of :func:`depthcert.grow`: the grown model and one trajectory row per scan.
 
-    Attributes:
-        model: the grown copy (eval mode).
-        trajectory: ``pandas.DataFrame`` with ``step, blocks_added, verdict, best_site,
-            predicted_gain, certified_gain, gain_ucb, immediate_gain, probe_loss, probe_from,
-            probe_to, stop, inserted``; ``immediate_gain`` is the loss drop of the previous insertion on
-            the first 4096 samples of ``train`` (before training); step ``k`` scanned the probe
-            samples ``[probe_from, probe_to)`` (its own fold) and ``probe_loss`` is their mean loss.
-        stop: why growth stopped (``"saturated"`` or ``"max_blocks"``).
-        reports: the :class:`SaturationReport` of every step.
+    Attributes
+    ----------
+    model : torch.nn.Module
+        The grown copy (eval mode).
+    trajectory : pandas.DataFrame
+        ``step, blocks_added, verdict, best_site, predicted_gain, certified_gain, gain_ucb,
+        immediate_gain, probe_loss, probe_from, probe_to, stop, inserted``; ``immediate_gain`` is the loss drop
+        of the previous insertion on the first 4096 samples of ``train`` (before training); step
+        ``k`` scanned the probe samples ``[probe_from, probe_to)`` (its own fold), and
+        ``probe_loss`` is their mean loss; ``inserted``: ``"jumpboard"`` (the scan's
+        checked suggestion) or ``"zero"``.
+    stop : str
+        Why growth stopped: ``"saturated"`` or ``"max_blocks"``.
+    reports : list of SaturationReport
+        The report of every step.
+    notes : list of str
+        Which sample fixed what.
     """
 
     model: Any
@@ -147,31 +156,87 @@ def _sites(net, sites, probe_s, scan_inserted: bool):
     return (lambda m: names + [u for u in unit_sites(m) if u not in names]) if scan_inserted else (lambda m: names)
 
 
+_DOC_GROW = """
+Grow ``model`` by at most ``max_blocks`` blocks: scan, insert at the best site, train; repeat.
+
+Each step scans the current network on its own fold of ``probe`` (:func:`depthcert.saturation`)
+and stops when the verdict is ``"saturated"`` or the budget is spent; otherwise it inserts the
+scan's checked suggestion at the best site (:func:`depthcert.insert_block`; a function-preserving
+``init="zero"`` block when the scan suggests nothing: a refused jumpboard is never forced) and trains
+it for ``steps`` Adam steps on ``train`` (``trainable``). ``probe`` is cut into ``max_blocks + 1`` disjoint folds, one
+per step, so that the stop rule's level holds at every step (**Choice**). An "undetermined" scan
+does not stop growth.
+
+Parameters
+----------
+model : torch.nn.Module
+    Any network (never changed; batch-norm only in eval mode).
+train : data
+    Data for training after each insertion (any kind :func:`depthcert.saturation` takes).
+probe : data
+    Data for the scans, independent of ``train`` (at least ``8 (max_blocks + 1)`` samples).
+loss : str or callable, default "cross_entropy"
+    As in :func:`depthcert.saturation`.
+max_blocks : int, default 3
+    The block budget (>= 0).
+level : float, default 0.05
+    The level of each step's verdict.
+eps : float, keyword-only, default DEFAULT_EPS (1e-3)
+    The tolerance of "saturated within eps".
+sites, layout, output : keyword-only
+    As in :func:`depthcert.saturation` (default ``"blocks.*"``, None, None).
+family : str or None, keyword-only, default None
+    The inserted blocks' family (None: each scan's suggestion).
+steps : int, keyword-only, default 200
+    Adam steps after each insertion (>= 0).
+lr : float, keyword-only, default 1e-3
+    Adam's step size.
+seed : int, keyword-only, default 0
+    Step ``k`` scans with seed ``seed + k``.
+batch_size : int, keyword-only, default 256
+    Samples per batch.
+trainable : {"new", "all"}, keyword-only, default "new"
+    Train only the inserted blocks (:func:`depthcert.new_parameters`) or every parameter; in eval
+    mode either way (batch-norm statistics frozen, dropout off).
+scan_inserted : bool, keyword-only, default False
+    Also scan at the blocks grow inserted (default: only the user's ``sites``).
+**scan_kw
+    More keywords for :func:`depthcert.saturation` (``curvature_n``, ``width``, ...).
+
+Returns
+-------
+GrowthResult
+    The grown copy (``model``), one ``trajectory`` row per scan, the ``stop`` reason and every
+    step's report.
+
+Raises
+------
+TypeError, ValueError
+    Bad arguments (named with the allowed values); batch-norm in train mode.
+
+Examples
+--------
+    >>> import torch
+    >>> from torch import nn
+    >>> import depthcert as dc
+    >>> _ = torch.manual_seed(0)
+    >>> net = nn.Sequential(nn.Linear(3, 8), nn.Sequential(nn.Linear(8, 8), nn.Tanh()), nn.Linear(8, 2)).double()
+    >>> def draw(n, seed):                      # one independent sample per role
+    ...     g = torch.Generator().manual_seed(seed)
+    ...     x = torch.randn(n, 3, generator=g, dtype=torch.float64)
+    ...     return x, (x[:, 0] > 0).long()
+    >>> g = dc.grow(net, train=draw(512, seed=1), probe=draw(512, seed=2), sites=["1"], max_blocks=1,
+    ...             steps=5, curvature_n=64)
+    >>> g.stop in ("saturated", "max_blocks"), len(g.trajectory) <= 2, g.model is net
+    (True, True, False)
+"""
+
+
+@doc(_DOC_GROW)
 def grow(model, train, probe, loss="cross_entropy", max_blocks: int = 3, level: float = 0.05, *,
          eps: float = DEFAULT_EPS, sites="blocks.*", layout=None, family: str | None = None, steps: int = 200,
          lr: float = 1e-3, seed: int = 0, batch_size: int = 256, trainable: str = "new", scan_inserted: bool = False,
          output=None, **scan_kw) -> GrowthResult:
-    """Grow ``model`` by at most ``max_blocks`` blocks (docstring of ``depthcert.api._growth``).
-
-    Args:
-        model: any ``nn.Module`` (never changed; batch-norm only in eval mode).
-        train: data for training after each insertion (any accepted kind of data).
-        probe: data for the scans (independent of ``train``), cut into ``max_blocks + 1``
-            disjoint folds, one per step (each fold's first part is that step's curvature sample).
-        loss, level, eps, sites, layout, output: as in :func:`depthcert.saturation`.
-        max_blocks: the block budget (>= 0).
-        family: the inserted blocks' family (None: each scan's suggestion). steps, lr: Adam's, per insertion.
-        trainable: ``"new"`` (default: only the inserted blocks) or ``"all"`` parameters are
-            trained, in eval mode either way (batch-norm statistics frozen).
-        scan_inserted: also scan at the blocks grow inserted (default: only the user's ``sites``).
-        scan_kw: more keywords for :func:`depthcert.saturation`.
-
-    Returns:
-        A :class:`GrowthResult` (column ``inserted``: ``"jumpboard"`` (the scan's suggestion) or ``"zero"``).
-
-    Raises:
-        TypeError, ValueError: bad arguments (named); batch-norm in train mode.
-    """
     _check_grow(model, max_blocks, steps, trainable)
     loss_fn, net = as_loss(loss, output), copy.deepcopy(model).eval()
     train_s, probe_s = as_stream(train, "train", net, batch_size), as_stream(probe, "probe", net, batch_size)

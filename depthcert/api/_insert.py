@@ -21,6 +21,7 @@ Otherwise :func:`insert_block` refuses with the reason (``rep.suggestion_reason`
 """
 from __future__ import annotations
 
+from depthcert.api._docstring import doc
 import copy
 
 import torch
@@ -110,28 +111,73 @@ def _refusal(site: str, family: str, scan: SaturationReport) -> str | None:
     return f"{why}; {scan.suggestion_reason}"
 
 
+_DOC_INSERT_BLOCK = """
+A copy of ``model`` with one residual block of ``family`` right after ``site``.
+
+Wrap, never mutate: the model is deep-copied and ``u -> u + h(u)`` is inserted into the copy,
+with the scan's block features (same seed, same state layout). ``init="zero"`` starts at
+``h = 0`` (the copy computes exactly the model's function); ``init="jumpboard"`` starts at
+Theorem 1's step along the scan's ``-G`` (THEORY §3), whose immediate gain
+:meth:`SaturationReport.gain_interval` estimates.
+
+Parameters
+----------
+model : torch.nn.Module
+    The network the scan was made on (never changed).
+site : str
+    A scanned site, e.g. ``scan.best_site``.
+family : str or None, default None
+    One of the scanned families (``"linear"``, ``"affine"``, ``"readout"``, ...); None: the
+    suggestion's family when ``scan.suggestion`` is at ``site``, else ``"readout"``.
+init : {"jumpboard", "zero"}, default "jumpboard"
+    The block's starting point.
+scan : SaturationReport
+    The report of ``dc.saturation(model, ...)``: its ``seed`` and the site fix the features.
+force : bool, keyword-only, default False
+    Insert a jumpboard the scan did not check, or whose gain interval reaches below zero.
+
+Returns
+-------
+torch.nn.Module
+    The grown copy, in eval mode; the block is trainable (``V`` and its features). Every
+    parameter of ``model`` keeps its name and value; :func:`depthcert.new_parameters` lists the new ones.
+
+Raises
+------
+TypeError, ValueError
+    A bad model, site, family, init or scan, each named with the allowed values.
+RefusedInsertion
+    (an ``InputError``) a jumpboard the scan did not check, or whose gain interval reaches below
+    zero, without ``force=True``; the message is the scan's ``suggestion_reason``.
+
+Examples
+--------
+    >>> import torch
+    >>> from torch import nn
+    >>> import depthcert as dc
+    >>> _ = torch.manual_seed(0)
+    >>> net = nn.Sequential(nn.Linear(3, 8), nn.Sequential(nn.Linear(8, 8), nn.Tanh()), nn.Linear(8, 2)).double()
+    >>> def draw(n, seed):                      # one independent sample per role
+    ...     g = torch.Generator().manual_seed(seed)
+    ...     x = torch.randn(n, 3, generator=g, dtype=torch.float64)
+    ...     return x, (x[:, 0] > 0).long()
+    >>> x, y = draw(512, seed=1)
+    >>> rep = dc.saturation(net, (x, y), sites=["1"], curvature_n=64)
+    >>> same = dc.insert_block(net, "1", init="zero", scan=rep)
+    >>> same is net, bool(torch.equal(same(x), net(x)))      # a copy, with the same function
+    (False, True)
+    >>> try:                                    # the scan's checked suggestion, or a refusal with its reason
+    ...     deeper = dc.insert_block(net, rep.best_site, init="jumpboard", scan=rep)
+    ... except dc.RefusedInsertion as refused:
+    ...     deeper = dc.insert_block(net, rep.best_site, init="jumpboard", scan=rep, force=True)
+    >>> sorted(dc.new_parameters(deeper)) == sorted(set(dict(deeper.named_parameters())) - set(dict(net.named_parameters())))
+    True
+"""
+
+
+@doc(_DOC_INSERT_BLOCK)
 def insert_block(model: nn.Module, site: str, family: str | None = None, init: str = "jumpboard",
                  scan=None, *, force: bool = False) -> nn.Module:
-    """A copy of ``model`` with one residual block of ``family`` right after ``site`` (docstring of ``depthcert.api._insert``).
-
-    Args:
-        model: the network the scan was made on (never changed).
-        site: a scanned site, e.g. ``scan.best_site``.
-        family: one of the scanned families (``"linear"``, ``"affine"``, ``"readout"``, ...); None:
-            the suggestion's family when ``scan.suggestion`` is at ``site``, else ``"readout"``.
-        init: ``"zero"`` (function-preserving) or ``"jumpboard"``.
-        scan: the :class:`SaturationReport` of ``dc.saturation(model, ...)`` (its ``seed`` and
-            the site's name fix the block's features).
-        force: insert a jumpboard the scan did not check or whose gain interval reaches below zero.
-
-    Returns:
-        The grown copy (in eval mode); the block is trainable (``V`` and its features). Every
-        parameter of ``model`` keeps its name and value; :func:`depthcert.new_parameters` lists the new ones.
-
-    Raises:
-        TypeError, ValueError: bad model, site, family, init or scan (named).
-        RefusedInsertion (an InputError): a jumpboard refused (not checked, or its gain interval reaches below zero) without ``force``.
-    """
     if family is None:
         sug = getattr(scan, "suggestion", None)
         family = sug.family if sug is not None and sug.site == site else "readout"

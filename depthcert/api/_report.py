@@ -32,27 +32,59 @@ def _json_safe(v):
 class SaturationReport:
     """The verdict of :func:`depthcert.saturation` and every site's scores.
 
-    Attributes:
-        verdict: ``"improvable"`` (a site's test rejects ``G = 0``; ``certified_gain > 0``),
-            ``"saturated"`` (every site's ``gain_ucb < eps``) or ``"undetermined"`` (``n_needed``:
-            the probe size that would decide at the measured effect).
-        saturated: ``verdict == "saturated"``.
-        best_site, predicted_gain: the suggested insertion and its plug-in Theorem 1 gain.
-        certified_gain: the largest level-``(1 - level/K)`` lower bound on a rejecting site's gain (0 if none).
-        gain_ucb: the largest upper confidence bound on a site's first-order gain.
-        sites: one dict per site (layout, ``d``, ``P`` positions, scores, tests).
-        curvature_source: which sample gave ``beta`` (by default a disjoint part of ``data``).
-        n_curvature: the size of the step sample (the curvature sample's first half) that gave ``beta``.
-        insertion: the suggested insertion (``best_site``, ``init="jumpboard"``): ``n_gain``,
-            ``level``, ``source`` (which sample fixed what) and per family ``gain`` (mean
-            per-sample loss drop on the gain sample), ``sd``, ``lo``/``hi`` (the level-``(1 -
-            level)`` interval of the population gain), ``beta``, ``gain_step`` (the mean drop on the
-            step sample, which chooses the suggestion); None without a gain sample.
-        suggestion: what the scan recommends, checked on the gain sample before it is recommended
-            (:class:`~depthcert.api._suggestion.Suggestion`: ``site``, ``family``, ``init``, its
-            gain interval ``lo > 0``...), or None when no candidate's interval lies above zero.
-        suggestion_reason: why (the candidate's interval, or why there is none); the reason
-            :func:`depthcert.insert_block` gives when it refuses the jumpboard.
+    Attributes
+    ----------
+    verdict : str
+        ``"improvable"`` (a site's test rejects ``G = 0``: ``certified_gain > 0``), ``"saturated"``
+        (every site's ``gain_ucb < eps``) or ``"undetermined"`` (``n_needed``: the probe size that
+        would decide at the measured effect).
+    saturated : bool
+        ``verdict == "saturated"``.
+    best_site : str
+        The suggested insertion site.
+    predicted_gain : float
+        Its plug-in Theorem 1 gain.
+    certified_gain : float
+        The largest level-``(1 - level/K)`` lower bound on a rejecting site's gain (0 if none).
+    gain_ucb : float
+        The largest upper confidence bound on a site's first-order gain.
+    n_needed : int or None
+        When undetermined: the probe size that would decide at the measured effect (else None).
+    n_needed_improvable : int or None
+        The probe size that would reject ``G = 0`` at the measured effect.
+    n_needed_saturated : int or None
+        The probe size that would show the gain below ``eps``.
+    level : float
+        The verdict's family-wise level.
+    eps : float
+        The tolerance of "saturated within eps".
+    n : int
+        The probe size.
+    n_curvature : int
+        The size of the step sample (the curvature sample's first half) that gave ``beta``.
+    curvature_source : str
+        Which sample gave ``beta`` (by default a disjoint part of ``data``).
+    loss : str
+        The loss's name (``"callable"`` for a function).
+    seed : int
+        The seed of the blocks' features.
+    sites : list of dict
+        One record per site (layout, ``d``, ``P`` positions, scores, tests).
+    notes : list of str
+        Which sample fixed what.
+    insertion : dict or None
+        The suggested insertion (``best_site``, ``init="jumpboard"``): ``n_gain``, ``level``,
+        ``source`` and per family ``gain`` (mean per-sample loss drop on the gain sample), ``sd``,
+        ``lo``/``hi`` (the level-``(1 - level)`` interval of the population gain), ``beta``,
+        ``gain_step`` (the mean drop on the step sample, which chooses the suggestion); None
+        without a gain sample.
+    suggestion : Suggestion or None
+        What the scan recommends, checked on the gain sample before it is recommended
+        (:class:`depthcert.Suggestion`: ``site``, ``family``, ``init``, its gain interval with
+        ``lo > 0``, ...), or None when no candidate's interval lies above zero.
+    suggestion_reason : str
+        Why (the candidate's interval, or why there is none); the reason
+        :func:`depthcert.insert_block` gives when it refuses the jumpboard.
     """
 
     verdict: str

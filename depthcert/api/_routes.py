@@ -24,13 +24,27 @@ from bounds.variant_routes import evaluate_variants
 
 __all__ = ["DEFAULT_ROUTE", "ROUTES", "RouteSpec", "TableInputs", "evaluate_table", "register_route", "route_names"]
 
-#: **Choice**: the route fixed by default, before any data: Theorem 3 (direct; no estimate of Delta_R).
+#: The row of the certificate's table that ``certified`` and ``bound`` report when ``route=None``
+#: (**Choice**, fixed before any data): ``"direct_route"``, Theorem 3 (it needs no estimate of Delta_R).
 DEFAULT_ROUTE = "direct_route"
 
 
 @dataclasses.dataclass(frozen=True)
 class RouteSpec:
-    """One entry of the route table: ``rows(setup, level, inputs, constants) -> [(name, RouteResult)]``."""
+    """One entry of the route table :data:`depthcert.ROUTES`.
+
+    Attributes
+    ----------
+    name : str
+        The entry's name (a key of ``ROUTES``).
+    needs : tuple of str
+        The constants its rows need (``"B"``, ``"L_loss"``, ``"L_top"``).
+    rows : callable
+        ``rows(setup, level, inputs, constants) -> [(row name, RouteResult)]``; a row may be
+        ``(name, None, missing)``: not evaluable, with the constants it lacks.
+    names : tuple of str
+        The row names it can produce (checked before any work when a route is asked for by name).
+    """
 
     name: str
     needs: tuple
@@ -57,6 +71,10 @@ def _variants(setup, level, inputs, constants):
     return sorted(rep.variants.items())
 
 
+#: The route table of :func:`depthcert.certify_insertion`: ``{entry name: RouteSpec}``; each entry
+#: evaluates some rows of the certificate's table (``"paper"``: Theorems 2 and 3; ``"variants"``:
+#: this project's THEORY §6 variants; ``"localised"``: the THEORY §6b routes). Extend it with
+#: :func:`depthcert.register_route`.
 ROUTES: dict[str, RouteSpec] = {
     "paper": RouteSpec("paper", ("B", "L_loss", "L_top"), _paper, ("population_route", "direct_route")),
     "variants": RouteSpec("variants", ("B", "L_loss", "L_top"), _variants, tuple(sorted(VARIANT_SPECS))),
@@ -72,10 +90,37 @@ def route_names() -> set | None:
 
 
 def register_route(spec: RouteSpec, *, replace: bool = False) -> None:
-    """Add ``spec`` to :data:`ROUTES`.
+    """Add ``spec`` to :data:`depthcert.ROUTES`: its rows appear in every later certificate's table.
 
-    Raises:
-        ValueError: the name is taken (and ``replace`` is False).
+    Parameters
+    ----------
+    spec : RouteSpec
+        The new entry (its ``name`` must be new unless ``replace``).
+    replace : bool, keyword-only, default False
+        Replace an entry of the same name.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValueError
+        The name is taken and ``replace`` is False.
+
+    Examples
+    --------
+    >>> import depthcert as dc
+    >>> def no_rows(setup, level, inputs, constants):
+    ...     return []
+    >>> dc.register_route(dc.RouteSpec("mine", (), no_rows, ()))
+    >>> "mine" in dc.ROUTES
+    True
+    >>> dc.register_route(dc.RouteSpec("mine", (), no_rows, ()))
+    Traceback (most recent call last):
+    ...
+    ValueError: route table entry 'mine' exists, must be a new name (or replace=True).
+    >>> del dc.ROUTES["mine"]                    # the table as it was
     """
     if spec.name in ROUTES and not replace:
         raise ValueError(f"route table entry {spec.name!r} exists, must be a new name (or replace=True).")

@@ -160,10 +160,58 @@ def _data_entry(module: str, name: str) -> list[str]:
     return [f".. py:data:: {name}", f"   :module: {module}", "", *("   " + line if line else "" for line in doc), ""]
 
 
+#: Packages whose functions and classes get one page each (with an autosummary table on the package's page).
+OWN_PAGES = ("depthcert",)
+
+
+def _shared_entry(module: str, name: str) -> list[str]:
+    """A number or string exported by ``module`` (``DEFAULT_EPS``): a ``py:data`` entry with its value
+    and the ``#:`` comment of the private module that assigns it."""
+    obj = getattr(importlib.import_module(module), name)
+    doc = _attr_doc(obj, name) or [f"The value ``{obj!r}``."]
+    return [f".. py:data:: {name}", f"   :module: {module}", f"   :value: {obj!r}", "",
+            *("   " + line if line else "" for line in doc), ""]
+
+
+def object_page(module: str, name: str) -> str:
+    """One page for one function or class of ``module`` (a class with its public members)."""
+    obj = getattr(importlib.import_module(module), name)
+    kind = "autoclass" if inspect.isclass(obj) else "autofunction"
+    opts = ["   :members:"] if inspect.isclass(obj) else []
+    return "\n".join([f"# `{module}.{name}`\n", "```{eval-rst}", f".. {kind}:: {module}.{name}", *opts, "```", ""])
+
+
+def own_pages(package: str) -> dict[str, str]:
+    """``{page name: text}``: one page per function and class ``package`` itself documents."""
+    mod = importlib.import_module(package)
+    return {f"{package}.{n}": object_page(package, n) for n in members_of(package) if _is_code(getattr(mod, n))}
+
+
+def _top_of_own_package(package: str) -> list[str]:
+    """The package's own entry: its docstring, an autosummary table of its functions and classes
+    (each on its own page), and its constants."""
+    mod = importlib.import_module(package)
+    code = [n for n in members_of(package) if _is_code(getattr(mod, n))]
+    data = [n for n in members_of(package) if not _is_code(getattr(mod, n)) and not inspect.ismodule(getattr(mod, n))]
+    shared = [n for n in getattr(mod, "__all__", []) if hasattr(mod, n) and not n.startswith("_")
+              and _shared_value(getattr(mod, n)) and n not in data]
+    lines = [f".. automodule:: {package}", "   :no-members:", "", ".. rubric:: Functions and classes", "",
+             ".. autosummary::", "", *(f"   {n}" for n in code), "", ".. rubric:: Constants", ""]
+    for name in data:
+        lines += _data_entry(package, name)
+    for name in shared:
+        lines += _shared_entry(package, name)
+    return lines
+
+
 def package_page(package: str) -> str:
-    """``package`` and its public modules, each with the members documented there."""
+    """``package`` and its public modules, each with the members documented there (the functions
+    and classes of a package of :data:`OWN_PAGES` on their own pages)."""
     lines = [f"# `{package}`\n", "```{eval-rst}"]
     for module in public_modules(package):
+        if module in OWN_PAGES:
+            lines += _top_of_own_package(module)
+            continue
         mod = importlib.import_module(module)
         members = members_of(module)
         code = [n for n in members if _is_code(getattr(mod, n))]
@@ -174,4 +222,6 @@ def package_page(package: str) -> str:
         for name in data:
             lines += _data_entry(module, name)
     lines.append("```")
+    if package in OWN_PAGES:
+        lines += ["", "```{toctree}", ":hidden:", "", *own_pages(package), "```"]
     return "\n".join(lines) + "\n"

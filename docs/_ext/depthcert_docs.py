@@ -1,7 +1,8 @@
 """Pages generated at build time (under ``docs/_generated/``, not committed).
 
-* ``cli.md`` — every command's ``--help``, produced by the CLI's own parsers
-  (``depthcert.cli.build_parser``), so the reference cannot drift from the program;
+* ``cli.md`` and ``commands.md`` — every command's ``--help``, and every command's options and
+  config keys in tables, produced by the CLI's own parsers and the config schemas
+  (``cli_pages.py``), so the reference cannot drift from the program;
 * ``notebooks/*.ipynb`` — the notebooks with their outputs: the executed copy the test
   run stored (``notebooks/_cache.py``) when its key still matches, else executed here;
 * ``theory.md`` and ``tests/*.md`` — THEORY section -> theorem object -> proof check ->
@@ -10,14 +11,13 @@
 from __future__ import annotations
 
 import importlib.util
-import io
 import os
-from contextlib import redirect_stdout
 from pathlib import Path
 
 from sphinx.util import logging
 
 import api_pages
+import cli_pages
 
 HERE = Path(__file__).resolve().parents[1]
 ROOT = HERE.parent
@@ -34,33 +34,6 @@ def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists() or path.read_text() != text:
         path.write_text(text)
-
-
-def _help_of(argv: list[str]) -> str:
-    from depthcert.cli import build_parser
-
-    os.environ["COLUMNS"] = "100"
-    buf = io.StringIO()
-    with redirect_stdout(buf):
-        try:
-            build_parser(argv).parse_args([*argv, "--help"])
-        except SystemExit:
-            pass
-    return buf.getvalue().rstrip()
-
-
-def cli_page() -> str:
-    """The CLI reference: the top-level help, then each command's, in the CLI's order."""
-    from depthcert.cli import COMMANDS
-
-    parts = ["# CLI reference\n",
-             "Generated at build time from the parsers of `depthcert` (the text of `depthcert --help` and of "
-             "`depthcert COMMAND --help`). Exit status 2 is always bad input: one line on stderr naming the option "
-             "or config key, the allowed values and the value given.\n",
-             "## depthcert\n", "```text", _help_of([]), "```\n"]
-    for name in COMMANDS:
-        parts += [f"## depthcert {name}\n", "```text", _help_of([name]), "```\n"]
-    return "\n".join(parts)
 
 
 def _cache_module():
@@ -179,9 +152,13 @@ def _remove_stale() -> None:
 def generate(app) -> None:
     WRITTEN.clear()
     light = os.environ.get("DEPTHCERT_DOCS_LIGHT", "") not in ("", "0")
-    _write(OUT / "cli.md", cli_page())
+    _write(OUT / "cli.md", cli_pages.cli_page())
+    _write(OUT / "commands.md", cli_pages.commands_page())
     for package in api_pages.PACKAGES:
         _write(OUT / "api" / f"{package}.md", api_pages.package_page(package))
+        if package in api_pages.OWN_PAGES:
+            for name, text in api_pages.own_pages(package).items():
+                _write(OUT / "api" / f"{name}.md", text)
     notebooks(light)
     theory(app)
     _remove_stale()
@@ -247,6 +224,27 @@ def plain_attribute_docstrings(app, what, name, obj, options, lines):
             return
 
 
+def public_signature(app, what, name, obj, options, signature, return_annotation):
+    """No private field in a signature: a parameter whose name starts with ``_`` (a dataclass's
+    internal state, ``_blocks=None``) is implementation and is left out of the page."""
+    if not signature or "_" not in signature:
+        return None
+    import re
+
+    inner = signature[1:-1]
+    parts, depth, cur = [], 0, ""
+    for ch in inner:           # split on top-level commas only (defaults may hold brackets)
+        depth += 1 if ch in "([{" else (-1 if ch in ")]}" else 0)
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    kept = [p for p in parts if not re.match(r"\s*\*{0,2}_[A-Za-z0-9]", p)]
+    return ("(" + ",".join(kept).lstrip() + ")", return_annotation)
+
+
 def keep_listed_members(app, what, name, obj, skip, options):
     """Every module entry lists its members explicitly (``api_pages``): keep each, documented
     or not (a constant such as ``bounds.THEOREM_1`` carries no docstring of its own)."""
@@ -255,6 +253,7 @@ def keep_listed_members(app, what, name, obj, skip, options):
 
 def setup(app):
     app.connect("autodoc-skip-member", keep_listed_members)
+    app.connect("autodoc-process-signature", public_signature)
     app.connect("builder-inited", generate)
     app.connect("autodoc-process-docstring", plain_attribute_docstrings, priority=900)
     app.connect("missing-reference", missing_reference)

@@ -111,3 +111,19 @@ def test_divergence_is_one_line_exit_1(tmp_path, capsys):
     assert main(["run", "--config", str(cfg), "--out", str(tmp_path / "o")]) == 1
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "loss became" in err and "at step" in err
+
+
+def test_demo_shows_each_stage_on_stderr_and_run_stays_quiet(tmp_path, monkeypatch, capsys):
+    import numerics.studies.run as exp
+
+    monkeypatch.setattr(exp, "DEFAULT_DEMO_CONFIG", TINY)
+    assert main(["demo", "--out", str(tmp_path / "d")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    total = len(exp.STAGES) + 2                                  # the run's stages, writing, the rates
+    done = [line for line in err if line.startswith("depthcert demo [") and line.endswith(" s")]
+    assert [line.split("]")[0] for line in done] == [f"depthcert demo [{k}/{total}" for k in range(1, total + 1)]
+    assert all(stage in "\n".join(done) for stage in exp.STAGES)
+    cfg = tmp_path / "tiny.toml"
+    cfg.write_text(to_toml(TINY))
+    assert main(["run", "--config", str(cfg), "--out", str(tmp_path / "r")]) == 0
+    assert capsys.readouterr().err == ""                          # `run` prints no progress

@@ -16,7 +16,7 @@ import numpy as np
 from numerics.studies import scaling
 from numerics.studies.reproduce import _power as pw
 from numerics.studies.reproduce._claims import NotRun
-from numerics.studies.reproduce._studies import _cached, _cells, _evidence, plateau_ratio
+from numerics.studies.reproduce._studies import _cached, _cells, _evidence, plateau_ratio, ratio_text
 
 __all__ = ["ag_max_plateau", "ag_max_plateau_level", "ag_rows", "bound_validity", "covariance_near_diagonal",
            "covariance_per_cell", "exponent_agreement", "growth_gains", "growth_vs_scratch", "insertion_pairs",
@@ -137,7 +137,7 @@ def ag_max_plateau(ctx) -> dict:
     D, log_ag, loss = ag_rows(_depth_cells(ctx))
     est, lo, hi, _ = pw.bootstrap_interval(log_ag, lambda b: plateau_ratio(D, b), ctx.suite.n_boot)
     gm = np.exp(log_ag.mean(axis=0))
-    measured = (f"|late/early slope| of log AG_max vs log D = {est:.3g} [{lo:.3g}, {hi:.3g}] over {log_ag.shape[0]} "
+    measured = (f"|late/early slope| of log AG_max vs log D = {ratio_text(est, lo, hi)} over {log_ag.shape[0]} "
                 "seeds; geometric-mean AG_max: " + ", ".join(f"D={int(d)}: {v:.3g}" for d, v in zip(D, gm))
                 + "; mean test loss: " + ", ".join(f"D={int(d)}: {v:.3g}" for d, v in zip(D, loss.mean(0))))
     ev = _evidence(measured, est, (lo, hi), _ag_figure(ctx), depths=D.tolist(), AG_max=np.exp(log_ag).tolist(),

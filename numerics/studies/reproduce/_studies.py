@@ -191,6 +191,18 @@ def plateau_ratio(depths, log_ag: np.ndarray) -> float:
     return min(abs(late) / -early, NO_EARLY_DROP) if early < 0 else NO_EARLY_DROP
 
 
+def ratio_text(est: float, lo: float, hi: float) -> str:
+    """:func:`plateau_ratio` with its interval, in words where it is censored (:data:`NO_EARLY_DROP`,
+    or not finite), never as the sentinel number."""
+    def censored(v: float) -> bool:
+        return not math.isfinite(v) or v >= NO_EARLY_DROP
+
+    if censored(est):
+        some = "" if censored(lo) else f" (in some bootstrap resamples it does: interval [{lo:.3g}, unbounded])"
+        return "not estimable: AG_max does not drop over the first depths, so there is no early slope to divide by" + some
+    return f"{est:.3g} [{lo:.3g}, " + ("unbounded: some bootstrap resamples have no early drop]" if censored(hi) else f"{hi:.3g}]")
+
+
 def ag_max_plateau(ctx) -> dict:
     """Paper B's AG_max plateau, from the growth study's public ``ag_max_vs_depth`` over seeds.
 
@@ -210,8 +222,7 @@ def ag_max_plateau(ctx) -> dict:
     lo, hi = _bootstrap_stat(log_ag, lambda b: plateau_ratio(depths, b), ctx.suite.n_boot)
     mean = np.exp(log_ag.mean(axis=0))
     plateau = [r["plateau_depth"] for r in rows]
-    measured = (f"|late/early slope| of log AG_max vs log D = {ratio:.3g} [{lo:.3g}, {hi:.3g}] over {len(rows)} seeds"
-                + (" (AG_max does not drop over the first depths)" if ratio >= NO_EARLY_DROP else "") + "; "
+    measured = (f"|late/early slope| of log AG_max vs log D = {ratio_text(ratio, lo, hi)} over {len(rows)} seeds; "
                 "geometric-mean AG_max per depth: " + ", ".join(f"D={int(d)}: {v:.3g}" for d, v in zip(depths, mean))
                 + f"; first depth below {rows[0]['plateau_threshold']:g}: {plateau}")
     return _evidence(measured, ratio, (lo, hi), depths=depths.tolist(), AG_max=np.exp(log_ag).tolist())

@@ -69,7 +69,7 @@ __all__ = ["as_run_config", "bounds_config", "Certificate", "certify_draw", "cer
            "localised_options", "LOCALISED_SCHEMA", "LocalisedCertificate", "LocalisedClass", "merge_checked", "N_PROBE",
            "on_states",
            "prepare_fixed", "route_dicts", "run", "run_config", "run_experiment", "RunConfig", "RunResult",
-           "SampleGroup", "select_blocks", "Selection", "setup_report", "streams_of", "to_json", "to_toml",
+           "SampleGroup", "select_blocks", "Selection", "STAGES", "setup_report", "streams_of", "to_json", "to_toml",
            "validate_config", "write", "write_outputs"]
 
 #: Former re-exports (plumbing, not the run study's): deprecated aliases naming the new place.
@@ -170,7 +170,13 @@ def run_config(config: Mapping) -> RunConfig:
     return RunConfig.from_validated(validate_config(config), notes=tuple(own_part(config, CONFIG_SCHEMA)[1]))
 
 
-def run_experiment(config: Mapping, out_dir: str | Path | None = None) -> dict:
+#: The stages of one run, in order, as :func:`run_experiment` names them to its ``progress``.
+STAGES = ("teacher, reference network and signal sample (fixed before the data)", "drawing S and T",
+          "training the inserted block (projected SGD, the (C2) fallback)",
+          "measuring Theorems 1-3 on T and the Monte-Carlo sample; every route", "diagnostics on the probe sample")
+
+
+def run_experiment(config: Mapping, out_dir: str | Path | None = None, progress=None) -> dict:
     """Run the pipeline of the module docstring; return (and write) the ``result.json`` content.
 
     Args:
@@ -178,6 +184,8 @@ def run_experiment(config: Mapping, out_dir: str | Path | None = None) -> dict:
             :class:`RunConfig` (:func:`run_config`) is used as it is (validated once, before).
         out_dir: if given, ``result.json``, ``bounds_config.toml`` and
             ``bound_vs_observed.png`` are written there (atomically for the files).
+        progress: ``None``, or a callable called with each stage's description (:data:`STAGES`)
+            when the stage starts (``depthcert demo`` shows them on stderr).
 
     Returns:
         dict with ``L_test_old``, ``L_test_new``, ``R_old``, ``R_new``, ``quantities``,
@@ -201,7 +209,7 @@ def run_experiment(config: Mapping, out_dir: str | Path | None = None) -> dict:
     streams = streams_of(cfg)
     with torch.random.fork_rng(devices=[]):  # every draw is seeded by role; leave the global RNG alone
         torch.manual_seed(streams.seed_for("torch_global"))
-        result = _run(cfg, streams)
+        result = _run(cfg, streams, progress or (lambda stage: None))
     result["notes"] = [*result["notes"], *cfg.notes_]   # what other commands read
     if out_dir is not None:
         write_outputs(result, out_dir)
@@ -274,24 +282,27 @@ def _probe(fixed: Fixed, streams) -> dict:
     return {"diagnostics": diag, "L_top_empirical": lipschitz_top_empirical(fixed.net, fixed.at, u)}
 
 
-def _run(cfg: RunConfig, streams) -> dict:
+def _run(cfg: RunConfig, streams, say) -> dict:
     from numerics.studies.run._localised_result import localised_route_dicts, localised_section
 
     t0, timings = time.perf_counter(), {}
 
-    def lap(name):
+    def lap(name, next_stage=None):
         timings[name] = time.perf_counter() - t0 - sum(timings.values())
+        if next_stage is not None:
+            say(STAGES[next_stage])
 
+    say(STAGES[0])
     fixed = prepare_fixed(cfg, streams)
-    lap("fixed_stage_s")
+    lap("fixed_stage_s", 1)
     group = draw_samples(fixed, [streams])
-    lap("sample_S_s")
+    lap("sample_S_s", 2)
     sel = select_blocks(fixed, group)
-    lap("block_training_s")
+    lap("block_training_s", 3)
     ev = evaluate_draw(fixed, group, sel, 0)
     cert = certify_draw(fixed, group, sel, ev, 0)
     loc = certify_localised(fixed, group, sel, ev, 0)
-    lap("measure_and_bounds_s")
+    lap("measure_and_bounds_s", 4)
     extras = _probe(fixed, streams)
     lap("diagnostics_s")
     timings["data_and_reference_s"] = timings["fixed_stage_s"] + timings["sample_S_s"]

@@ -52,6 +52,7 @@ def _split(data, curvature_data, model, batch_size: int, curvature_n: int, n_chu
 
 def _curvature(model, site, block, acc, curv, loss) -> dict:
     from numerics._numerics import psd_pinv
+    from numerics._replay import SiteReplay
 
     out = {"beta": None, "beta_natural": None, "gain_euclidean": 0.0, "predicted_gain": 0.0,
            "realised_gain": 0.0, "beta_self_consistent": None}
@@ -59,8 +60,9 @@ def _curvature(model, site, block, acc, curv, loss) -> dict:
     if not float(G.norm()) > 0:
         return out
     xc, yc = curv
-    be, _, gain_e, real_e = curvature_along(model, site, block, xc, yc, G, G, loss)
-    bn, _, gain_n, _ = curvature_along(model, site, block, xc, yc, G, G @ psd_pinv(acc.Sigma), loss)
+    rep = SiteReplay(model, site)   # both directions' passes share one recording of the part before the site
+    be, _, gain_e, real_e = curvature_along(model, site, block, xc, yc, G, G, loss, replay=rep)
+    bn, _, gain_n, _ = curvature_along(model, site, block, xc, yc, G, G @ psd_pinv(acc.Sigma), loss, replay=rep)
     out.update(beta=be.beta, beta_natural=bn.beta, gain_euclidean=gain_e, predicted_gain=gain_n,
                realised_gain=real_e, beta_self_consistent=bool(be.self_consistent and bn.self_consistent))
     return out

@@ -102,7 +102,15 @@ class SiteReplay:
             return
         self._mode, self._key = ("replay" if key in self._cache else "record"), key
         self._count, self._stack, self._rec = {}, [], None
-        saved = self._install()
+        saved = {}
+        try:
+            self._install(saved)
+        except (AttributeError, RuntimeError, TypeError):   # e.g. a scripted submodule: no replay
+            self._uninstall(saved)
+            self._drop(key)
+            self._mode = self._key = None
+            yield self
+            return
         try:
             yield self
         finally:
@@ -131,12 +139,11 @@ class SiteReplay:
         self._versions.pop(key, None)
         self.bytes -= sum(t.numel() * t.element_size() for out, _ in rec.values() for t in _tensors(out))
 
-    def _install(self) -> dict:
-        saved = {}
+    def _install(self, saved: dict) -> None:
         for mod in self.model.modules():
-            saved[mod] = mod.__dict__.get("forward")
+            old = mod.__dict__.get("forward")
             mod.forward = self._wrap(mod, mod.forward)
-        return saved
+            saved[mod] = old
 
     @staticmethod
     def _uninstall(saved: dict) -> None:

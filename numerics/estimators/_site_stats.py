@@ -255,14 +255,27 @@ def _token_gram(m: torch.Tensor, rows: int | None) -> torch.Tensor:
 
 def projection_scores(G: torch.Tensor, Sigma: torch.Tensor, slices: dict) -> dict:
     """``P_f = tr(G_f Sigma_f^+ G_f^T)`` for each family's columns ``f`` (THEORY §8), and ``"all"``."""
-    from numerics._numerics import psd_pinv
-
     out = {}
     for fam, cols in {**slices, "all": list(range(G.shape[1]))}.items():
-        idx = torch.as_tensor(cols, dtype=torch.long)
-        g, s = G[:, idx], Sigma[idx][:, idx]
-        out[fam] = float(torch.trace(g @ psd_pinv(s) @ g.T))
+        idx = torch.as_tensor(cols, dtype=torch.long, device=G.device)
+        out[fam] = _pinv_quadratic(G[:, idx], Sigma[idx][:, idx])
     return out
+
+
+def _pinv_quadratic(g: torch.Tensor, s: torch.Tensor) -> float:
+    """``tr(g s^+ g^T)`` with :func:`~numerics._numerics.psd_pinv` (eigenvalues below ``1e-10 lambda_max``
+    cut). By Cholesky when none can be cut -- ``s - 1e-9 tr(s) I`` positive definite, so every
+    eigenvalue exceeds ``1e-9 tr(s) >= 10 x`` the cut and ``s^+ = s^-1`` -- else by ``psd_pinv``."""
+    from numerics._numerics import psd_pinv
+
+    tr = float(torch.trace(s))
+    if tr > 0 and math.isfinite(tr):
+        eye = torch.eye(s.shape[0], dtype=s.dtype, device=s.device)
+        if int(torch.linalg.cholesky_ex(s - 1e-9 * tr * eye)[1]) == 0:
+            L, info = torch.linalg.cholesky_ex(s)
+            if int(info) == 0:
+                return float(torch.linalg.solve_triangular(L, g.T, upper=False).pow(2).sum())
+    return float(torch.trace(g @ psd_pinv(s) @ g.T))
 
 
 @dataclasses.dataclass(frozen=True)

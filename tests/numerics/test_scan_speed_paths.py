@@ -197,3 +197,19 @@ def test_tiny_bert_curvature_with_replay_equals_full_forwards():
         assert _curv(net, site, x, y, block, D, rep) == pytest.approx(_curv(net, site, x, y, block, D, False),
                                                                       rel=1e-10, abs=1e-14)
         assert rep.replayed((0, 16)) and rep.replayed((16, 20))
+
+
+@pytest.mark.parametrize("smallest", [1.0, 1e-3, 5e-10, 5e-11, 0.0])
+def test_projection_score_by_cholesky_equals_the_pseudo_inverse(smallest):
+    """``tr(g s^+ g^T)`` by Cholesky (well-conditioned ``s``) or by ``psd_pinv`` (an eigenvalue near or
+    below its cut ``1e-10 lambda_max``: 5e-11 must be cut, 5e-10 kept) equals the ``psd_pinv`` formula."""
+    from numerics._numerics import psd_pinv
+
+    g0 = torch.Generator().manual_seed(3)
+    Q, _ = torch.linalg.qr(torch.randn(6, 6, generator=g0, dtype=F64))
+    s = (Q * torch.tensor([1.0, 0.7, 0.5, 0.2, 0.1, smallest], dtype=F64)) @ Q.T
+    g = torch.randn(4, 6, generator=g0, dtype=F64)
+    want = float(torch.trace(g @ psd_pinv(s) @ g.T))
+    assert stats._pinv_quadratic(g, s) == pytest.approx(want, rel=1e-6)
+    if smallest == 5e-11:   # the cut direction is dropped: far below the value with s^-1
+        assert want < 1e-3 * float(torch.trace(g @ torch.linalg.inv(s) @ g.T))

@@ -117,6 +117,18 @@ def _mean_loss_derivatives(model, site, block, x, y, loss, base_V, direction, ba
     return [t / n for t in totals]
 
 
+def _evaluator(model, site, block, x, y, loss, D_hat, batch_size, rep):
+    """``at(tau, order=2) -> [R, dR/ds, d2R/ds2]`` along ``V = -tau D^ + s D^``, each ``tau`` evaluated once."""
+    seen: dict = {}
+
+    def at(tau: float, order: int = 2) -> list:
+        if tau not in seen or seen[tau][0] < order:
+            seen[tau] = (order, _mean_loss_derivatives(model, site, block, x, y, loss, -tau * D_hat, D_hat,
+                                                       batch_size, rep, order))
+        return seen[tau][1]
+    return at
+
+
 def curvature_along(model, site: str, block, x: torch.Tensor, y: torch.Tensor, G: torch.Tensor,
                     D: torch.Tensor, loss: str, *, n_grid: int = 5, max_iter: int = 10, rtol: float = 1e-3,
                     floor: float = 1e-8, batch_size: int = 256, replay: SiteReplay | bool = True
@@ -152,14 +164,8 @@ def curvature_along(model, site: str, block, x: torch.Tensor, y: torch.Tensor, G
         raise ValueError("||D|| == 0, must be > 0 (no first-order direction).")
     D_hat = (D / norm).to(block.V.dtype)
     model.eval()
-    rep = SiteReplay(model, site) if replay is True else (replay or None)
-    seen_at: dict = {}
-
-    def at(tau: float, order: int = 2) -> list:
-        if tau not in seen_at or seen_at[tau][0] < order:
-            seen_at[tau] = (order, _mean_loss_derivatives(model, site, block, x, y, loss, -tau * D_hat, D_hat,
-                                                          batch_size, rep, order))
-        return seen_at[tau][1]
+    at = _evaluator(model, site, block, x, y, loss, D_hat, batch_size,
+                    SiteReplay(model, site) if replay is True else (replay or None))
 
     R0, slope, c0 = at(0.0)   # slope on this sample (= <G_x, D^>), so the theorem holds exactly on it
     beta, seen, k, done = max(abs(c0), floor), c0, 0, slope <= 0

@@ -1,27 +1,53 @@
-"""Speed of the saturation scan against one forward+backward of the same model, measured in the same run.
+"""Speed of ``dc.saturation`` against one forward+backward of the same model, measured in the same run (issue 26).
 
-Run ``python benchmarks/bench_saturation.py`` (``--quick`` for tiny sizes). The scan is
-:func:`numerics.estimators._site_scan.accumulate_site_stats` at *every* site with the CLI's
-default families (linear, affine, readout of width 16) over a probe in batches, with the
-betting test's 16 chunks: per batch one forward with zero tensors added at the sites, one
-backward to the sites, the features and the streaming statistics (cross-gradients,
-feature second moments, ``||X_i||``, the bets, one direction solve per chunk). The baseline
-is ``loss.backward()`` of the plain model (every parameter gradient) over the same batches.
-Target (issue 10): ``scan_over_plain <= 1.3``. Medians of interleaved calls, float32.
+Run ``OMP_NUM_THREADS=1 python benchmarks/bench_saturation.py --threads 1`` (``--quick`` for tiny
+sizes, ``--no-full`` without the whole calls). Networks: a 2-D post-norm ResNet (NCHW, 8x8 = 64
+positions, stem conv, 3 blocks ``x = GroupNorm(x + conv(relu(conv(x))))``, 24 channels, global
+average pool, linear head, as on scikit-learn's digits) at n = 4096 and n = 300; a post-LN
+transformer (Hugging Face ``BertModel`` from a small ``BertConfig``, sequence length 128, a linear
+head on the first token); the GPT-2-style :class:`numerics.zoo.CharGPT`; the MLP
+:class:`numerics.models.PostNormResMLP`. Float32, one process.
+
+* ``plain_fwd_bwd_s`` -- ``loss.backward()`` of the plain model (every parameter gradient) over
+  the ``n`` samples, in the scan's batches.
+* ``scan_s`` -- the saturation scan as ``dc.saturation`` runs it on its probe, here over the same
+  ``n`` samples: per batch one forward with zero tensors at every site, one backward to the sites,
+  each site's features and streaming statistics (cross-gradients, ``Sigma_phi``, ``||X_i||``, the
+  bets, the direction solves), then each site's projection scores and betting test. Target:
+  ``scan_over_plain <= 1.3`` (medians of interleaved calls).
+* ``full_s`` -- one whole ``dc.saturation(model, (x, y), sites=...)`` call on the ``n`` samples
+  (probe ``n - k``, curvature sample ``k = min(1024, n // 4)``), and its parts: ``probe_s`` (the
+  scan of the probe), ``beta_s`` (curvature along ``G`` and ``G Sigma^+`` at every site on the step
+  sample: second-order passes), ``gain_s`` (the suggested insertion: a jumpboard step per family on
+  the step sample and its gains on the gain sample), ``fixed_s`` (the rest: site resolution, blocks,
+  tests). ``second_order_passes`` counts the double-backward passes over the step sample,
+  ``curvature_in_plain_passes`` the curvature parts in units of one forward+backward over the ``k``
+  curvature samples. These parts do not grow with ``n`` beyond ``k``; they are excluded from
+  ``scan_over_plain`` and included in ``full_over_plain`` (no target: see docs/ARCHITECTURE.md).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import time
 from pathlib import Path
 
+import scipy.stats  # noqa: F401  (dc.saturation's t interval imports it once: no measured call pays for that)
 import torch
+from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import depthcert as dc  # noqa: E402
+from depthcert.api import _saturation  # noqa: E402
+from depthcert.api._data import as_stream  # noqa: E402
+from depthcert.api._loss import as_loss  # noqa: E402
+from depthcert.api._scan import accumulate, site_blocks  # noqa: E402
 from numerics._numerics import per_sample_loss  # noqa: E402
+from numerics.estimators import adaptive_test, site_projection_scores  # noqa: E402
+from numerics.estimators import _site_scan  # noqa: E402
 from numerics.estimators._site_scan import accumulate_site_stats  # noqa: E402
 from numerics.families import ProtocolBlock  # noqa: E402
 from numerics.models import PostNormResMLP  # noqa: E402
@@ -31,6 +57,51 @@ from numerics.zoo import CharGPT  # noqa: E402
 F32 = torch.float32
 FAMILIES = ["linear", "affine", "readout"]
 TARGETS = {"scan_over_plain": ("<=", 1.3)}
+
+
+class Block2d(nn.Module):
+    """``x = norm(x + conv(relu(conv(x))))`` on ``(N, C, H, W)``; GroupNorm(4, C) or BatchNorm (eval)."""
+
+    def __init__(self, c: int, norm: str = "group"):
+        super().__init__()
+        self.conv1, self.conv2 = nn.Conv2d(c, c, 3, padding=1), nn.Conv2d(c, c, 3, padding=1)
+        self.norm = nn.GroupNorm(4, c) if norm == "group" else nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        return self.norm(x + self.conv2(torch.relu(self.conv1(x))))
+
+
+class ResNet2d(nn.Module):
+    """Stem conv to ``c`` channels, ``depth`` post-norm blocks, global average pool, linear head."""
+
+    def __init__(self, c: int = 24, depth: int = 3, classes: int = 10, norm: str = "group"):
+        super().__init__()
+        self.stem = nn.Conv2d(1, c, 3, padding=1)
+        self.blocks = nn.ModuleList(Block2d(c, norm) for _ in range(depth))
+        self.head = nn.Linear(c, classes)
+
+    def forward(self, x):
+        x = self.stem(x)
+        for b in self.blocks:
+            x = b(x)
+        return self.head(x.mean(dim=(2, 3)))
+
+
+class BertClassifier(nn.Module):
+    """Hugging Face ``BertModel`` (post-LN, built from a config: no download), a linear head on token 0."""
+
+    def __init__(self, vocab: int, hidden: int, layers: int, heads: int, seq: int, classes: int = 4):
+        super().__init__()
+        import transformers
+
+        cfg = transformers.BertConfig(vocab_size=vocab, hidden_size=hidden, num_hidden_layers=layers,
+                                      num_attention_heads=heads, intermediate_size=4 * hidden,
+                                      max_position_embeddings=seq)
+        self.bert = transformers.BertModel(cfg, add_pooling_layer=False)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, ids):
+        return self.head(self.bert(input_ids=ids).last_hidden_state[:, 0])
 
 
 def _interleaved(fns: dict, repeats: int) -> dict:
@@ -54,8 +125,8 @@ def _blocks(net, x, width=16):
 
 
 def bench_scan(net, x, y, repeats: int, batch: int, n_chunks: int = 16) -> dict:
-    """The scan of a probe ``x`` (batches of ``batch``, ``n_chunks`` betting chunks, as the CLI
-    runs it) vs plain forward + backward over the same batches."""
+    """The numerics-level scan (:func:`accumulate_site_stats`, every default site) vs plain forward +
+    backward over the same batches (issue 10's measurement)."""
     blocks = _blocks(net, x)
     starts = range(0, x.shape[0], batch)
 
@@ -72,41 +143,149 @@ def bench_scan(net, x, y, repeats: int, batch: int, n_chunks: int = 16) -> dict:
             "scan_over_plain": t["scan"] / t["plain"]}
 
 
-def run_all(quick: bool = False) -> dict:
+@contextlib.contextmanager
+def _timed(parts: dict, counts: dict):
+    """Time ``dc.saturation``'s parts (module attributes wrapped for the duration) and count passes."""
+    def wrap(owner, name, key):
+        fn = getattr(owner, name)
+
+        def timed(*a, **k):
+            t = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                parts[key] = parts.get(key, 0.0) + time.perf_counter() - t
+        setattr(owner, name, timed)
+        return owner, name, fn
+
+    saved = [wrap(_saturation, "accumulate", "probe_s"), wrap(_saturation, "_curvature", "beta_s"),
+             wrap(_saturation, "insertion_record", "gain_s")]
+    if hasattr(_site_scan, "_derivatives"):
+        fn = _site_scan._derivatives
+
+        def counted(model, site, block, x, *a):
+            counts["rows"] = counts.get("rows", 0) + (x.shape[0] if a[-1] == 2 else 0)
+            return fn(model, site, block, x, *a)
+        saved.append((_site_scan, "_derivatives", fn))
+        _site_scan._derivatives = counted
+    try:
+        yield
+    finally:
+        for owner, name, fn in saved:
+            setattr(owner, name, fn)
+
+
+def _full(net, x, y, sites, layout, batch, n_chunks, plain_s) -> dict:
+    parts, counts = {}, {}
+    with _timed(parts, counts):
+        t = time.perf_counter()
+        rep = dc.saturation(net, (x, y), sites=sites, layout=layout, batch_size=batch, n_chunks=n_chunks)
+        full = time.perf_counter() - t
+    k, n = rep.n_curvature + (rep.insertion or {}).get("n_gain", 0), x.shape[0]
+    curv = parts.get("beta_s", 0.0) + parts.get("gain_s", 0.0)
+    return {"full_s": full, "full_over_plain": full / plain_s, **parts,
+            "fixed_s": full - sum(parts.values()), "curvature_n": k,
+            "second_order_passes": counts.get("rows", 0) / max(rep.n_curvature, 1),
+            "curvature_in_plain_passes": curv / (plain_s * k / n)}
+
+
+def bench_api(net, x, y, sites, repeats: int, batch: int, n_chunks: int = 16, full: bool = True, layout=None) -> dict:
+    """``dc.saturation``'s scan over ``n`` samples vs plain forward+backward over them (module docstring)."""
+    net.eval()
+    loss = as_loss("cross_entropy")
+    stream = as_stream((x, y), "data", net, batch)
+    blocks = site_blocks(net, sites, layout, x[:2], FAMILIES, 16, 0)
+
+    def plain():
+        for xb, yb in stream:
+            net.zero_grad(set_to_none=True)
+            loss(net(xb), yb).sum().backward()
+
+    def scan():
+        accs = accumulate(net, stream, blocks, loss, n_chunks=n_chunks)
+        for s, acc in accs.items():
+            site_projection_scores(acc.G, acc.Sigma, blocks[s].slices)
+            adaptive_test(acc, 0.05 / len(accs))
+
+    t = _interleaved({"plain": plain, "scan": scan}, repeats)
+    b0 = next(iter(blocks.values()))
+    out = {"sites": len(blocks), "n": x.shape[0], "d": b0.d, "P": b0.positions, "r": b0.r,
+           "plain_fwd_bwd_s": t["plain"], "scan_s": t["scan"], "scan_over_plain": t["scan"] / t["plain"]}
+    if full:
+        out.update(_full(net, x, y, sites, layout, batch, n_chunks, t["plain"]))
+    return out
+
+
+def _cases(quick: bool):
     g = torch.Generator().manual_seed(0)
+    torch.manual_seed(0)
     if quick:
-        mlp, n, T, gpt = PostNormResMLP(16, 32, 2, 4, dtype=F32), 64, 8, CharGPT(20, 16, 1, heads=2, seq_len=8)
-        batch, n_chunks, reps = 32, 3, 2
+        sizes = dict(c=8, n2d=(128, 64), bert=(30, 16, 1, 2, 16, 48), gpt=(20, 16, 1, 2, 8, 48), mlp=(16, 32, 2, 64))
     else:
-        mlp, n, T = PostNormResMLP(64, 256, 8, 10, hidden=1024, dtype=F32), 4096, 64
-        gpt = CharGPT(98, 128, 4, heads=4, seq_len=T)
-        batch, n_chunks, reps = 512, 16, 5
-    x, y = torch.randn(n, mlp.embed.in_features, generator=g), torch.randint(0, mlp.head.out_features, (n,), generator=g)
-    ids = torch.randint(0, gpt.head.out_features, (n // 8, T + 1), generator=g)
-    return {"mlp_w256_d8": bench_scan(mlp, x, y, reps, batch, n_chunks),
-            "gpt_d128_l4": bench_scan(gpt, ids[:, :-1], ids[:, 1:], reps, batch // 8, n_chunks)}
+        sizes = dict(c=24, n2d=(4096, 300), bert=(100, 64, 2, 4, 128, 512), gpt=(98, 128, 4, 4, 64, 512),
+                     mlp=(64, 256, 8, 4096))
+    res = ResNet2d(sizes["c"]).eval()
+    vocab, hidden, layers, heads, seq, n_bert = sizes["bert"]
+    bert = BertClassifier(vocab, hidden, layers, heads, seq).eval()
+    gv, gd, gl, gh, gt, n_gpt = sizes["gpt"]
+    gpt = CharGPT(gv, gd, gl, heads=gh, seq_len=gt).eval()
+    d_in, w, depth, n_mlp = sizes["mlp"]
+    mlp = PostNormResMLP(d_in, w, depth, 10, hidden=4 * w, dtype=F32).eval()
+    cases = {}
+    for n in sizes["n2d"]:
+        cases[f"resnet2d_n{n}"] = (res, torch.randn(n, 1, 8, 8, generator=g), torch.randint(0, 10, (n,), generator=g),
+                                   "blocks.*", None)
+    cases["bert_seq" + str(seq)] = (bert, torch.randint(0, vocab, (n_bert, seq), generator=g),
+                                    torch.randint(0, 4, (n_bert,), generator=g), "bert.encoder.layer.*", "NLD")
+    ids = torch.randint(0, gv, (n_gpt, gt + 1), generator=g)
+    cases[f"gpt_d{gd}_l{gl}"] = (gpt, ids[:, :-1], ids[:, 1:], None, "NLD")
+    cases[f"mlp_w{w}_d{depth}"] = (mlp, torch.randn(n_mlp, d_in, generator=g), torch.randint(0, 10, (n_mlp,), generator=g),
+                                   None, None)
+    return cases
 
 
-def format_table(results: dict) -> str:
-    lines = [f"{'benchmark':16s} {'quantity':18s} {'value':>12s}  target"]
+def run_all(quick: bool = False, full: bool = True, only=None, report=None) -> dict:
+    """``{case: bench_api(...)}`` for every network (module docstring); ``only``: a subset of case
+    names; ``report(name, values)`` is called as each case finishes."""
+    reps, n_chunks = (2, 3) if quick else (5, 16)
+    out = {}
+    for name, (net, x, y, sites, layout) in _cases(quick).items():
+        if only and name not in only:
+            continue
+        batch = 64 if name.startswith(("bert", "gpt")) else 256
+        out[name] = bench_api(net, x, y, sites, reps, batch, n_chunks, full, layout)
+        if report is not None:
+            report(name, out[name])
+    return out
+
+
+HEADER = f"{'benchmark':16s} {'quantity':26s} {'value':>12s}  target"
+
+
+def format_table(results: dict, header: bool = True) -> str:
+    lines = [HEADER] if header else []
     for bench, values in results.items():
         for key, value in values.items():
             mark = ""
             if key in TARGETS:
                 op, lim = TARGETS[key]
                 mark = f"{op} {lim:g}  {'PASS' if (value <= lim if op == '<=' else value >= lim) else 'MISS'}"
-            lines.append(f"{bench:16s} {key:18s} {value:12.4g}  {mark}")
+            lines.append(f"{bench:16s} {key:26s} {value:12.4g}  {mark}")
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--no-full", action="store_true", help="skip the whole dc.saturation calls")
+    parser.add_argument("--only", nargs="*", help="case names (default: all)")
+    parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, float32, medians (same run)")
-    print(format_table(run_all(args.quick)))
+    print(HEADER, flush=True)
+    run_all(args.quick, not args.no_full, args.only,
+            report=lambda name, values: print(format_table({name: values}, header=False), flush=True))
     return 0
 
 

@@ -57,6 +57,7 @@ def _curvature(model, site, block, acc, curv, loss, R0: float) -> dict:
     """Theorem 1 along ``-G`` and ``-G Sigma^+`` on the step sample (``R0``: its mean loss; the gains
     use ``beta_eff``, :func:`depthcert.api._suggestion.nonnegative_beta`; ``first_order_gain``: the raw plug-in)."""
     from numerics._numerics import psd_pinv
+    from numerics._replay import SiteReplay
 
     out = {"beta": None, "beta_natural": None, "gain_euclidean": 0.0, "predicted_gain": 0.0, "first_order_gain": 0.0,
            "realised_gain": 0.0, "beta_self_consistent": None, "step_loss": R0}
@@ -64,8 +65,9 @@ def _curvature(model, site, block, acc, curv, loss, R0: float) -> dict:
     if not float(G.norm()) > 0:
         return out
     xc, yc = curv
-    be, _, gain_e, real_e = curvature_along(model, site, block, xc, yc, G, G, loss)
-    bn, _, gain_n, _ = curvature_along(model, site, block, xc, yc, G, G @ psd_pinv(acc.Sigma), loss)
+    rep = SiteReplay(model, site)   # both directions' passes share one recording of the part before the site
+    be, _, gain_e, real_e = curvature_along(model, site, block, xc, yc, G, G, loss, replay=rep)
+    bn, _, gain_n, _ = curvature_along(model, site, block, xc, yc, G, G @ psd_pinv(acc.Sigma), loss, replay=rep)
     out.update(beta=be.beta, beta_natural=bn.beta, gain_euclidean=min(gain_e, R0), predicted_gain=min(gain_n, R0),
                first_order_gain=gain_n, realised_gain=real_e,
                beta_self_consistent=bool(be.self_consistent and bn.self_consistent))

@@ -13,12 +13,14 @@
 """
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Mapping
 
 import torch
 
 from numerics._numerics import per_sample_loss
+from numerics._replay import SiteReplay
 from numerics.estimators._site_stats import SiteAccumulator
 from numerics.estimators._smoothness import BetaEstimate
 from numerics.families import from_tokens, to_tokens
@@ -78,28 +80,59 @@ def _math_attention():
     return sdpa_kernel([SDPBackend.MATH])
 
 
-def _mean_loss_derivatives(model, site, block, x, y, loss, base_V, direction, batch_size):
-    """``(R, dR/ds, d2R/ds2)`` at ``s = 0`` for ``V = base_V + s direction`` (means over ``x``)."""
+def _derivatives(model, site, block, x, y, loss, base_V, direction, order: int):
+    """Per-sample losses ``(n,)`` and, for ``order == 2``, ``dR/ds``, ``d2R/ds2`` of their sum at ``s = 0``
+    for ``V = base_V + s direction`` (``order == 0``: the losses only, without a graph)."""
+    s = torch.zeros((), dtype=base_V.dtype, requires_grad=order > 0)
+    V = base_V + s * direction
+
+    def add(u):
+        return from_tokens(block.phi(u) @ V.T.to(u.dtype), u, getattr(block, "layout", None))
+
+    with torch.set_grad_enabled(order > 0), add_at_site(model, site, add), _math_attention():
+        values = per_sample_loss(model(x), y, loss)   # fused attention kernels lack double backward
+        if order == 0:
+            return values, 0.0, 0.0
+        (d1,) = torch.autograd.grad(values.sum(), s, create_graph=True)
+        (d2,) = torch.autograd.grad(d1, s) if d1.requires_grad else (torch.zeros(()),)
+    return values.detach(), float(d1.detach()), float(d2)
+
+
+def _mean_loss_derivatives(model, site, block, x, y, loss, base_V, direction, batch_size, replay=None,
+                           order: int = 2):
+    """``(R, dR/ds, d2R/ds2)`` at ``s = 0`` for ``V = base_V + s direction`` (means over ``x``;
+    ``order == 0``: ``R`` only, the derivatives 0). With a :class:`~numerics._replay.SiteReplay` the
+    part of the network before the site is run once per batch (recorded, checked, then replayed)."""
     n, totals = x.shape[0], [0.0, 0.0, 0.0]
     for i, j in _batches(n, 0, n, batch_size):
-        s = torch.zeros((), dtype=base_V.dtype, requires_grad=True)
-        V = base_V + s * direction
-
-        def add(u, V=V):
-            return from_tokens(block.phi(u) @ V.T.to(u.dtype), u, getattr(block, "layout", None))
-
-        with add_at_site(model, site, add), _math_attention():   # fused attention kernels lack double backward
-            value = per_sample_loss(model(x[i:j]), y[i:j], loss).sum()
-            (d1,) = torch.autograd.grad(value, s, create_graph=True)
-            (d2,) = torch.autograd.grad(d1, s) if d1.requires_grad else (torch.zeros(()),)
-        for k, v in enumerate((value, d1, d2)):
-            totals[k] += float(v.detach())
+        fresh = replay is not None and not replay.replayed((i, j))
+        with replay.forward((i, j)) if replay is not None else contextlib.nullcontext():
+            values, d1, d2 = _derivatives(model, site, block, x[i:j], y[i:j], loss, base_V, direction, order)
+        if fresh and replay.replayed((i, j)):   # a new recording: a replayed forward must give the same losses
+            with replay.forward((i, j)):
+                again = _derivatives(model, site, block, x[i:j], y[i:j], loss, base_V, direction, 0)[0]
+            replay.confirm((i, j), values, again)
+        for k, v in enumerate((float(values.sum()), d1, d2)):
+            totals[k] += v
     return [t / n for t in totals]
+
+
+def _evaluator(model, site, block, x, y, loss, D_hat, batch_size, rep):
+    """``at(tau, order=2) -> [R, dR/ds, d2R/ds2]`` along ``V = -tau D^ + s D^``, each ``tau`` evaluated once."""
+    seen: dict = {}
+
+    def at(tau: float, order: int = 2) -> list:
+        if tau not in seen or seen[tau][0] < order:
+            seen[tau] = (order, _mean_loss_derivatives(model, site, block, x, y, loss, -tau * D_hat, D_hat,
+                                                       batch_size, rep, order))
+        return seen[tau][1]
+    return at
 
 
 def curvature_along(model, site: str, block, x: torch.Tensor, y: torch.Tensor, G: torch.Tensor,
                     D: torch.Tensor, loss: str, *, n_grid: int = 5, max_iter: int = 10, rtol: float = 1e-3,
-                    floor: float = 1e-8, batch_size: int = 256) -> tuple[BetaEstimate, float, float, float]:
+                    floor: float = 1e-8, batch_size: int = 256, replay: SiteReplay | bool = True
+                    ) -> tuple[BetaEstimate, float, float, float]:
     """``beta`` along ``-D`` at ``site`` (THEORY §2 A-smooth), the slope, Theorem 1's gain bound and the realised gain.
 
     With ``D^ = D/||D||`` and ``slope = <G_x, D^>`` (``G_x`` the gradient on the sample ``x``
@@ -116,6 +149,12 @@ def curvature_along(model, site: str, block, x: torch.Tensor, y: torch.Tensor, G
         x, y: the sample defining ``R`` (a probe subsample).
         G: ``(d, r)`` cross-gradient (kept for the signature; the slope is measured on ``x``);
         D: ``(d, r)`` direction (non-zero), e.g. from a larger probe.
+        replay: True (the part before the site run once per batch, :mod:`numerics._replay`), a
+            :class:`~numerics._replay.SiteReplay` of ``(model, site, x)`` with this ``batch_size``
+            to share between calls, or False (every pass a full forward). The numbers are the same.
+
+    Each ``tau`` is evaluated once (``tau = 0`` starts every grid); the realised gain needs the
+    loss only (a forward without a graph).
 
     Returns:
         ``(BetaEstimate, slope, gain_bound, realised_gain)``; both gains 0 when ``slope <= 0``.
@@ -125,9 +164,8 @@ def curvature_along(model, site: str, block, x: torch.Tensor, y: torch.Tensor, G
         raise ValueError("||D|| == 0, must be > 0 (no first-order direction).")
     D_hat = (D / norm).to(block.V.dtype)
     model.eval()
-
-    def at(tau: float) -> list:
-        return _mean_loss_derivatives(model, site, block, x, y, loss, -tau * D_hat, D_hat, batch_size)
+    at = _evaluator(model, site, block, x, y, loss, D_hat, batch_size,
+                    SiteReplay(model, site) if replay is True else (replay or None))
 
     R0, slope, c0 = at(0.0)   # slope on this sample (= <G_x, D^>), so the theorem holds exactly on it
     beta, seen, k, done = max(abs(c0), floor), c0, 0, slope <= 0
@@ -139,7 +177,7 @@ def curvature_along(model, site: str, block, x: torch.Tensor, y: torch.Tensor, G
     est = BetaEstimate(beta, c0, seen, k, done)
     if slope <= 0:
         return est, slope, 0.0, 0.0
-    return est, slope, slope**2 / (2 * beta), R0 - at(slope / beta)[0]
+    return est, slope, slope**2 / (2 * beta), R0 - at(slope / beta, order=0)[0]
 
 
 @torch.no_grad()

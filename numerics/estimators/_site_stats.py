@@ -102,16 +102,16 @@ class SiteAccumulator:
     @torch.no_grad()
     def _update_part(self, m, phi) -> None:
         n, T = m.shape[:2]
+        X = _per_sample_X(m, phi)   # (n, d, r) when no larger than ~ the inputs, else None
         if self.direction is not None:
-            self._bet(m, phi)
-        flat_m, flat_phi = m.reshape(n * T, -1), phi.reshape(n * T, -1)
-        self.G_sum += (flat_m.T @ flat_phi).to(F64)
+            self._bet(m, phi, X)
+        flat_phi = phi.reshape(n * T, -1)
+        self.G_sum += (X.sum(dim=0) if X is not None else _flat(m).T @ flat_phi).to(F64)
         self.S_sum += (flat_phi.T @ flat_phi).to(F64)
         # E only steers the bets (any predictable choice is valid): a subsample suffices for wide states
-        sub = flat_m if self.d <= _E_ROWS else flat_m[: _E_ROWS]
-        self.E_sum += (sub.T @ sub).to(F64)
+        self.E_sum += _token_gram(m, None if self.d <= _E_ROWS else _E_ROWS).to(F64)
         m_norm2 = m.pow(2).sum(dim=(1, 2)).to(F64)
-        x_norm2 = _x_sq_norms(m, phi).to(F64)
+        x_norm2 = (X.pow(2).sum(dim=(1, 2)) if X is not None else _x_sq_norms(m, phi)).to(F64)
         self.n += n
         self.m_sq += float(m_norm2.sum())
         self.x_sq += float(x_norm2.sum())
@@ -121,8 +121,9 @@ class SiteAccumulator:
         if self.n in self.ends and self.n < self.n_total:
             self._next_chunk()
 
-    def _bet(self, m, phi) -> None:
-        z = ((m @ self.direction.to(m.dtype)) * phi).sum(dim=(1, 2)).to(F64)
+    def _bet(self, m, phi, X=None) -> None:
+        D = self.direction.to(m.dtype)
+        z = ((X * D).sum(dim=(1, 2)) if X is not None else ((m @ D) * phi).sum(dim=(1, 2))).to(F64)
         self.b_violations += int((z.abs() > self.b_bet).sum())
         self._z.append(z)
         self._lams.append(torch.full_like(z, self.lam))
@@ -222,16 +223,59 @@ def _x_sq_norms(m: torch.Tensor, phi: torch.Tensor) -> torch.Tensor:
     return torch.einsum("ntd,ntr->ndr", m, phi).pow(2).sum(dim=(1, 2))
 
 
+def _per_sample_X(m: torch.Tensor, phi: torch.Tensor) -> torch.Tensor | None:
+    """``X_i = sum_t m_it phi_it^T`` ``(n, d, r)`` by one batched matmul over the positions, when
+    ``T > 1`` and ``X`` is at most twice the size of ``m`` and ``phi`` (then ``sum_i X_i``, ``||X_i||``
+    and the bets all come from it); else None. Channels-first states ``(n, C, P)`` (read as tokens
+    through a transpose) are multiplied in place, without a copy."""
+    n, T, d = m.shape
+    r = phi.shape[2]
+    if T == 1 or d * r > 2 * T * (d + r):
+        return None
+    return torch.bmm(m.transpose(1, 2), phi)
+
+
+def _flat(m: torch.Tensor) -> torch.Tensor:
+    return m.reshape(-1, m.shape[2])
+
+
+def _token_gram(m: torch.Tensor, rows: int | None) -> torch.Tensor:
+    """``sum_t m_t m_t^T`` over the first ``rows`` tokens (all when None), ``(d, d)``; a channels-first
+    state is reduced per sample (``bmm``) instead of being copied into token rows."""
+    n, T, d = m.shape
+    if rows is not None:
+        flat = _flat(m[: -(-rows // T)])[:rows]
+        return flat.T @ flat
+    A = m.transpose(1, 2)
+    if not m.is_contiguous() and A.is_contiguous():
+        return torch.bmm(A, m).sum(dim=0)
+    flat = _flat(m)
+    return flat.T @ flat
+
+
 def projection_scores(G: torch.Tensor, Sigma: torch.Tensor, slices: dict) -> dict:
     """``P_f = tr(G_f Sigma_f^+ G_f^T)`` for each family's columns ``f`` (THEORY §8), and ``"all"``."""
-    from numerics._numerics import psd_pinv
-
     out = {}
     for fam, cols in {**slices, "all": list(range(G.shape[1]))}.items():
-        idx = torch.as_tensor(cols, dtype=torch.long)
-        g, s = G[:, idx], Sigma[idx][:, idx]
-        out[fam] = float(torch.trace(g @ psd_pinv(s) @ g.T))
+        idx = torch.as_tensor(cols, dtype=torch.long, device=G.device)
+        out[fam] = _pinv_quadratic(G[:, idx], Sigma[idx][:, idx])
     return out
+
+
+def _pinv_quadratic(g: torch.Tensor, s: torch.Tensor) -> float:
+    """``tr(g s^+ g^T)`` with :func:`~numerics._numerics.psd_pinv` (eigenvalues below ``1e-10 lambda_max``
+    cut). By Cholesky when none can be cut -- ``s - 1e-9 tr(s) I`` positive definite, so every
+    eigenvalue exceeds ``1e-9 tr(s) >= 10 x`` the cut and ``s^+ = s^-1`` -- else by ``psd_pinv``."""
+    from numerics._numerics import psd_pinv
+
+    tr = float(torch.trace(s))
+    if tr > 0 and math.isfinite(tr):
+        eye = torch.eye(s.shape[0], dtype=s.dtype, device=s.device)
+        if int(torch.linalg.cholesky_ex(s - 1e-9 * tr * eye)[1]) == 0:
+            L, info = torch.linalg.cholesky_ex(s)
+            if int(info) == 0:
+                return float(torch.linalg.solve_triangular(L, g.T, upper=False).pow(2).sum())
+    return float(torch.trace(g @ psd_pinv(s) @ g.T))
 
 
 @dataclasses.dataclass(frozen=True)

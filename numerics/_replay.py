@@ -1,0 +1,211 @@
+"""Forwards that skip the part of a network before a site (the curvature passes' shortcut, THEORY §2).
+
+Every evaluation of :func:`numerics.estimators.curvature_along` on a batch changes the network
+only *at* a site (``u -> u + h_V(u)``): everything computed before the site's output is the same
+in every pass. :class:`SiteReplay` records, in the first forward of each batch, the outputs of the
+*maximal* module calls that finish before the site's output exists (the site's own call included,
+its raw output before any forward hook); later forwards of that batch return copies of them
+instead of running those modules, so only the part after the site is computed and differentiated.
+
+Exactly the same numbers: a skipped call would compute the same output from the same input (eval
+mode, no randomness). Checked, not assumed: after a recording, :meth:`SiteReplay.confirm` compares
+a replayed forward's per-sample losses with the recorded ones and switches the replay off for that
+batch (full forwards, as without it) when they differ beyond rounding. Only calls whose outputs are
+tensors (or tuples / lists / dicts of tensors, numbers, None) are replayed; any other call is
+entered and its children are replayed instead. **Choice**: at most :data:`MAX_BYTES` of recorded
+outputs per replay; batches beyond it run in full.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+
+import torch
+from torch import nn
+from torch.utils import _pytree
+
+from numerics.sites import module_at
+
+__all__ = ["MAX_BYTES", "SiteReplay"]
+
+#: **Choice**: the largest total size of recorded outputs one replay keeps (bytes).
+MAX_BYTES = 1 << 30
+_LEAVES = (torch.Tensor, type(None), bool, int, float, str)
+
+
+class _Call:
+    __slots__ = ("module", "index", "children", "done", "output")
+
+    def __init__(self, module, index: int):
+        self.module, self.index, self.children, self.done, self.output = module, index, [], False, None
+
+
+def _replayable(out) -> bool:
+    return all(isinstance(leaf, _LEAVES) for leaf in _pytree.tree_leaves(out))
+
+
+def _tensors(out) -> list:
+    return [v for v in _pytree.tree_leaves(out) if isinstance(v, torch.Tensor)]
+
+
+def _counts(call: _Call, into: dict) -> dict:
+    """Calls per module inside ``call`` (the counters a skipped call must still advance)."""
+    for child in call.children:
+        into[child.module] = into.get(child.module, 0) + 1
+        _counts(child, into)
+    return into
+
+
+def _forget(call: _Call) -> None:
+    for child in call.children:
+        _forget(child)
+    call.children, call.output = [], None
+
+
+class SiteReplay:
+    """Recorded module outputs before ``site`` for the batches of one sample (module docstring).
+
+    Use one replay per ``(model, site, sample, batching)``: the key of a batch is its
+    ``(start, stop)`` in the sample. A recorded output that a replayed forward changes in place
+    ends that batch's replay (the pass itself computed what a full pass computes).
+
+    Example:
+        >>> net = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))
+        >>> rep, x = SiteReplay(net, "1"), torch.randn(4, 2)
+        >>> with rep.forward((0, 4)):
+        ...     a = net(x)
+        >>> with rep.forward((0, 4)):   # replayed: net[0] and net[1] are not run
+        ...     b = net(x)
+        >>> torch.equal(a, b), rep.replayed((0, 4))
+        (True, True)
+    """
+
+    def __init__(self, model: nn.Module, site: str, max_bytes: int = MAX_BYTES):
+        self.model, self.site = model, module_at(model, site)
+        self.max_bytes, self.bytes = int(max_bytes), 0
+        self._cache: dict = {}     # key -> {(module, call index): (output, calls inside it per module)}
+        self._versions: dict = {}  # key -> [(tensor, version)] of the recorded outputs
+        self._off: set = set()     # keys that run in full
+        self._mode, self._key, self._count, self._stack, self._rec = None, None, {}, [], None
+
+    def replayed(self, key) -> bool:
+        """True when forwards of batch ``key`` skip the part before the site."""
+        return key in self._cache
+
+    @contextlib.contextmanager
+    def forward(self, key):
+        """Within the context, one forward of the model on batch ``key``: recorded the first time,
+        replayed after (full and untouched when the replay is off for that key)."""
+        full = key in self._off or self.site is self.model or isinstance(self.model, torch.jit.ScriptModule)
+        if full or (key not in self._cache and self.bytes >= self.max_bytes):
+            yield self
+            return
+        self._mode, self._key = ("replay" if key in self._cache else "record"), key
+        self._count, self._stack, self._rec = {}, [], None
+        saved = {}
+        try:
+            self._install(saved)
+        except (AttributeError, RuntimeError, TypeError):   # e.g. a scripted submodule: no replay
+            self._uninstall(saved)
+            self._drop(key)
+            self._mode = self._key = None
+            yield self
+            return
+        try:
+            yield self
+        finally:
+            self._uninstall(saved)
+            if self._mode == "record":
+                self._store(key)
+            elif any(t._version != v for t, v in self._versions[key]):
+                self._drop(key)
+            self._mode, self._key, self._stack, self._rec = None, None, [], None
+
+    def confirm(self, key, recorded: torch.Tensor, replayed: torch.Tensor) -> bool:
+        """Keep the replay of ``key`` iff the replayed per-sample losses equal the recorded ones
+        up to rounding (else the batch runs in full from now on). Returns whether it is kept."""
+        a, b = recorded.detach().double(), replayed.detach().double()
+        ok = a.shape == b.shape and a.numel() > 0 and bool(torch.isfinite(a).all())
+        if ok:
+            tol = 1e3 * torch.finfo(recorded.dtype).eps * (1.0 + float(a.abs().max()))
+            ok = float((a - b).abs().max()) <= tol
+        if not ok:
+            self._drop(key)
+        return ok
+
+    def _drop(self, key) -> None:
+        self._off.add(key)
+        rec = self._cache.pop(key, {})
+        self._versions.pop(key, None)
+        self.bytes -= sum(t.numel() * t.element_size() for out, _ in rec.values() for t in _tensors(out))
+
+    def _install(self, saved: dict) -> None:
+        for mod in self.model.modules():
+            old = mod.__dict__.get("forward")
+            mod.forward = self._wrap(mod, mod.forward)
+            saved[mod] = old
+
+    @staticmethod
+    def _uninstall(saved: dict) -> None:
+        for mod, old in saved.items():
+            if old is None:
+                del mod.forward
+            else:
+                mod.forward = old
+
+    def _wrap(self, mod, orig):
+        @functools.wraps(orig)
+        def forward(*args, **kwargs):
+            idx = self._count.get(mod, 0)
+            self._count[mod] = idx + 1
+            if self._mode == "replay":
+                hit = self._cache[self._key].get((mod, idx))
+                if hit is None:
+                    return orig(*args, **kwargs)
+                for m, c in hit[1].items():
+                    self._count[m] = self._count.get(m, 0) + c
+                return hit[0]
+            if self._rec is not None:   # the site is done: nothing more to record
+                return orig(*args, **kwargs)
+            return self._record(mod, idx, orig, args, kwargs)
+        return forward
+
+    def _record(self, mod, idx, orig, args, kwargs):
+        call = _Call(mod, idx)
+        if self._stack:
+            self._stack[-1].children.append(call)
+        self._stack.append(call)
+        try:
+            out = orig(*args, **kwargs)
+        finally:
+            self._stack.pop()
+        call.done, call.output = True, out
+        if mod is self.site and self._rec is None:
+            self._rec = self._freeze(call)
+        return out
+
+    def _freeze(self, site_call: _Call) -> dict:
+        """``{(module, index): (output copy, counts)}`` of the maximal calls done before the site."""
+        chosen, todo = [], [c for a in self._stack for c in a.children if c.done] or [site_call]
+        while todo:
+            call = todo.pop(0)
+            if _replayable(call.output):
+                chosen.append(call)
+            else:
+                todo.extend(c for c in call.children if c.done)
+        rec = {}
+        if site_call in chosen:
+            copy = functools.partial(_pytree.tree_map, lambda v: v.detach().clone() if isinstance(v, torch.Tensor) else v)
+            rec = {(c.module, c.index): (copy(c.output), _counts(c, {})) for c in chosen}
+        for call in self._stack:
+            _forget(call)
+        return rec
+
+    def _store(self, key) -> None:
+        rec = self._rec or {}
+        size = sum(t.numel() * t.element_size() for out, _ in rec.values() for t in _tensors(out))
+        if not rec or self.bytes + size > self.max_bytes:
+            self._off.add(key)
+            return
+        self._cache[key], self.bytes = rec, self.bytes + size
+        self._versions[key] = [(t, t._version) for out, _ in rec.values() for t in _tensors(out)]

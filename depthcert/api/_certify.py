@@ -39,6 +39,7 @@ from bounds.confidence import empirical_bernstein_lower
 from bounds.routes import Setup
 from bounds.variant_routes import VariantInputs
 from depthcert.api._data import as_stream
+from depthcert.api._gap import certificate_gap
 from depthcert.api._insert import family_block
 from depthcert.api._loss import as_loss
 from depthcert.api._roles import check_disjoint
@@ -53,7 +54,12 @@ __all__ = ["Certificate", "certify_insertion"]
 @dataclasses.dataclass(frozen=True)
 class Certificate:
     """``certified``/``bound`` of the chosen ``route``; ``rows``: every route of the table; ``quantities``:
-    what each role sample measured; ``notes``: which sample fixed what."""
+    what each role sample measured; ``notes``: which sample fixed what.
+
+    Issue 29 (:mod:`depthcert.api._gap`): ``M_needed`` -- the smallest ``|S|`` at which the chosen
+    route would certify, every statistic held; ``n_needed_improvable`` -- the probe size at which the
+    signal sample's scan calls the site improvable; ``M_needed_ratio`` their ratio; ``gap``: per
+    route (also in each row) and what the scan measured."""
 
     certified: bool
     route: str
@@ -62,6 +68,10 @@ class Certificate:
     quantities: dict
     constants: dict
     notes: list
+    M_needed: float | None = None
+    n_needed_improvable: int | None = None
+    M_needed_ratio: float | None = None
+    gap: dict = dataclasses.field(default_factory=dict)
 
     def table(self):
         """``pandas.DataFrame``, one row per route (``missing`` lists the constants it lacks)."""
@@ -219,8 +229,10 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
     inputs = VariantInputs(var_S_jump_pop=q["var_S_jump_pop"], var_T_new=q["var_T_new"], var_T_old=q["var_T_old"],
                            var_T_jump_S=q["var_T_jump_S"], phi_sq_sum=q["phi_sq_sum"])
     rows = _class_check(evaluate_table(lambda: _setup(q, c, level), level, TableInputs(inputs, q, loss), c), q)
+    rows, gap = certificate_gap(rows, scan, site, lambda: _setup(q, c, level), q, c, loss, level)   # issue 29
     row = _chosen(rows, route)
-    return Certificate(bool(row["certified"]), row["route"], row["bound"], rows, q, c, _cert_notes(route, rho_phi, q))
+    return Certificate(bool(row["certified"]), row["route"], row["bound"], rows, q, c, _cert_notes(route, rho_phi, q),
+                       row["M_needed"], row["n_needed_improvable"], row["M_needed_ratio"], gap)
 
 
 def _phi_seen(q: dict) -> float:

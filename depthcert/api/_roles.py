@@ -45,6 +45,8 @@ def row_hashes(stream: DataStream) -> np.ndarray:
         with np.errstate(over="ignore"):
             for col in words.T:          # a loop over the words of a row, vectorised over samples
                 h = (h ^ col) * _PRIME
+                h ^= h >> np.uint64(29)  # fold the high bits down: a multiply only carries upwards, so words
+                #                          with zero low bits (floats k/16, as digits' pixels) collided
         out.append(h)
     return np.concatenate(out) if out else np.zeros(0, dtype=np.uint64)
 

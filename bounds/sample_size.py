@@ -155,7 +155,7 @@ def _reason(res_M, res_max, level: float, route) -> str:
     if _scalar(res_max.failure_probability) is not None and _scalar(res_max.failure_probability) > level:
         return f"failure probability {_scalar(res_max.failure_probability):.4g} above the level {level:g}: no M helps"
     shrink = [t for t in res_M.terms if t["role"] == "cost"]
-    gains = sum(_scalar(t["value"]) or 0.0 for t in res_M.terms if t["role"] == "gain")
+    gains = -sum(_scalar(t["value"]) or 0.0 for t in res_M.terms if t["role"] == "gain")   # the bound subtracts them
     at_max = {t["term"]: _scalar(t["value"]) for t in res_max.terms}
     fixed = [f"{t['term']} = {at_max.get(t['term']):.4g}" for t in shrink
              if at_max.get(t["term"]) is not None and _scalar(t["value"]) and

@@ -7,8 +7,8 @@ scan's ``n_needed_improvable``. Runs in about a minute on one core:
     OMP_NUM_THREADS=1 python examples/digits_resnet2d.py [OUT_DIR]
 
 The network (no BatchNorm, so that its head input has a sure radius): a 3x3 conv stem, two post-norm
-residual blocks ``x = GroupNorm(x + conv(relu(conv(x))))`` on 8x8 images, a mean pool (the site
-``pool``, state ``(N, C)``) and a linear head ``z = A h + c``. The block is inserted at the head
+residual blocks ``x = GroupNorm(x + conv(relu(conv(x))))`` on 8x8 images, a mean pool, an identity (the site
+``top``: a site must preserve the state's shape; state ``(N, C)``) and a linear head ``z = A h + c``. The block is inserted at the head
 input, so ``f_top`` is the head. Constants, derived by hand (each holds for every input):
 
 * ``rho`` (head input): GroupNorm normalises each group over its channels and positions, so the
@@ -57,10 +57,10 @@ class ResNet2d(nn.Module):
         super().__init__()
         self.stem = nn.Conv2d(1, c, 3, padding=1)
         self.blocks = nn.Sequential(*(Block(c) for _ in range(depth)))
-        self.pool, self.head = Pool(), nn.Linear(c, classes)
+        self.pool, self.top, self.head = Pool(), nn.Identity(), nn.Linear(c, classes)
 
     def forward(self, x):
-        return self.head(self.pool(self.blocks(self.stem(x))))
+        return self.head(self.top(self.pool(self.blocks(self.stem(x)))))
 
 
 def constants(net: ResNet2d, out_radius: float) -> dict:
@@ -90,7 +90,7 @@ def digits_parts(seed=0) -> dict:
     return split(x, y, sizes, seed=seed, name="digits")
 
 
-def train(net, x, y, steps=400, lr=3e-3):
+def train(net, x, y, steps=150, lr=3e-3):
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     g = torch.Generator().manual_seed(0)
     for _ in range(steps):
@@ -110,7 +110,7 @@ def main(out_dir="digits_resnet2d_out"):
     radius, cert = 1.0, None
     for _ in range(3):      # B needs rho + nu_V rho_phi; nu_V, rho_phi are fixed by the signal sample alone
         c = constants(net, radius)
-        cert = dc.certify_insertion(net, "pool", signal=img["signal"], S=img["S"], T=img["T"],
+        cert = dc.certify_insertion(net, "top", signal=img["signal"], S=img["S"], T=img["T"],
                                     loss="cross_entropy", B=c["B"], L_top=c["L_top"], A_norm=c["A_norm"],
                                     erm_steps=10, batch_size=256)
         need = cert.quantities["nu_V"] * cert.quantities["rho_phi"]

@@ -39,7 +39,9 @@ def site_scan(fixed) -> dict:
 def _scan(fixed) -> dict:
     from numerics.estimators import SiteAccumulator, activation_gradients_on_states, adaptive_test, n_needed_improvable
 
-    blk, level = fixed.expanded.block, float(fixed.cfg.level)
+    import time
+
+    t0, blk, level = time.perf_counter(), fixed.expanded.block, float(fixed.cfg.level)
     n = int(min(fixed.cfg.sizes.population, SCAN_N))
     acc = SiteAccumulator(blk.d, blk.r, n, SCAN_CHUNKS, None, device=blk.V.device)
     for x, y in fixed.task.sample_chunks(n, fixed.streams.seed_for("probe")):
@@ -58,6 +60,7 @@ def _scan(fixed) -> dict:
             "G_norm_probe": float(acc.G.norm()), "sigma2_probe": acc.x_sq / acc.n,
             "lower_bound_G": test.lower_bound, "b_violations": test.b_violations,
             "n_needed_improvable": n_needed_improvable(test.statistic, n_bet, level, SCAN_CHUNKS),
+            "seconds": time.perf_counter() - t0,
             "definition": "probe size at which the scan's betting test (16 chunks, level = the run's level, one "
                           "site) reaches ln(1/level), its wealth growing at the observed rate log W / n_bet "
                           "(numerics.estimators.n_needed_improvable)"}

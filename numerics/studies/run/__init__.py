@@ -186,7 +186,8 @@ def run_experiment(config: Mapping, out_dir: str | Path | None = None) -> dict:
         ``failure_probability``; ``population_risk``: ``bound``, ``observed``,
         ``failure_probability``; each THEORY §6 variant under its name with the same fields;
         ``any_with_variants``; each THEORY §6b route ``localised_*`` and ``heldout_paired``), ``variants``,
-        ``localised`` (use, levels, inputs, roles, f_new, skipped, notes), ``streams``, ``fixed_before_data``, ``timings``,
+        ``localised`` (use, levels, inputs, roles, f_new, skipped, notes, ``gap``: each route's ``M_needed`` beside
+        the scan's ``n_needed_improvable``, :mod:`numerics.studies.run._gap`), ``streams``, ``fixed_before_data``, ``timings``,
         ``config``, ``notes``.
 
     Raises:

@@ -2,8 +2,9 @@
 
 * ``n_needed_improvable`` (:func:`site_scan`): the saturation scan's betting test
   (:func:`numerics.estimators.adaptive_test`, 16 chunks, at the run's ``level``: one site) at the
-  run's own site and block features (so its ``G`` is the certificate's), on the *probe* sample
-  (role ``probe``, ``min(sizes.population, SCAN_N)`` samples with sampled labels, as a user's
+  run's own site and block features (so its ``G`` is the certificate's), on a probe sample of its
+  own (:func:`scan_seed`, from ``seed``: fixed with the setup, independent of ``S``, ``T`` and the
+  signal sample; ``min(sizes.population, SCAN_N)`` samples with sampled labels, as a user's
   probe would have: not the signal sample's exact ``y``-expectation), and the probe size at
   which it calls the site improvable (:func:`numerics.estimators.n_needed_improvable`: the
   wealth growing at its observed rate). A planning number about the site, computed once per
@@ -19,7 +20,7 @@ import weakref
 
 import torch
 
-__all__ = ["SCAN_N", "SCAN_CHUNKS", "localised_gap", "paper_gap", "site_scan"]
+__all__ = ["SCAN_N", "SCAN_CHUNKS", "localised_gap", "paper_gap", "scan_seed", "site_scan"]
 
 #: The probe size of the scan and its betting chunks (those of ``dc.saturation``).
 SCAN_N, SCAN_CHUNKS = 200_000, 16
@@ -36,6 +37,15 @@ def site_scan(fixed) -> dict:
     return out
 
 
+def scan_seed(fixed) -> int:
+    """The scan's probe stream: derived from ``seed`` (``derived_seed(seed, "gap/scan", 0)``), so one setup has one
+    ``n_needed_improvable`` whichever draw of a validity study computes it first (the ``probe`` role follows
+    ``data_seed``)."""
+    from numerics.seeding import derived_seed
+
+    return derived_seed(int(fixed.cfg.seed), "gap/scan", 0)
+
+
 def _scan(fixed) -> dict:
     from numerics.estimators import SiteAccumulator, activation_gradients_on_states, adaptive_test, n_needed_improvable
 
@@ -44,7 +54,7 @@ def _scan(fixed) -> dict:
     t0, blk, level = time.perf_counter(), fixed.expanded.block, float(fixed.cfg.level)
     n = int(min(fixed.cfg.sizes.population, SCAN_N))
     acc = SiteAccumulator(blk.d, blk.r, n, SCAN_CHUNKS, None, device=blk.V.device)
-    for x, y in fixed.task.sample_chunks(n, fixed.streams.seed_for("probe")):
+    for x, y in fixed.task.sample_chunks(n, scan_seed(fixed)):
         with torch.no_grad():
             u = fixed.net.bottom(x, fixed.at)
         m = activation_gradients_on_states(fixed.expanded, u, y, fixed.loss)
@@ -53,7 +63,7 @@ def _scan(fixed) -> dict:
         acc.update(m.reshape(m.shape[0], 1, -1), phi.reshape(phi.shape[0], 1, -1))
     test = adaptive_test(acc, level)
     n_bet = int(acc.z.numel())
-    return {"n_probe": acc.n, "sample": "probe (role probe, labels sampled)", "level": level,
+    return {"n_probe": acc.n, "sample": "a probe of its own (derived_seed(seed, 'gap/scan', 0)), labels sampled", "level": level,
             "n_chunks": SCAN_CHUNKS, "log_wealth": test.statistic, "threshold": test.threshold,
             "improvable": bool(test.reject), "n_bet": n_bet,
             "rate_per_sample": test.statistic / n_bet if n_bet else None,

@@ -94,7 +94,17 @@ def _localised_lines(c, pct, iv) -> list[str]:
     rate = lambda e: f"{e['certified']} certified, {pct(e['certification_rate'])} {iv(e['certification_interval'])}"  # noqa
     return ["", f"localised route fixed before the data (THEORY §6b, Choice; use = {c['use']}): {rate(c['use_rate'])}",
             *(f"  paper's {n} route: {rate(e)}" for n, e in c["paper"].items()),
-            f"  held-out paired test on T (Choice, a baseline): {rate(c['heldout_paired_rate'])}"]
+            f"  held-out paired test on T (Choice, a baseline): {rate(c['heldout_paired_rate'])}", *_gap_lines(c.get("gap"))]
+
+
+def _gap_lines(g) -> list[str]:
+    """Issue 29: the median M_needed of the route fixed before the data, the scan's n_needed_improvable, the ratio."""
+    if not g:
+        return []
+    f = lambda e: "—" if e["median"] is None else f"{e['median']:.4g}"  # noqa: E731
+    return [f"  gap (issue 29): median M_needed {f(g['M_needed'])} ({g['M_needed']['none']} of {g['M_needed']['draws']} "
+            f"draws: none up to 1e15), median n_needed_improvable {f(g['n_needed_improvable'])}, "
+            f"median ratio {f(g['ratio'])}"]
 
 
 def run(args: argparse.Namespace) -> int:

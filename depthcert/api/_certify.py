@@ -41,6 +41,7 @@ from bounds.routes import Setup
 from bounds.variant_routes import VariantInputs
 from depthcert.api._constants import after_block, from_constants
 from depthcert.api._data import as_stream
+from depthcert.api._gap import certificate_gap
 from depthcert.api._insert import family_block
 from depthcert.api._loss import as_loss
 from depthcert.api._roles import check_disjoint
@@ -73,6 +74,16 @@ class Certificate:
         The constants used (``B``, ``L_loss``, ``L_top``, ``kappa``, ``A_norm``).
     notes : list of str
         Which sample fixed what.
+    M_needed : int or None
+        The smallest ``|S|`` at which the chosen route would certify, every other statistic held at
+        its measured value (None: no size would, with the terms that do not shrink named in ``gap``).
+    n_needed_improvable : int or None
+        The probe size at which the signal sample's scan would call the site improvable.
+    M_needed_ratio : float or None
+        ``M_needed / n_needed_improvable``: how many more samples the certificate needs than the scan.
+    gap : dict
+        Per route (also in each row) ``M_needed`` with each term's value and exponent in ``M``, and
+        what the scan measured.
     """
 
     certified: bool
@@ -82,6 +93,10 @@ class Certificate:
     quantities: dict
     constants: dict
     notes: list
+    M_needed: float | None = None
+    n_needed_improvable: int | None = None
+    M_needed_ratio: float | None = None
+    gap: dict = dataclasses.field(default_factory=dict)
 
     def table(self):
         """``pandas.DataFrame``, one row per route (``missing`` lists the constants it lacks)."""
@@ -304,8 +319,10 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
     inputs = VariantInputs(var_S_jump_pop=q["var_S_jump_pop"], var_T_new=q["var_T_new"], var_T_old=q["var_T_old"],
                            var_T_jump_S=q["var_T_jump_S"], phi_sq_sum=q["phi_sq_sum"])
     rows = _class_check(evaluate_table(lambda: _setup(q, c, level), level, TableInputs(inputs, q, loss), c), q)
+    rows, gap = certificate_gap(rows, scan, site, lambda: _setup(q, c, level), q, c, loss, level)
     row = _chosen(rows, route)
-    return Certificate(bool(row["certified"]), row["route"], row["bound"], rows, q, c, _cert_notes(route, rho_phi, q))
+    return Certificate(bool(row["certified"]), row["route"], row["bound"], rows, q, c, _cert_notes(route, rho_phi, q),
+                       row["M_needed"], row["n_needed_improvable"], row["M_needed_ratio"], gap)
 
 
 def _check_call(model, level: float, route) -> None:

@@ -62,7 +62,7 @@ from numerics.estimators._saturation import (
     saturation_test,
 )
 from numerics.estimators._site_scan import accumulate_site_stats, curvature_along, loss_change
-from numerics.estimators._site_stats import SiteAccumulator, SiteTest, adaptive_test, hoeffding_test
+from numerics.estimators._site_stats import SiteAccumulator, SiteTest, adaptive_test, hoeffding_test, n_needed_improvable
 from numerics.estimators._site_stats import projection_scores as site_projection_scores
 from numerics.estimators._smoothness import (
     BetaEstimate,
@@ -89,6 +89,7 @@ __all__ = [
     "curvature_along",
     "hoeffding_test",
     "loss_change",
+    "n_needed_improvable",
     "site_projection_scores",
     "SaturationTest",
     "activation_gradients",

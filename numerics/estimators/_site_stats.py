@@ -50,7 +50,7 @@ import torch
 from numerics._numerics import sure_bound
 
 __all__ = ["SiteAccumulator", "SiteTest", "adaptive_test", "hoeffding_test", "n_needed_adaptive",
-           "n_needed_hoeffding", "projection_scores"]
+           "n_needed_hoeffding", "n_needed_improvable", "projection_scores"]
 
 F64 = torch.float64
 _E_ROWS = 128   # rows of each batch part that estimate E[m m^T] when d > 128 (betting direction only)
@@ -326,6 +326,28 @@ def n_needed_adaptive(var: float, b: float, g: float, level: float, chunk: int =
     lam = min(mu / (var + mu * mu), 1.0 / (2.0 * b))
     rate = lam * mu - lam * lam * (var + mu * mu) / 2.0
     return chunk + math.ceil(math.log(1.0 / level) / rate) if rate > 0 else None
+
+
+def n_needed_improvable(log_wealth: float, n_bet: int, level: float, n_chunks: int) -> int | None:
+    """Probe size at which the betting test (:func:`adaptive_test`, ``n_chunks`` chunks) calls the site improvable.
+
+    Definition (issue 29, **Choice**, the scan's own statistic): the betting wealth grows at its
+    *observed* mean rate ``log W / n_bet`` per betting sample; a probe of ``n`` bets on
+    ``n (1 - 1/n_chunks)`` samples (its first chunk fixes the first bet), so the wealth reaches
+    ``ln(1/level)`` at ``n = ceil(ln(1/level) n_bet / (log W (1 - 1/n_chunks)))``. Unlike
+    ``depthcert.api._verdict.n_to_reject`` (None once the test has rejected) it is also given for
+    a site that already rejects (then ``<=`` the probe size, up to the rounding of the chunks).
+    None when the observed rate is not positive (no rejection in sight). A planning number, not a
+    guarantee.
+
+    Example:
+        >>> n_needed_improvable(math.log(20.0) / 2, 1500, 0.05, 16)   # half the threshold after 1500 bets
+        3200
+    """
+    if not n_bet or not log_wealth > 0 or not math.isfinite(log_wealth):
+        return None
+    k = max(int(n_chunks), 2)
+    return math.ceil(math.log(1.0 / level) * n_bet / (log_wealth * (1.0 - 1.0 / k)) - 1e-9)
 
 
 def hoeffding_test(acc: SiteAccumulator, level: float, b: float | None = None, target_sq: float | None = None

@@ -194,7 +194,8 @@ def run_experiment(config: Mapping, out_dir: str | Path | None = None, progress=
         ``failure_probability``; ``population_risk``: ``bound``, ``observed``,
         ``failure_probability``; each THEORY §6 variant under its name with the same fields;
         ``any_with_variants``; each THEORY §6b route ``localised_*`` and ``heldout_paired``), ``variants``,
-        ``localised`` (use, levels, inputs, roles, f_new, skipped, notes), ``streams``, ``fixed_before_data``, ``timings``,
+        ``localised`` (use, levels, inputs, roles, f_new, skipped, notes, ``gap``: each route's ``M_needed`` beside
+        the scan's ``n_needed_improvable``, :mod:`numerics.studies.run._gap`), ``streams``, ``fixed_before_data``, ``timings``,
         ``config``, ``notes``.
 
     Raises:
@@ -310,6 +311,10 @@ def _run(cfg: RunConfig, streams, say) -> dict:
     result = assemble(fixed, group, sel, ev, cert, extras, timings)
     result["routes"].update(localised_route_dicts(loc))     # THEORY §6b (Choice): beside the paper's routes
     result["localised"] = localised_section(loc)
+    if loc.gap is not None:     # issue 29: Paper A's closed-form min_M beside the scan's n_needed_improvable
+        from numerics.studies.run._gap import paper_gap
+
+        result["localised"]["gap"]["paper"] = paper_gap(result["routes"], loc.gap["n_needed_improvable"])
     _mark_population(result, fixed)
     return result
 

@@ -81,6 +81,7 @@ class LocalisedCertificate:
     setup: object
     report: object                  # bounds.localised_routes.LocalisedReport
     heldout: Mapping | None
+    gap: Mapping | None = None      # issue 29: M_needed per route, the scan's n_needed_improvable (run._gap)
 
 
 @torch.no_grad()
@@ -172,8 +173,9 @@ def _skipped_all(why: str):
     return LocalisedReport(0.0, {}, {name: why for name in LOCALISED_SPECS}, ())
 
 
-def certify_localised(fixed, group, sel, ev, b: int) -> LocalisedCertificate:
-    """Every localised route of draw ``b`` and the held-out paired baseline (docstring of ``numerics.studies.run._localised_draw``)."""
+def certify_localised(fixed, group, sel, ev, b: int, *, terms: bool = True) -> LocalisedCertificate:
+    """Every localised route of draw ``b``, the held-out paired baseline and the gap of issue 29 (``terms``: each
+    route's terms' dependence on ``M``) (docstring of ``numerics.studies.run._localised_draw``)."""
     from bounds.localised_routes import evaluate_localised
     from numerics.studies.run._localised import localised_class, localised_options
 
@@ -189,4 +191,6 @@ def certify_localised(fixed, group, sel, ev, b: int) -> LocalisedCertificate:
         report = dataclasses.replace(report, skipped={k: why if k.startswith("localised_paper") else v
                                                       for k, v in report.skipped.items()})
     held = heldout_paired(meas.mean_T_dnew, meas.var_T_dnew, fixed.cfg.sizes.K, float(st.r_d()), fixed.cfg.level)
-    return LocalisedCertificate(cls, opts, meas, st, report, held)
+    from numerics.studies.run._gap import localised_gap
+
+    return LocalisedCertificate(cls, opts, meas, st, report, held, localised_gap(fixed, st, report, terms=terms))

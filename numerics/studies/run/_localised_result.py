@@ -42,6 +42,9 @@ def localised_route_dicts(lc) -> dict:
         d = r.to_dict()
         d["observed"] = lc.measure.L_test_new
         d["observed_minus_bound"] = None if d["bound"] is None else lc.measure.L_test_new - d["bound"]
+        g = ((lc.gap or {}).get("routes") or {}).get(name)
+        if g is not None:       # issue 29: the smallest certifying M and its ratio to the scan's n_needed_improvable
+            d.update(M_needed=g["M_needed"], n_needed_improvable=g["n_needed_improvable"], M_needed_ratio=g["ratio"])
         out[name] = d
     out["heldout_paired"] = dict(lc.heldout)
     return out
@@ -59,6 +62,11 @@ def localised_section(lc) -> dict:
     out = {"use": verdict, "cap": lc.options["cap"], "levels": levels,
            "class": {k: _plain(v) for k, v in dataclasses.asdict(lc.cls).items()},
            "skipped": dict(lc.report.skipped), "roles": dict(ROLES), "notes": list(lc.report.notes) + _notes(lc)}
+    if lc.gap is not None:
+        out["gap"] = dict(lc.gap)
+        g = lc.gap["routes"].get(use)
+        out["use"].update(M_needed=None if g is None else g["M_needed"],
+                          n_needed_improvable=lc.gap["n_needed_improvable"], M_needed_ratio=None if g is None else g["ratio"])
     if lc.measure is not None:
         m = lc.measure
         out["inputs"] = {k: _plain(getattr(lc.setup, k)) for k in INPUT_KEYS if getattr(lc.setup, k) is not None}
@@ -93,12 +101,13 @@ def localised_lines(result: Mapping) -> list[str]:
         return []
     lines = ["", f"localised certificates (THEORY §6b, Choice): ball ||V|| <= {loc['class']['nu']:.4g} "
                  f"({loc['class']['nu_source']}), f_new = projected {loc['f_new']['returned']}",
-             f"{'route':<38} {'bound':>10} {'observed':>10} {'fail. prob':>10}  verdict (alone*)"]
+             f"{'route':<38} {'bound':>10} {'observed':>10} {'fail. prob':>10} {'M_needed':>10} {'ratio':>7}  "
+             "verdict (alone*)"]
     for name in (k for k in routes if k.startswith("localised_")):
         r = routes[name]
         verdict = f"CERTIFIED by {r['improvement']:.4g}" if r["certified"] else "not certified"
-        lines.append(f"{name:<38} {r['bound']:>10.6g} {r['observed']:>10.6g} {r['failure_probability']:>10.4g}  "
-                     + verdict)
+        lines.append(f"{name:<38} {r['bound']:>10.6g} {r['observed']:>10.6g} {r['failure_probability']:>10.4g} "
+                     f"{_num(r.get('M_needed'), '.4g'):>10} {_num(r.get('M_needed_ratio'), '.3g'):>7}  " + verdict)
     h = routes.get("heldout_paired")
     if h is not None:
         lines.append(f"{'heldout_paired (R_new - R_old)':<38} {h['bound']:>10.4g} {'':>10} "
@@ -106,4 +115,26 @@ def localised_lines(result: Mapping) -> list[str]:
     u = loc["use"]
     lines.append(f"* each row alone. Route fixed before the data (use = {u['name']}): "
                  + ("CERTIFIED" if u["certified"] else "not certified"))
-    return lines + [f"skipped: {k}: {why}" for k, why in loc.get("skipped", {}).items()]
+    return lines + gap_lines(loc.get("gap")) + [f"skipped: {k}: {why}" for k, why in loc.get("skipped", {}).items()]
+
+
+def _num(v, spec: str) -> str:
+    return "—" if v is None else format(v, spec)
+
+
+def gap_lines(gap: Mapping | None) -> list[str]:
+    """The gap of issue 29 in the text report: the scan's ``n_needed_improvable`` and each route's ``M_needed``."""
+    if not gap:
+        return []
+    sc = gap["scan"]
+    lines = [f"gap (issue 29): the scan's betting test at this site on {sc['n_probe']} probe samples: log W = "
+             f"{sc['log_wealth']:.4g} vs {sc['threshold']:.4g} ({'improvable' if sc['improvable'] else 'not improvable'}"
+             f" at this n); n_needed_improvable = {_num(gap['n_needed_improvable'], 'd')}; M_needed = the smallest M at "
+             "which a route certifies, every other statistic held (ratio = M_needed / n_needed_improvable)"]
+    for name, p in (gap.get("paper") or {}).items():
+        lines.append(f"  {name:<36} M_needed {_num(p['M_needed'], '.4g'):>10} ratio {_num(p['ratio'], '.3g'):>7}"
+                     "  (closed form)")
+    for name, r in gap["routes"].items():
+        if r["M_needed"] is None:
+            lines.append(f"  {name:<36} M_needed {'None':>10}: {r['reason']}")
+    return lines

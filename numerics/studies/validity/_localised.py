@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-__all__ = ["E_U_deviation", "heldout_routes", "localised_comparison", "localised_records"]
+__all__ = ["E_U_deviation", "gap_summary", "heldout_routes", "localised_comparison", "localised_records"]
 
 
 def E_U_deviation(truth, moments_S, A, nu: float) -> dict:
@@ -70,6 +70,9 @@ def localised_records(loc, risks: Mapping[str, float], L_test_old: float) -> dic
         values = {k: float(v[k]) for k in _chain_symbols(LOCALISED[name]) if k in v}
         out[name] = {"bound": float(r.bound), "failure_probability": float(r.failure_probability),
                      "certified": bool(r.certified), "improvement": float(r.improvement), "values": {**values, **own}}
+        g = ((loc.gap or {}).get("routes") or {}).get(name)
+        if g is not None:       # issue 29: the smallest certifying M, the scan's n_needed_improvable, their ratio
+            out[name].update(M_needed=g["M_needed"], n_needed_improvable=g["n_needed_improvable"], ratio=g["ratio"])
     h = loc.heldout
     out["heldout_paired"] = {"bound": h["bound"], "failure_probability": h["failure_probability"],
                              "certified": h["certified"], "improvement": h["improvement"], "D_new": D_new}
@@ -108,8 +111,32 @@ def localised_comparison(records: Sequence[Mapping], level: float, config: Mappi
            "heldout_paired_rate": rate("heldout_paired"),
            "note": "use is the localised route fixed before the data (THEORY §6b, Choice); a draw where it was "
                    "skipped counts as not certified; heldout_paired certifies only after T is spent"}
+    out["gap"] = gap_summary(records, use)
     v_use = ((config.get("variants") or {}).get("use"))
     if v_use:
         v_use = {"population_route": "population", "direct_route": "direct"}.get(v_use, v_use)
         out["variants_use"], out["variants_use_rate"] = v_use, rate(v_use)
     return out
+
+
+def gap_summary(records: Sequence[Mapping], route: str) -> dict | None:
+    """Issue 29 over the draws: ``route``'s ``M_needed``, the scan's ``n_needed_improvable`` and their ratio
+    (medians and ranges; draws where a value is ``None`` -- no size up to ``M_MAX`` certifies, or no
+    rejection in sight -- are counted, never dropped silently)."""
+    import numpy as np
+
+    rs = [r["routes"].get(route) or {} for r in records]
+    if not any("M_needed" in x for x in rs):
+        return None         # records of a study before issue 29
+
+    def stats(key):
+        vals = [x.get(key) for x in rs]
+        got = [float(v) for v in vals if v is not None]
+        return {"median": float(np.median(got)) if got else None, "min": min(got, default=None),
+                "max": max(got, default=None), "none": len(vals) - len(got), "draws": len(vals)}
+
+    return {"route": route, "M_needed": stats("M_needed"), "n_needed_improvable": stats("n_needed_improvable"),
+            "ratio": stats("ratio"),
+            "note": "M_needed: the smallest |S| at which the route would certify, every statistic of the draw held "
+                    "(bounds.sample_size); n_needed_improvable: the probe size at which the scan's betting test "
+                    "calls the site improvable (numerics.studies.run._gap); ratio = M_needed / n_needed_improvable"}

@@ -33,6 +33,7 @@ def test_nothing_but_the_seed_is_printed_as_what_the_paper_says():
     """The project's own formalisations stay out of paper_says: Assumption G's exponent, a failure probability."""
     for c in ALL:
         assert "2 alpha - 1" not in c.paper_says and "probability" not in c.paper_says, c.id
+        assert not c.choice or c.conventions or c.id in ("exponent_agreement",) or c in CLAIM_SETS["teacher"], c.id
     ids = {c.id: c for c in ALL}
     assert "Assumption G" in ids["exponent_agreement"].choice
 

@@ -1,4 +1,4 @@
-"""``M_needed``: the smallest training-sample size at which a route would certify (issue 29, **Choice**).
+"""``M_needed``: the smallest training-sample size at which a route would certify (**Choice**).
 
 Every statistic measured on the draw is held at its measured value and only ``M`` (the size
 of ``S``) is varied: the route's own vectorised bound -- the one object it is evaluated from

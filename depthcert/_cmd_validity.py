@@ -102,7 +102,7 @@ def _gap_lines(g) -> list[str]:
     if not g:
         return []
     f = lambda e: "—" if e["median"] is None else f"{e['median']:.4g}"  # noqa: E731
-    return [f"  gap (issue 29): median M_needed {f(g['M_needed'])} ({g['M_needed']['none']} of {g['M_needed']['draws']} "
+    return [f"  gap: median M_needed {f(g['M_needed'])} ({g['M_needed']['none']} of {g['M_needed']['draws']} "
             f"draws: none up to 1e15), median n_needed_improvable {f(g['n_needed_improvable'])}, "
             f"median ratio {f(g['ratio'])}"]
 

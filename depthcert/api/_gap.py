@@ -1,4 +1,4 @@
-"""The gap of issue 29 in ``dc.certify_insertion``: each route's ``M_needed`` beside the scan's ``n_needed_improvable``.
+"""The gap in ``dc.certify_insertion``: each route's ``M_needed`` beside the scan's ``n_needed_improvable``.
 
 * ``n_needed_improvable``: the signal sample's scan at ``site`` (``dc.saturation`` on its first two
   thirds, the betting test at the scan's level) -- the probe size at which the wealth, growing at
@@ -9,7 +9,7 @@
   closed-form ``min_M`` (:func:`bounds.sample_size.paper_sizes`); THEORY §6 variants are not
   solved (their empirical Rademacher inputs are sums over ``S``: held, they would not scale
   with ``M``), ``None`` with that reason.
-* ``M_needed_ratio = M_needed / n_needed_improvable`` (issue 29's moonshot: at most 2).
+* ``M_needed_ratio = M_needed / n_needed_improvable`` (the target: at most 2).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What a scan recommends, checked before it is recommended (issue 26: never a harmful suggestion).
+"""What a scan recommends, checked before it is recommended (never a harmful suggestion).
 
 **Choice** (ours), in the order of the samples (every one disjoint from the others):
 

@@ -331,7 +331,7 @@ def n_needed_adaptive(var: float, b: float, g: float, level: float, chunk: int =
 def n_needed_improvable(log_wealth: float, n_bet: int, level: float, n_chunks: int) -> int | None:
     """Probe size at which the betting test (:func:`adaptive_test`, ``n_chunks`` chunks) calls the site improvable.
 
-    Definition (issue 29, **Choice**, the scan's own statistic): the betting wealth grows at its
+    Definition (**Choice**, the scan's own statistic): the betting wealth grows at its
     *observed* mean rate ``log W / n_bet`` per betting sample; a probe of ``n`` bets on
     ``n (1 - 1/n_chunks)`` samples (its first chunk fixes the first bet), so the wealth reaches
     ``ln(1/level)`` at ``n = ceil(ln(1/level) n_bet / (log W (1 - 1/n_chunks)))``. Unlike

@@ -126,13 +126,9 @@ def test_constants_and_certify_insertion(name, trained):
             model(roles["probe"][0])
         h.remove()
         assert float(states[0].flatten(1).double().norm(dim=1).max()) <= c.rho      # the sure radius holds on data
-    try:
-        cert = dc.certify_insertion(model, site, roles["signal"], roles["S"], roles["T"], layout=CASES[name][3],
-                                    constants=c, erm_steps=2)
-    except ValueError as exc:       # issue 26 item 3 (another branch): row hashes collide on k/16 images
-        if "identical (x, y) rows" in str(exc) and _truly_disjoint(roles["signal"], roles["S"], roles["T"]):
-            pytest.xfail(f"disjoint roles refused by a row-hash collision (issue 26 item 3): {exc}")
-        raise
+    assert _truly_disjoint(roles["signal"], roles["S"], roles["T"])   # so a refusal below would be a false overlap
+    cert = dc.certify_insertion(model, site, roles["signal"], roles["S"], roles["T"], layout=CASES[name][3],
+                                constants=c, erm_steps=2)
     assert cert.route == "direct_route" and cert.constants["L_loss"] == pytest.approx(math.sqrt(2))
     if cert.quantities.get("nu_V") is None:              # no descent direction on the signal sample: said so
         assert len(cert.rows) == 1 and "nothing to certify" in cert.notes[0]
@@ -200,8 +196,6 @@ def test_cli_certify_with_derived_constants_on_the_zoo(name, trained, tmp_path, 
             "--site", site, "--derive-constants", "--json"] + (["--layout", layout] if layout else [])
     code = main(argv)
     cap = capsys.readouterr()
-    if code == 2 and "identical (x, y) rows" in cap.err and _truly_disjoint(roles["signal"], roles["S"], roles["T"]):
-        pytest.xfail(f"disjoint roles refused by a row-hash collision (issue 26 item 3): {cap.err.strip()}")
     assert code == 0, cap.err
     res = json.loads(cap.out)
     assert res["site"] == site and res["constants"]["L_top"] == dc.constants(model, site, roles["signal"]).L_top

@@ -22,7 +22,7 @@ from plumbing.io import atomic_write_text, dumps, versions
 from plumbing.validation import InputError
 from plumbing.config import merge_config
 from numerics.studies.reproduce import _suites as suites
-from numerics.studies.reproduce._claims import CLAIM_SETS, CLAIMS, Claim, NotRun, resolve_study
+from numerics.studies.reproduce._claims import CLAIM_SETS, CLAIMS, Claim, NotRun, decide, resolve_study
 from numerics.studies.reproduce._report import render_report
 from numerics.studies.sweeps import make_spec, sweep
 
@@ -81,11 +81,15 @@ class ClaimResult:
     verdict: str
     measured: str
     evidence: Mapping[str, Any] | None
+    conventions: tuple | None = None     # [{convention, statistic, verdict, mde, ...}]
 
     def to_dict(self) -> dict:
-        return {"id": self.claim.id, "source": self.claim.source, "paper_says": self.claim.paper_says,
-                "study": self.claim.study, "statistic": self.claim.statistic, "rule": self.claim.rule.text(),
-                "verdict": self.verdict, "measured": self.measured, "evidence": self.evidence}
+        c = self.claim
+        return {"id": c.id, "source": c.source, "paper_says": c.paper_says, "seed_words": c.seed_words,
+                "seed": c.seed, "choice": c.choice, "open_conventions": c.conventions, "study": c.study,
+                "statistic": c.statistic, "rule": c.rule.text(), "verdict": self.verdict,
+                "conventions": list(self.conventions) if self.conventions else [],
+                "measured": self.measured, "evidence": self.evidence}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,7 +143,8 @@ def _measure(claim: Claim, ctx: ReproduceContext) -> ClaimResult:
         return ClaimResult(claim, "not run", f"not run: {exc}", None)
     except (ValueError, ArithmeticError) as exc:   # a fit or a study that cannot decide on this data
         return ClaimResult(claim, "inconclusive", f"the study could not be carried out: {exc}", None)
-    return ClaimResult(claim, claim.rule.decide(ev), ev["measured"], ev)
+    verdict, conventions = decide(claim, ev)
+    return ClaimResult(claim, verdict, ev["measured"], ev, tuple(conventions) if conventions else None)
 
 
 def _overridden(s: Suite, overrides: Mapping) -> Suite:
@@ -147,6 +152,19 @@ def _overridden(s: Suite, overrides: Mapping) -> Suite:
     return dataclasses.replace(s, sweeps={k: {**v, "base": merge_config(v["base"], overrides)}
                                           for k, v in s.sweeps.items()}, growth=growth,
                                validity={**s.validity, "config": merge_config(s.validity.get("config", {}), overrides)})
+
+
+def _relative(obj, out: Path):
+    """Every path under ``out`` written relative to it (``"."`` for ``out`` itself): a stored report names
+    its own files, never the folder of the machine that ran it."""
+    root = str(out)
+    if isinstance(obj, dict):
+        return {k: _relative(v, out) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_relative(v, out) for v in obj]
+    if isinstance(obj, str) and (obj == root or obj.startswith(root + "/")):
+        return obj[len(root) + 1:] or "."
+    return obj
 
 
 def reproduce(suite: str, out_dir: str | Path, *, backend: str = "local", workers: int | None = None,
@@ -177,6 +195,6 @@ def reproduce(suite: str, out_dir: str | Path, *, backend: str = "local", worker
     ctx = ReproduceContext(s, out, {k: out / "sweeps" / k for k in s.sweeps}, options)
     results = tuple(_measure(c, ctx) for c in CLAIM_SETS[s.claims])
     report = ReproduceReport(suite, str(out), results, time.perf_counter() - t0, ran, versions(), s.expected)
-    atomic_write_text(out / "claims.json", dumps(report.to_dict(), indent=2) + "\n")
+    atomic_write_text(out / "claims.json", dumps(_relative(report.to_dict(), out), indent=2) + "\n")
     atomic_write_text(out / "report.md", render_report(report, out))
     return report

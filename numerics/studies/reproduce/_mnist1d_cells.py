@@ -10,7 +10,8 @@ is trained on its own i.i.d. sample (``reference_sample``); the scan and the cov
 the ``probe`` sample; test loss the ``T`` sample; ``R`` and the realised insertion gains
 the ``population`` sample; all independent draws of the generator.
 
-Kinds:
+Kinds (``cell.format``: 2 for the depth cells since the conventions registry, see
+:data:`numerics.studies.reproduce._mnist1d_signals.CELL_FORMAT`):
 
 * ``depth`` -- train a :class:`numerics.zoo_cnn1d.ResCNN1d` at depth ``D`` and width ``W``
   with the fixed recipe of ``[reference]``; then the saturation study's scan
@@ -51,8 +52,8 @@ def validate_cell(config: Mapping) -> dict:
 
     config = dict(config)
     cell = dict(config.pop("cell", {}))
-    if cell.get("kind") not in CELL_KINDS or set(cell) != {"kind"}:
-        raise InputError("cell", f"a table with one key kind in {list(CELL_KINDS)}", cell)
+    if cell.get("kind") not in CELL_KINDS or not set(cell) <= {"kind", "format"} or cell.get("format", 1) not in (1, 2):
+        raise InputError("cell", f"a table with kind in {list(CELL_KINDS)} and optionally format 1 or 2", cell)
     cfg = validate_grow_config(config)
     if (cfg["task"]["kind"], cfg["model"].get("kind")) != ("mnist1d", "cnn1d"):
         raise InputError("task.kind, model.kind", "'mnist1d', 'cnn1d' (the MNIST-1D cells)",
@@ -87,21 +88,13 @@ def channel_covariance(net, sites, x: torch.Tensor, y: torch.Tensor, loss: str, 
     Returns:
         One dict per site: ``offdiag_ratio``, ``spectral_norm``, ``trace``, ``effective_rank``.
     """
-    from numerics._numerics import per_sample_loss
     from numerics.estimators import covariance_diagnostics
-    from numerics.sites import SiteProbe
+    from numerics.studies.reproduce._mnist1d_signals import activation_gradients
 
-    ms = {s: [] for s in sites}
-    with SiteProbe(net, sites) as probe:
-        for i in range(0, x.shape[0], batch_size):
-            probe.reset()
-            with torch.enable_grad():
-                total = per_sample_loss(net(x[i:i + batch_size]), y[i:i + batch_size], loss).sum()
-                for s, g in probe.grads(total).items():
-                    ms[s].append(g)
+    ms = activation_gradients(net, sites, x, y, loss, batch_size)
     out = []
     for s in sites:
-        m = torch.cat(ms[s])
+        m = ms[s]
         rows = m.movedim(1, -1).reshape(-1, m.shape[1]) if m.dim() == 3 else m
         out.append(covariance_diagnostics(rows))
     return out
@@ -138,6 +131,16 @@ def _trained(cfg: Mapping):
     return net.eval(), w, streams
 
 
+def _conventions(net, w, names, batch_size: int) -> dict:
+    """Format 2: the per-site statistics of :func:`numerics.studies.reproduce._mnist1d_signals.site_conventions`."""
+    from numerics.studies.reproduce._mnist1d_signals import activation_gradients, site_conventions
+
+    dtype = next(net.parameters()).dtype
+    grads = {role: activation_gradients(net, names, x.to(dtype), y, w.loss, batch_size)
+             for role, (x, y) in (("probe", w.probe), ("train", w.train))}
+    return site_conventions(grads["probe"], grads["train"])
+
+
 def depth_cell(cfg: Mapping, scan: bool = True) -> dict:
     """Train at ``model.depth`` / ``model.width``, then (``scan``) the per-site measurements
     (docstring of ``numerics.studies.reproduce._mnist1d_cells``)."""
@@ -155,6 +158,8 @@ def depth_cell(cfg: Mapping, scan: bool = True) -> dict:
             cov = channel_covariance(net, [r["site"] for r in res["sites"]], x, y, w.loss,
                                      cfg["saturation"]["batch_size"])
             sites = _sites(res, cov)
+            if cfg["cell"].get("format", 1) >= 2:
+                sites.update(_conventions(net, w, sites["names"], cfg["saturation"]["batch_size"]))
             rec["diagnostics"] = {"sites": sites}
             rec["AG_max"] = max(sites["AG_max"])
             rec["model_saturated"] = res["model"]["saturated"]

@@ -2,6 +2,8 @@
 
 * :func:`plot_ag_max` -- AG_max against depth, one line per seed, the geometric mean, the
   paper's 5e-3 and the plateau onset marked; test loss against depth beside it.
+* :func:`plot_ag_conventions` -- AG_max against depth under each convention (training sample
+  and held-out probe; top site, stem, max over sites; one panel each), the test loss beside.
 * :func:`plot_growth_pairs` -- grown vs scratch test loss, paired by seed.
 
 The rebound grid and the exponent fit are the run study's kinds (``rebound``,
@@ -15,25 +17,12 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from plumbing.figures import pyplot, save_figure
+from numerics.studies.reproduce._power import plateau_onset
 
-__all__ = ["PAPER_PLATEAU", "plateau_onset", "plot_ag_max", "plot_growth_pairs"]
+__all__ = ["PAPER_PLATEAU", "plateau_onset", "plot_ag_conventions", "plot_ag_max", "plot_growth_pairs"]
 
 #: Paper B's AG_max plateau level on CIFAR-10 ResNets.
 PAPER_PLATEAU = 5e-3
-
-
-def plateau_onset(depths: Sequence[float], curve: Sequence[float], drop: float = 0.1) -> float | None:
-    """The first depth, after a drop of more than ``drop`` from the first depth, from which the curve never
-    again falls by more than ``drop`` (relative) below its value.
-
-    **Choice** (a figure annotation, not a claim's statistic): a 10% remaining drop marks
-    the onset of the plateau; None when the curve never drops, or keeps falling to the last depth.
-    """
-    c = np.asarray(curve, dtype=float)
-    for i, d in enumerate(depths[:-1]):
-        if c[i] < (1 - drop) * c[0] and c[i + 1:].min() >= (1 - drop) * c[i]:
-            return float(d)
-    return None
 
 
 def _by_seed(cells: Sequence[Mapping], key: str) -> dict:
@@ -67,6 +56,37 @@ def plot_ag_max(cells: Sequence[Mapping], out_dir: str | Path) -> list[str]:
     a2.set(yscale="log", xlabel="depth D", ylabel="test loss (cross-entropy on T)", title="Test loss vs depth")
     a2.legend(fontsize=6)
     return [str(save_figure(fig, Path(out_dir) / "ag-max.png"))]
+
+
+def plot_ag_conventions(cells: Sequence[Mapping], out_dir: str | Path) -> list[str]:
+    """``out_dir/ag-max-conventions.png``: the seeds' geometric-mean AG_max per convention (training sample, held-out
+    probe; per-sample loss: a batch mean over B divides every value by B) and the mean test loss, against depth."""
+    from numerics.studies.reproduce._mnist1d_signals import AG_CONVENTIONS, ag_curves
+
+    plt = pyplot()
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    have = cells[0]["diagnostics"]["sites"]
+    for ax, sample in zip(axes[:2], ("training sample", "held-out probe")):
+        for k, (name, key, site) in enumerate(c for c in AG_CONVENTIONS if c[0].startswith(sample)):
+            if key not in have:
+                continue
+            D, log_ag, loss = ag_curves(cells, key, site)
+            ax.plot(D, np.exp(log_ag.mean(0)), "os^"[k] + "-", label=site)
+            onset = plateau_onset(D, np.exp(log_ag.mean(0)))
+            if onset is not None:
+                ax.axvline(onset, color=f"C{k}", ls=":", lw=0.8)
+        ax.axhline(PAPER_PLATEAU, color="C3", ls="--", lw=0.8, label="5e-3 (seed 001, CIFAR-10)")
+        ax.set(yscale="log", xlabel="depth D", ylabel="AG_max = max_i ||m_i|| (per-sample loss)",
+               title=f"AG_max, {sample}")
+        ax.legend(fontsize=7)
+    D, _, loss = ag_curves(cells, "AG_max", "top site")
+    axes[2].plot(D, loss.mean(0), "o-k")
+    onset = plateau_onset(D, loss.mean(0))
+    if onset is not None:
+        axes[2].axvline(onset, color="k", ls=":", lw=0.8, label=f"stops improving at D = {onset:g} (10% rule)")
+        axes[2].legend(fontsize=7)
+    axes[2].set(yscale="log", xlabel="depth D", ylabel="test loss (cross-entropy on T)", title="Test loss (mean over seeds)")
+    return [str(save_figure(fig, Path(out_dir) / "ag-max-conventions.png"))]
 
 
 def plot_growth_pairs(cells: Sequence[Mapping], out_dir: str | Path) -> list[str]:

@@ -129,8 +129,11 @@ def ag_rows(cells) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def _ag_figure(ctx) -> list[str]:
     from numerics.studies.reproduce._mnist1d_figures import plot_ag_max
 
-    return _cached(ctx, ("figure", "mnist1d", "ag"), lambda: plot_ag_max(
-        _depth_cells(ctx, 0), Path(ctx.out_dir) / "figures"))
+    from numerics.studies.reproduce._mnist1d_figures import plot_ag_conventions
+
+    out = Path(ctx.out_dir) / "figures"
+    return _cached(ctx, ("figure", "mnist1d", "ag"), lambda: plot_ag_conventions(_depth_cells(ctx, 1), out)
+                   + plot_ag_max(_depth_cells(ctx, 0), out))
 
 
 def ag_max_plateau(ctx) -> dict:

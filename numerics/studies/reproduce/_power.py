@@ -15,12 +15,14 @@ error). ``sd`` comes from the pilot (:data:`numerics.studies.reproduce._suites.P
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import numpy as np
 
 from bounds.fitting import percentile_interval
 
-__all__ = ["CONFIDENCE", "POWER", "bootstrap_interval", "kendall_tau_b", "mde", "required_n", "t_interval", "tau_interval"]
+__all__ = ["CONFIDENCE", "NO_EARLY_DROP", "POWER", "plateau_onset", "plateau_ratio", "plateau_tests",
+           "bootstrap_interval", "kendall_tau_b", "mde", "required_n", "t_interval", "tau_interval"]
 
 CONFIDENCE = 0.95
 #: The power the sizes were planned for.
@@ -93,3 +95,49 @@ def tau_interval(x, y, n_boot: int, seed: int = 0, confidence: float = CONFIDENC
     boot = kendall_tau_b(x[idx], y[idx])
     lo, hi = percentile_interval(boot, confidence)
     return float(kendall_tau_b(x, y)[0]), lo, hi, float(boot.std(ddof=1))
+
+
+def _slope(depths: np.ndarray, log_ag: np.ndarray) -> float:
+    return float(np.polyfit(np.log(depths), log_ag, 1)[0])
+
+
+#: ``plateau_ratio`` when AG_max does not drop early (no drop, no plateau): finite, so that
+#: bootstrap percentiles stay defined.
+NO_EARLY_DROP = 1e6
+
+
+def plateau_ratio(depths, log_ag: np.ndarray) -> float:
+    """``|late slope| / |early slope|`` of ``log AG_max`` against ``log D`` (first and last three
+    depths, mean over the rows = seeds): small when AG_max drops and then flattens; a late rise
+    counts like a late drop (neither is a plateau); :data:`NO_EARLY_DROP` when AG_max does not
+    drop early."""
+    d, m = np.asarray(depths, dtype=float), np.asarray(log_ag, dtype=float).mean(axis=0)
+    early, late = _slope(d[:3], m[:3]), _slope(d[-3:], m[-3:])
+    return min(abs(late) / -early, NO_EARLY_DROP) if early < 0 else NO_EARLY_DROP
+
+
+def plateau_tests(D, log_ag, n_boot: int) -> dict:
+    """The plateau rule's tests: early slope (first three depths) and ``|late/early|`` ratio, each bootstrapped."""
+    def early(b):
+        return float(np.polyfit(np.log(D[:3]), b.mean(0)[:3], 1)[0])
+
+    e, elo, ehi, ese = bootstrap_interval(log_ag, early, n_boot)
+    r, rlo, rhi, _ = bootstrap_interval(log_ag, lambda b: plateau_ratio(D, b), n_boot)
+    return {"early_slope": [e, elo, ehi], "ratio": [r, rlo, rhi], "early_se": ese,
+            "tests": {"early_drop": ehi < 0, "early_rise": elo > 0, "flat": rhi < 0.5}}
+
+
+def plateau_onset(depths: Sequence[float], curve: Sequence[float], drop: float = 0.1) -> float | None:
+    """The first depth, after a drop of more than ``drop`` from the first depth, from which the curve never
+    again falls by more than ``drop`` (relative) below its value.
+
+    **Choice**, fixed before the run: the change-point rule of the
+    ``ag_max_plateau_test_loss`` claim, for the AG_max curve and for the depth where test
+    loss stops improving alike (a 10% remaining drop); None when the curve never drops, or
+    keeps falling to the last depth.
+    """
+    c = np.asarray(curve, dtype=float)
+    for i, d in enumerate(depths[:-1]):
+        if c[i] < (1 - drop) * c[0] and c[i + 1:].min() >= (1 - drop) * c[i]:
+            return float(d)
+    return None

@@ -14,6 +14,7 @@ import numpy as np
 from bounds.fitting import percentile_interval
 from plumbing.store import ItemStore, config_hash
 from numerics.studies import figures, scaling
+from numerics.studies.reproduce._power import NO_EARLY_DROP, plateau_ratio, plateau_tests
 from numerics.studies.sweeps import load_cells
 
 __all__ = ["bound_validity", "covariance_near_diagonal", "exponent_agreement", "growth_vs_scratch",
@@ -111,7 +112,27 @@ def _paired_p(a: np.ndarray, b: np.ndarray) -> float:
     return float(ttest_rel(a, b, alternative="greater").pvalue)
 
 
+def _width_tests(D, W, S, R, w, depths, seeds, joint: dict) -> dict:
+    """The rebound tests of the depth-only curve at width ``w`` (with the joint path's, shared by every width)."""
+    def risks(d):
+        return np.array([R[(D == d) & (W == w) & (S == s)][0] for s in seeds])
+
+    curve = {d: risks(d) for d in depths}
+    deepest, bonf = curve[depths[-1]], TEST_LEVEL / max(1, depths.size - 1)
+    steps = [_paired_p(curve[a], curve[b]) < bonf for a, b in zip(depths[:-1], depths[1:])]
+    tests = {**joint, "rebound": any(_paired_p(deepest, curve[d]) < bonf for d in depths[:-1]),
+             "depth_alone_improves": _paired_p(curve[depths[0]], deepest) < TEST_LEVEL,
+             "depth_alone_monotone": bool(steps) and all(steps)}
+    means = ", ".join(f"{int(d)}: {v.mean():.4g}" for d, v in curve.items())
+    return {"convention": f"depth alone at width {w:g}", "statistic": "paired t-tests on the depth-only curve",
+            "estimate": float("nan"), "interval": [float("nan"), float("nan")], "mde": None,
+            "note": f"depth {means}; tests: " + ", ".join(f"{k}={v}" for k, v in tests.items()),
+            "details": {"tests": tests}}
+
+
 def joint_scaling_rebound(ctx) -> dict:
+    """The joint path and, per width of the grid (what 'insufficient width' is the seeds do not say), the depth-only
+    curve's rebound tests: one convention per width."""
     cells = _cells(ctx, "rebound")
     D, W, S, R = (scaling.cell_values(cells, k) for k in ("model.depth", "model.width", "seed", "R_old"))
     depths, widths, seeds = np.unique(D), np.unique(W), np.unique(S)
@@ -121,19 +142,13 @@ def joint_scaling_rebound(ctx) -> dict:
 
     k = min(depths.size, widths.size)
     first, last = risks(depths[0], widths[0]), risks(depths[k - 1], widths[k - 1])
-    narrow = {d: risks(d, widths[0]) for d in depths}
-    deepest = narrow[depths[-1]]
-    bonf = TEST_LEVEL / max(1, depths.size - 1)
-    tests = {"joint_improves": _paired_p(first, last) < TEST_LEVEL,
-             "joint_worsens": _paired_p(last, first) < TEST_LEVEL,
-             "rebound": any(_paired_p(deepest, narrow[d]) < bonf for d in depths[:-1]),
-             "depth_alone_improves": _paired_p(narrow[depths[0]], deepest) < TEST_LEVEL}
+    joint = {"joint_improves": _paired_p(first, last) < TEST_LEVEL, "joint_worsens": _paired_p(last, first) < TEST_LEVEL}
+    convs = [_width_tests(D, W, S, R, w, depths, seeds, joint) for w in widths]
     measured = (f"joint path (D, w) = {list(zip(depths[:k].astype(int).tolist(), widths[:k].astype(int).tolist()))}: "
-                f"R {first.mean():.4g} -> {last.mean():.4g}; width {widths[0]:g}, depth "
-                + ", ".join(f"{int(d)}: {v.mean():.4g}" for d, v in narrow.items())
-                + f" ({seeds.size} seeds); tests: " + ", ".join(f"{k}={v}" for k, v in tests.items()))
+                f"R {first.mean():.4g} -> {last.mean():.4g} ({seeds.size} seeds); "
+                + "; ".join(f"{c['convention']}: {c['note']}" for c in convs))
     return _evidence(measured, float("nan"), (float("nan"), float("nan")), _figure(ctx, "rebound", "rebound"),
-                     tests=tests)
+                     tests=convs[0]["details"]["tests"], conventions=convs)
 
 
 def _note(text: str) -> None:
@@ -172,25 +187,6 @@ def growth_vs_scratch(ctx) -> dict:
     return _evidence(measured, gain.mean(), (gain.mean() - half, gain.mean() + half), per_seed=gain.tolist())
 
 
-def _slope(depths: np.ndarray, log_ag: np.ndarray) -> float:
-    return float(np.polyfit(np.log(depths), log_ag, 1)[0])
-
-
-#: ``plateau_ratio`` when AG_max does not drop early (no drop, no plateau): finite, so that
-#: bootstrap percentiles stay defined.
-NO_EARLY_DROP = 1e6
-
-
-def plateau_ratio(depths, log_ag: np.ndarray) -> float:
-    """``|late slope| / |early slope|`` of ``log AG_max`` against ``log D`` (first and last three
-    depths, mean over the rows = seeds): small when AG_max drops and then flattens; a late rise
-    counts like a late drop (neither is a plateau); :data:`NO_EARLY_DROP` when AG_max does not
-    drop early."""
-    d, m = np.asarray(depths, dtype=float), np.asarray(log_ag, dtype=float).mean(axis=0)
-    early, late = _slope(d[:3], m[:3]), _slope(d[-3:], m[-3:])
-    return min(abs(late) / -early, NO_EARLY_DROP) if early < 0 else NO_EARLY_DROP
-
-
 def ratio_text(est: float, lo: float, hi: float) -> str:
     """:func:`plateau_ratio` with its interval, in words where it is censored (:data:`NO_EARLY_DROP`,
     or not finite), never as the sentinel number."""
@@ -218,14 +214,16 @@ def ag_max_plateau(ctx) -> dict:
         {**(a["config"] or {}), "seed": s, "data_seed": s}, depths=a["depths"], quick=a["quick"]))
     depths = np.asarray(rows[0]["depths"], dtype=float)
     log_ag = np.log(np.array([r["AG_max"] for r in rows]))
-    ratio = plateau_ratio(depths, log_ag)
-    lo, hi = _bootstrap_stat(log_ag, lambda b: plateau_ratio(depths, b), ctx.suite.n_boot)
+    t = plateau_tests(depths, log_ag, ctx.suite.n_boot)
+    ratio, lo, hi = t["ratio"]
     mean = np.exp(log_ag.mean(axis=0))
     plateau = [r["plateau_depth"] for r in rows]
     measured = (f"|late/early slope| of log AG_max vs log D = {ratio_text(ratio, lo, hi)} over {len(rows)} seeds; "
                 "geometric-mean AG_max per depth: " + ", ".join(f"D={int(d)}: {v:.3g}" for d, v in zip(depths, mean))
-                + f"; first depth below {rows[0]['plateau_threshold']:g}: {plateau}")
-    return _evidence(measured, ratio, (lo, hi), depths=depths.tolist(), AG_max=np.exp(log_ag).tolist())
+                + f"; first depth below {rows[0]['plateau_threshold']:g}: {plateau}; early slope of log AG_max vs log D "
+                f"{t['early_slope'][0]:.3g} [{t['early_slope'][1]:.3g}, {t['early_slope'][2]:.3g}]")
+    return _evidence(measured, ratio, (lo, hi), depths=depths.tolist(), AG_max=np.exp(log_ag).tolist(),
+                     tests=t["tests"])
 
 
 def bound_validity(ctx) -> dict:

@@ -80,7 +80,10 @@ _M_FULL = {**MNIST1D_BASE, "task": {**MNIST1D_BASE["task"], "n_population": 1000
 
 
 def _m(base, kind: str, **model) -> dict:
-    return {**base, "model": {**base["model"], **model}, "cell": {"kind": kind}}
+    """One sweep's base: the depth cells in the stored-cell format 2 (the per-convention statistics; a new format is a
+    new config, hence a new hash: cells of another format are never mixed in), the others in format 1."""
+    cell = {"kind": kind, "format": 2} if kind == "depth" else {"kind": kind}
+    return {**base, "model": {**base["model"], **model}, "cell": cell}
 
 
 def _seeds(seeds) -> dict:

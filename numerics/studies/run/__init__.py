@@ -311,7 +311,7 @@ def _run(cfg: RunConfig, streams, say) -> dict:
     result = assemble(fixed, group, sel, ev, cert, extras, timings)
     result["routes"].update(localised_route_dicts(loc))     # THEORY §6b (Choice): beside the paper's routes
     result["localised"] = localised_section(loc)
-    if loc.gap is not None:     # issue 29: Paper A's closed-form min_M beside the scan's n_needed_improvable
+    if loc.gap is not None:     # Paper A's closed-form min_M beside the scan's n_needed_improvable
         from numerics.studies.run._gap import paper_gap
 
         result["localised"]["gap"]["paper"] = paper_gap(result["routes"], loc.gap["n_needed_improvable"])

@@ -1,4 +1,4 @@
-"""The gap of issue 29 in the run study: each route's ``M_needed`` beside the scan's ``n_needed_improvable``.
+"""The gap in the run study: each route's ``M_needed`` beside the scan's ``n_needed_improvable``.
 
 * ``n_needed_improvable`` (:func:`site_scan`): the saturation scan's betting test
   (:func:`numerics.estimators.adaptive_test`, 16 chunks, at the run's ``level``: one site) at the
@@ -12,7 +12,7 @@
 * ``M_needed`` (:func:`bounds.sample_size.localised_sizes`): per localised route, the smallest
   ``M`` at which the route's own bound certifies, every other statistic held at its measured
   value; Paper A's routes keep their closed-form ``min_M`` (:mod:`bounds.routes`).
-* ``ratio = M_needed / n_needed_improvable`` (the moonshot of issue 29: at most 2).
+* ``ratio = M_needed / n_needed_improvable`` (the target: at most 2).
 """
 from __future__ import annotations
 

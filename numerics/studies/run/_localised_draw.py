@@ -81,7 +81,7 @@ class LocalisedCertificate:
     setup: object
     report: object                  # bounds.localised_routes.LocalisedReport
     heldout: Mapping | None
-    gap: Mapping | None = None      # issue 29: M_needed per route, the scan's n_needed_improvable (run._gap)
+    gap: Mapping | None = None      # M_needed per route, the scan's n_needed_improvable (run._gap)
 
 
 @torch.no_grad()
@@ -174,7 +174,7 @@ def _skipped_all(why: str):
 
 
 def certify_localised(fixed, group, sel, ev, b: int, *, terms: bool = True) -> LocalisedCertificate:
-    """Every localised route of draw ``b``, the held-out paired baseline and the gap of issue 29 (``terms``: each
+    """Every localised route of draw ``b``, the held-out paired baseline and the gap (``terms``: each
     route's terms' dependence on ``M``) (docstring of ``numerics.studies.run._localised_draw``)."""
     from bounds.localised_routes import evaluate_localised
     from numerics.studies.run._localised import localised_class, localised_options

@@ -43,7 +43,7 @@ def localised_route_dicts(lc) -> dict:
         d["observed"] = lc.measure.L_test_new
         d["observed_minus_bound"] = None if d["bound"] is None else lc.measure.L_test_new - d["bound"]
         g = ((lc.gap or {}).get("routes") or {}).get(name)
-        if g is not None:       # issue 29: the smallest certifying M and its ratio to the scan's n_needed_improvable
+        if g is not None:       # the smallest certifying M and its ratio to the scan's n_needed_improvable
             d.update(M_needed=g["M_needed"], n_needed_improvable=g["n_needed_improvable"], M_needed_ratio=g["ratio"])
         out[name] = d
     out["heldout_paired"] = dict(lc.heldout)
@@ -123,11 +123,11 @@ def _num(v, spec: str) -> str:
 
 
 def gap_lines(gap: Mapping | None) -> list[str]:
-    """The gap of issue 29 in the text report: the scan's ``n_needed_improvable`` and each route's ``M_needed``."""
+    """The gap in the text report: the scan's ``n_needed_improvable`` and each route's ``M_needed``."""
     if not gap:
         return []
     sc = gap["scan"]
-    lines = [f"gap (issue 29): the scan's betting test at this site on {sc['n_probe']} probe samples: log W = "
+    lines = [f"gap: the scan's betting test at this site on {sc['n_probe']} probe samples: log W = "
              f"{sc['log_wealth']:.4g} vs {sc['threshold']:.4g} ({'improvable' if sc['improvable'] else 'not improvable'}"
              f" at this n); n_needed_improvable = {_num(gap['n_needed_improvable'], 'd')}; M_needed = the smallest M at "
              "which a route certifies, every other statistic held (ratio = M_needed / n_needed_improvable)"]

@@ -71,7 +71,7 @@ def localised_records(loc, risks: Mapping[str, float], L_test_old: float) -> dic
         out[name] = {"bound": float(r.bound), "failure_probability": float(r.failure_probability),
                      "certified": bool(r.certified), "improvement": float(r.improvement), "values": {**values, **own}}
         g = ((loc.gap or {}).get("routes") or {}).get(name)
-        if g is not None:       # issue 29: the smallest certifying M, the scan's n_needed_improvable, their ratio
+        if g is not None:       # the smallest certifying M, the scan's n_needed_improvable, their ratio
             out[name].update(M_needed=g["M_needed"], n_needed_improvable=g["n_needed_improvable"], ratio=g["ratio"])
     h = loc.heldout
     out["heldout_paired"] = {"bound": h["bound"], "failure_probability": h["failure_probability"],
@@ -127,7 +127,7 @@ def gap_summary(records: Sequence[Mapping], route: str) -> dict | None:
 
     rs = [r["routes"].get(route) or {} for r in records]
     if not any("M_needed" in x for x in rs):
-        return None         # records of a study before issue 29
+        return None         # records of a study before the gap was measured
 
     def stats(key):
         vals = [x.get(key) for x in rs]

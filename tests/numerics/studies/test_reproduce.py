@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from numerics.studies import reproduce as rp
-from numerics.studies.reproduce._claims import CLAIMS, Rule, resolve_study
+from numerics.studies.reproduce._claims import CLAIMS, VERDICTS, Rule, resolve_study
 
 TINY_BASE = {"sizes": {"M": 1000, "K": 1000, "population": 1000}, "reference": {"n": 300, "steps": 20},
              "block_training": {"steps": 10, "batch_size": 256}}
@@ -57,7 +57,9 @@ def test_rules_decide_from_the_interval(rule, interval, verdict):
 @pytest.mark.parametrize("tests, verdict", [
     ({"joint_improves": True, "rebound": True, "depth_alone_improves": False, "joint_worsens": False}, "reproduced"),
     ({"joint_improves": True, "rebound": False, "depth_alone_improves": True, "joint_worsens": False},
-     "not reproduced"),
+     "inconclusive"),                                  # no rebound detected is not evidence against one
+    ({"joint_improves": True, "rebound": False, "depth_alone_improves": True, "joint_worsens": False,
+      "depth_alone_monotone": True}, "not reproduced"),
     ({"joint_improves": False, "rebound": True, "depth_alone_improves": False, "joint_worsens": True},
      "not reproduced"),
     ({"joint_improves": True, "rebound": False, "depth_alone_improves": False, "joint_worsens": False},
@@ -87,7 +89,7 @@ def test_tiny_suite_end_to_end_report(tmp_path, monkeypatch):
     text = (tmp_path / "report.md").read_text()
     assert len(rep.claims) == len(CLAIMS)
     for c in rep.claims:
-        assert c.verdict in ("reproduced", "not reproduced", "inconclusive", "not run")
+        assert c.verdict in VERDICTS and c.claim.seed_words
         assert f"| {c.claim.id} (" in text
     verdicts = {c.claim.id: c.verdict for c in rep.claims}
     assert verdicts["ag_max_plateau"] != "not run"                       # the growth study measures it

@@ -52,8 +52,9 @@ class RefusedInsertion(InputError):
         >>> err = dc.RefusedInsertion("the jumpboard at blocks.1 was not checked on a gain sample")
         >>> isinstance(err, ValueError), err.key, err.reason
         (True, 'init', 'the jumpboard at blocks.1 was not checked on a gain sample')
-        >>> print(err)
-        init == 'jumpboard' refused: the jumpboard at blocks.1 was not checked on a gain sample. Pass force=True to insert it anyway, or init='zero' for a function-preserving block.
+        >>> print(err)  # doctest: +NORMALIZE_WHITESPACE
+        init == 'jumpboard' refused: the jumpboard at blocks.1 was not checked on a gain sample.
+        Pass force=True to insert it anyway, or init='zero' for a function-preserving block.
     """
 
     def __init__(self, reason: str):

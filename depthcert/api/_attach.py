@@ -145,8 +145,9 @@ model : torch.nn.Module
 
 Returns
 -------
-dict of str to torch.nn.Parameter
-    The inserted blocks' parameters by their names in ``model.named_parameters()``.
+dict
+    ``{name: torch.nn.Parameter}``: the inserted blocks' parameters by their names in
+    ``model.named_parameters()``.
 
 Raises
 ------

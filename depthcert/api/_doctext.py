@@ -35,8 +35,8 @@ model : torch.nn.Module
     The network (never changed).
 site : str
     One module path, a site of :func:`depthcert.saturation` (``"blocks.2"``).
-data : tuple of tensors, Dataset or DataLoader
-    Any kind of data :func:`depthcert.saturation` accepts; its first 4 samples run the
+data : tuple, Dataset or DataLoader
+    ``(x, y)`` tensors or any kind of data :func:`depthcert.saturation` accepts; its first 4 samples run the
     forward passes (the state's shape, the layers called after the site).
 loss : {"cross_entropy", "squared"}, default "cross_entropy"
     A user's loss function has no derived constants.
@@ -77,16 +77,18 @@ Examples
 CONSTANTS_CLASS = """
 The sure constants of :func:`depthcert.constants` at one site, each a value or ``None``.
 
+The seven constants (THEORY §1), each a ``float`` or ``None`` where not derived:
+``B`` (the loss range), ``L_loss`` (the loss's Lipschitz constant), ``L_top`` (the Lipschitz
+constant of the network above the site), ``A_norm`` (its linear part's norm), ``kappa`` (the
+curvature of the loss through the head), ``rho`` (the radius of the state at the site) and
+``rho_phi`` (the radius of the block's features).
+
 Attributes
 ----------
 site : str
     The module path the constants are for.
 loss : str
     ``"cross_entropy"`` or ``"squared"``.
-B, L_loss, L_top, A_norm, kappa, rho, rho_phi : float or None
-    The constants (THEORY §1): the loss range, the loss's Lipschitz constant, ``f_top``'s
-    Lipschitz constant and linear norm, the curvature through the head, the radius of the
-    state at the site and of the block's features; ``None`` where not derived.
 state_shape : tuple of int
     The shape of one sample's state at the site.
 why : dict of str

@@ -86,9 +86,13 @@ class Suggestion:
         ``||V||`` of the step.
     gain_step : float
         The mean loss drop on the step sample (which chose this candidate; in-sample).
-    gain, lo, hi : float
-        The mean loss drop on the gain sample and its level-``(1 - level)`` interval for the
-        population gain (``lo > 0``: why it is suggested).
+    gain : float
+        The mean loss drop on the gain sample.
+    lo : float
+        The lower end of its level-``(1 - level)`` interval for the population gain (``lo > 0``:
+        why it is suggested).
+    hi : float
+        The upper end of that interval.
     n_gain : int
         The gain sample's size.
     level : float

@@ -36,3 +36,20 @@ def test_other_paths_resolve_to_the_documented_one_and_a_wrong_path_to_nothing()
                   if "is deprecated" in f.read_text() and "\nwarnings.warn(" in f.read_text()]
     assert deprecated and all(".".join(f.relative_to(api_pages.ROOT).with_suffix("").parts) not in modules for f in deprecated)
     assert not any("._" in m for p in api_pages.PACKAGES for m in api_pages.public_modules(p))
+
+
+def test_every_public_function_and_class_of_depthcert_has_its_own_page():
+    import inspect
+
+    import depthcert
+
+    code = {f"depthcert.{n}" for n in depthcert.__all__ if inspect.isclass(getattr(depthcert, n))
+            or inspect.isroutine(getattr(depthcert, n))}
+    pages = api_pages.own_pages("depthcert")
+    assert {"depthcert.constants", "depthcert.Constants", "depthcert.new_parameters", "depthcert.load_grown",
+            "depthcert.Suggestion", "depthcert.RefusedInsertion"} <= code
+    assert set(pages) == code
+    for name, text in pages.items():
+        kind = "autoclass" if inspect.isclass(getattr(depthcert, name.split(".")[1])) else "autofunction"
+        assert f".. {kind}:: {name}" in text
+    assert "depthcert.DEFAULT_ROUTE" not in pages            # a constant is an entry of the package page

@@ -99,6 +99,42 @@ def docstring_problems() -> list[str]:
     return sorted(set(found))
 
 
+def cited_source_problems() -> list[str]:
+    """Internal wording in the source pages of the site: the definition (docstring, comments,
+    code) of each private object the theory table cites, shown verbatim on its source page."""
+    import api_pages
+    import theory_table
+
+    entries = theory_table.load(ROOT / "docs" / "theory_map.toml")
+    private = sorted({p for e in entries for k in ("objects", "proof_checks", "measurements") for p in e[k]
+                      if api_pages.canonical(p) is None and any(c.startswith("_") for c in p.split("."))})
+    found = []
+    for path in private:
+        module, _, name = path.rpartition(".")
+        file = Path(importlib.import_module(module).__file__)
+        node = api_pages.top_level_bindings(file)[name]
+        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        found += problems("\n".join(file.read_text().splitlines()[start - 1:node.end_lineno]), path)
+    return found
+
+
+def test_cited_source_pages_have_no_internal_wording(monkeypatch, tmp_path):
+    import types
+
+    import theory_table
+
+    assert cited_source_problems() == []
+    load = theory_table.load      # a cited private definition that names an issue is caught
+    plant = tmp_path / "_wording_plant.py"
+    plant.write_text('def planted():\n    """Fixed in issue 12."""\n')
+    mod = types.ModuleType("_wording_plant")
+    mod.__file__ = str(plant)
+    monkeypatch.setitem(sys.modules, "_wording_plant", mod)
+    monkeypatch.setattr(theory_table, "load", lambda path: [*load(path), {"objects": ["_wording_plant.planted"],
+                                                                           "proof_checks": [], "measurements": []}])
+    assert [p.split(": ", 1)[1] for p in cited_source_problems()] == ["an issue number: 'issue 12'"]
+
+
 def test_user_pages_have_no_internal_wording():
     assert page_problems(ROOT) == []
 

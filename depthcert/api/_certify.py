@@ -84,6 +84,17 @@ class Certificate:
     gap : dict
         Per route (also in each row) ``M_needed`` with each term's value and exponent in ``M``, and
         what the scan measured.
+
+    Examples
+    --------
+    ``dc.certify_insertion`` returns one (its page runs it on a network); the record itself:
+
+        >>> import depthcert as dc
+        >>> row = {"route": "direct_route", "certified": False, "bound": 1.2, "missing": []}
+        >>> cert = dc.Certificate(certified=False, route="direct_route", bound=1.2, rows=[row],
+        ...                       quantities={"L_T_old": 0.7}, constants={"B": 5.0}, notes=[])
+        >>> cert.bound > cert.quantities["L_T_old"], list(cert.table()["route"])   # a bound above the old loss
+        (True, ['direct_route'])
     """
 
     certified: bool

@@ -38,6 +38,8 @@ import torch
 from torch import nn
 
 from depthcert.api._data import as_stream
+from depthcert.api._docstring import doc
+from depthcert.api._doctext import CONSTANTS, CONSTANTS_CLASS
 from depthcert.api._localised import LOSS_CURVATURE
 from numerics.sites import add_at_site, check_no_batchnorm, module_at
 
@@ -52,10 +54,8 @@ _NAMES = ("B", "L_loss", "L_top", "A_norm", "kappa", "rho", "rho_phi")
 
 
 @dataclasses.dataclass(frozen=True)
+@doc(CONSTANTS_CLASS)
 class Constants:
-    """The constants of :func:`constants` at ``site``: a value or ``None`` with ``why[name]``; ``how[name]``
-    says how each value was derived. ``head`` holds ``(W, c, y_bound, R)`` of the affine head and its input's
-    radius for :meth:`B_with`."""
 
     site: str
     loss: str
@@ -191,22 +191,8 @@ def _non_affine(after) -> list[str]:
     return [f"{n} ({type(m).__name__})" for n, m in after if not isinstance(m, AFFINE_MODULES)]
 
 
+@doc(CONSTANTS)
 def constants(model: nn.Module, site: str, data, loss: str = "cross_entropy", *, y_bound: float | None = None) -> Constants:
-    """The sure ``B``, ``L_loss``, ``L_top``/``A_norm``, ``kappa``, ``rho`` and ``rho_phi`` at ``site`` (module docstring).
-
-    Args:
-        model: the network (never changed; a float64 copy in eval mode is analysed).
-        site: one module path (a site of :func:`depthcert.saturation`).
-        data: any accepted kind of data; its first 4 samples run the forward passes (shapes, the layers called).
-        loss: ``"cross_entropy"`` or ``"squared"`` (a user's loss has no derived constants).
-        y_bound: ``Y >= ||y||`` for the squared loss (``B`` and ``L_loss`` need it).
-
-    Returns:
-        A :class:`Constants`; pass it as ``certify_insertion(..., constants=...)``.
-
-    Raises:
-        TypeError, ValueError: a bad model, site, loss or data (named).
-    """
     check_no_batchnorm(model, "model")
     if loss not in LOSS_CURVATURE:
         raise ValueError(f"loss == {loss!r}, must be one of {sorted(LOSS_CURVATURE)} (a user's loss has no derived constants).")

@@ -66,6 +66,18 @@ class GrowthResult:
         The report of every step.
     notes : list of str
         Which sample fixed what.
+
+    Examples
+    --------
+    ``dc.grow`` returns one (its page runs it on a network); the record itself:
+
+        >>> import pandas as pd
+        >>> from torch import nn
+        >>> import depthcert as dc
+        >>> g = dc.GrowthResult(model=nn.Identity(), trajectory=pd.DataFrame({"step": [0], "verdict": ["saturated"]}),
+        ...                     stop="saturated", reports=[])
+        >>> g.stop, list(g.trajectory["verdict"]), g.notes
+        ('saturated', ['saturated'], [])
     """
 
     model: Any

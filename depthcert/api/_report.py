@@ -85,6 +85,20 @@ class SaturationReport:
     suggestion_reason : str
         Why (the candidate's interval, or why there is none); the reason
         :func:`depthcert.insert_block` gives when it refuses the jumpboard.
+
+    Examples
+    --------
+        >>> import torch
+        >>> from torch import nn
+        >>> import depthcert as dc
+        >>> _ = torch.manual_seed(0)
+        >>> net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 2)).double()
+        >>> x = torch.randn(256, 3, dtype=torch.float64)
+        >>> rep = dc.saturation(net, (x, (x[:, 0] > 0).long()), sites=["1"], curvature_n=32)
+        >>> rep.verdict in ("improvable", "saturated", "undetermined"), rep.saturated == (rep.verdict == "saturated")
+        (True, True)
+        >>> rep.best_site, [s["site"] for s in rep.sites], rep.n + rep.n_curvature <= 256
+        ('1', ['1'], True)
     """
 
     verdict: str

@@ -44,6 +44,13 @@ class RouteSpec:
         ``(name, None, missing)``: not evaluable, with the constants it lacks.
     names : tuple of str
         The row names it can produce (checked before any work when a route is asked for by name).
+
+    Examples
+    --------
+        >>> import depthcert as dc
+        >>> spec = dc.ROUTES["paper"]                   # the entry whose rows include the default route
+        >>> isinstance(spec, dc.RouteSpec), spec.name, dc.DEFAULT_ROUTE in spec.names
+        (True, 'paper', True)
     """
 
     name: str

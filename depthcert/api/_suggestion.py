@@ -34,8 +34,28 @@ __all__ = ["RefusedInsertion", "Suggestion", "nonnegative_beta", "suggest"]
 
 
 class RefusedInsertion(InputError):
-    """:func:`depthcert.insert_block` refused a jumpboard: the scan did not check it, or its gain
-    interval reaches below zero (the message gives the reason; ``force=True`` inserts it anyway)."""
+    """:func:`depthcert.insert_block` refused a jumpboard the scan did not check, or whose gain
+    interval reaches below zero.
+
+    An :class:`~plumbing.validation.InputError` (so a ``ValueError``): the CLI exits with status 2.
+    The fix: insert the scan's suggestion (``rep.suggestion``), a function-preserving block
+    (``init="zero"``), or pass ``force=True`` to insert the unchecked jumpboard anyway.
+
+    Parameters
+    ----------
+    reason : str
+        Why it was refused (the scan's ``suggestion_reason``); kept as ``.reason``.
+
+    Examples
+    --------
+        >>> import depthcert as dc
+        >>> err = dc.RefusedInsertion("the jumpboard at blocks.1 was not checked on a gain sample")
+        >>> isinstance(err, ValueError), err.key, err.reason
+        (True, 'init', 'the jumpboard at blocks.1 was not checked on a gain sample')
+        >>> print(err)  # doctest: +NORMALIZE_WHITESPACE
+        init == 'jumpboard' refused: the jumpboard at blocks.1 was not checked on a gain sample.
+        Pass force=True to insert it anyway, or init='zero' for a function-preserving block.
+    """
 
     def __init__(self, reason: str):
         self.key, self.allowed, self.value, self.reason = "init", "a checked jumpboard, init='zero' or force=True", \
@@ -46,15 +66,51 @@ class RefusedInsertion(InputError):
 
 @dataclasses.dataclass(frozen=True)
 class Suggestion:
-    """The insertion a scan recommends: ``dc.insert_block(model, site, family, init, scan=rep)``.
+    """The insertion a scan recommends, checked on the scan's gain sample before it is recommended.
 
-    Attributes:
-        site, family, init: where, which protocol family, ``"jumpboard"``.
-        beta: the ``beta_eff`` of the step (``V = -(slope / beta) G_f / ||G_f||``); ``V_norm``: ``||V||``.
-        gain_step: the mean loss drop on the step sample (which chose this candidate; in-sample).
-        gain, lo, hi: the mean loss drop on the gain sample and its level-``(1 - level)``
-            interval for the population gain (``lo > 0``: why it is suggested).
-        n_gain, level: the gain sample's size and the interval's level.
+    ``rep.suggestion`` of :func:`depthcert.saturation` (None when no candidate's gain interval lies
+    above zero; ``rep.suggestion_reason`` says why). Insert it with
+    ``dc.insert_block(model, s.site, s.family, s.init, scan=rep)``.
+
+    Attributes
+    ----------
+    site : str
+        Where to insert (the scan's ``best_site``).
+    family : str
+        Which protocol family: the one whose step lowers the step sample's loss most.
+    init : str
+        ``"jumpboard"``: Theorem 1's step.
+    beta : float or None
+        The ``beta_eff`` of the step (``V = -(slope / beta) G_f / ||G_f||``).
+    V_norm : float
+        ``||V||`` of the step.
+    gain_step : float
+        The mean loss drop on the step sample (which chose this candidate; in-sample).
+    gain : float
+        The mean loss drop on the gain sample.
+    lo : float
+        The lower end of its level-``(1 - level)`` interval for the population gain (``lo > 0``:
+        why it is suggested).
+    hi : float
+        The upper end of that interval.
+    n_gain : int
+        The gain sample's size.
+    level : float
+        The interval's level.
+
+    Examples
+    --------
+        >>> import torch
+        >>> from torch import nn
+        >>> import depthcert as dc
+        >>> _ = torch.manual_seed(0)
+        >>> net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 2)).double()
+        >>> x = torch.randn(1024, 3, dtype=torch.float64)
+        >>> rep = dc.saturation(net, (x, (x[:, 0] > 0).long()), sites=["1"], curvature_n=256)
+        >>> s = rep.suggestion
+        >>> s.site, s.init, s.lo > 0, s.lo <= s.gain <= s.hi
+        ('1', 'jumpboard', True, True)
+        >>> deeper = dc.insert_block(net, s.site, s.family, s.init, scan=rep)   # no refusal: it was checked
     """
 
     site: str

@@ -96,7 +96,7 @@ def heldout_routes(records: Sequence[Mapping], level: float) -> dict:
 
 
 def localised_comparison(records: Sequence[Mapping], level: float, config: Mapping | None) -> dict | None:
-    """The headline of issue 17: the route fixed before the data (``[localised] use``), with its
+    """The headline of the localised study: the route fixed before the data (``[localised] use``), with its
     Clopper--Pearson interval, beside the paper's routes, the §6 route fixed by ``[variants] use``
     and the held-out paired test, on the same draws."""
     from numerics.studies.run import localised_options

@@ -24,6 +24,9 @@ Kinds:
 * ``risk`` -- the same training, only the losses (the depth x width grid).
 * ``growth`` -- grown vs scratch at the same final architecture and step budget for one
   seed (:func:`numerics.studies.growth.growth_vs_scratch_study`, public).
+* ``own_block`` -- growth vs scratch as Paper B ran it: the network's own block inserted
+  function-preservingly, equal counted steps and sample-gradients
+  (:func:`numerics.studies.reproduce._growth_own_block.own_block_cell`).
 """
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ from plumbing.validation import InputError
 __all__ = ["CELL_KINDS", "channel_covariance", "run_cell", "validate_cell"]
 
 #: The cell kinds and what each measures (docstring of ``numerics.studies.reproduce._mnist1d_cells``).
-CELL_KINDS = ("depth", "risk", "growth")
+CELL_KINDS = ("depth", "risk", "growth", "own_block")
 
 
 def validate_cell(config: Mapping) -> dict:
@@ -179,4 +182,8 @@ def run_cell(config: Mapping) -> dict:
     kind = cfg["cell"]["kind"]
     if kind == "growth":
         return growth_cell(cfg)
+    if kind == "own_block":
+        from numerics.studies.reproduce._growth_own_block import own_block_cell
+
+        return own_block_cell(cfg)
     return depth_cell(cfg, scan=kind == "depth")

@@ -99,6 +99,8 @@ def mnist1d_suite(base, depths, rebound_depths, widths, depth_seeds, rebound_see
                                                           "model.width": list(widths)},
                         "zip": _seeds(rebound_seeds), **sweep},
             "growth": {"base": _m(base, "growth", depth=1), "grid": {}, "zip": _seeds(growth_seeds), **sweep},
+            # growth vs scratch as Paper B ran it (the network's own block; _growth_own_block)
+            "own_block": {"base": _m(base, "own_block", depth=1), "grid": {}, "zip": _seeds(growth_seeds), **sweep},
         },
         "growth": {}, "ag_max": {}, "claims": "mnist1d", "power": power, "n_boot": n_boot, "expected": expected,
         # bound validity: the validity study on an MNIST-1D run config (the readout block at the head input)

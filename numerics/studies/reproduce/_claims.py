@@ -195,6 +195,18 @@ MNIST1D_CLAIMS: tuple[Claim, ...] = (
           "the validity study on an MNIST-1D run config (1-D CNN, readout block at the head input): number of "
           "routes and events significantly violated (one-sided exact test at 0.05), counted when the study shows "
           "power; not run while `depthcert run` refuses the config", Rule("below", 0.5)),
+    # growth vs scratch as Paper B ran it (issue 25, item 5); seed words: _growth_own_block.SEED_WORDS
+    Claim("growth_own_block", "Paper B (THEORY §8), seed 001",
+          "Models grown by function-preserving insertion from a converged shallower network reach training "
+          "losses comparable to (often lower than) the same final architecture trained from scratch, and "
+          "consistently lower test losses (mean reduction ~11.8%).",
+          "numerics.studies.reproduce._growth_own_block:growth_own_block",
+          "mean over paired seeds of the relative test-loss gain (L_test_scratch - L_test_grown) / L_test_scratch "
+          "on T (Student-t 95%); the claim's interval is the hull over two scratch schedules (the grown arm's "
+          "phase list; one pooled recipe run), both with the grown arm's counted optimiser steps and "
+          "sample-gradients; grown: the recipe-converged ResCNN1d of depth model.depth, one block of its own "
+          "type inserted at the top (conv2 = 0, the trained norm handed up, norm eps 1e-12: Choice) before "
+          "each recipe run of growth.steps_per_growth steps, to growth.max_depth", Rule("above", 0.0)),
 )
 
 #: The claim set a suite decides (``Suite.claims``).

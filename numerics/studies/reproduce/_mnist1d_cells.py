@@ -26,7 +26,7 @@ Kinds:
   seed (:func:`numerics.studies.growth.growth_vs_scratch_study`, public).
 * ``own_block`` -- growth vs scratch as Paper B ran it: the network's own block inserted
   function-preservingly, equal counted steps and sample-gradients
-  (:func:`numerics.studies.reproduce._growth_own_block.own_block_cell`).
+  (:func:`numerics.studies.reproduce._own_block_cell.own_block_cell`).
 """
 from __future__ import annotations
 
@@ -183,7 +183,7 @@ def run_cell(config: Mapping) -> dict:
     if kind == "growth":
         return growth_cell(cfg)
     if kind == "own_block":
-        from numerics.studies.reproduce._growth_own_block import own_block_cell
+        from numerics.studies.reproduce._own_block_cell import own_block_cell
 
         return own_block_cell(cfg)
     return depth_cell(cfg, scan=kind == "depth")

@@ -38,7 +38,7 @@ def test_mnist1d_registry_covers_theory_8_9_and_resolves():
     ids = [c.id for c in MNIST1D_CLAIMS]
     assert ids == ["covariance_near_diagonal", "signal_decay", "joint_scaling_rebound", "ag_max_plateau",
                    "ag_max_plateau_level", "growth_vs_scratch", "local_insertion_shrinking", "exponent_agreement",
-                   "bound_validity"]
+                   "bound_validity", "growth_own_block"]
     assert all(callable(resolve_study(c.study)) for c in MNIST1D_CLAIMS)
     assert CLAIM_SETS["mnist1d"] is MNIST1D_CLAIMS
     for name in ("mnist1d-quick", "mnist1d", "mnist1d-full"):

@@ -166,7 +166,7 @@ def test_summary_verdicts_follow_both_scratch_conventions(cell):
     assert rule.decide(gob.summarise(_synthetic(cell, down), sd=0.01)) == "not reproduced"
     mixed = gob.summarise(_synthetic(cell, up, list(down)), sd=0.01)
     assert rule.decide(mixed) == "inconclusive"
-    assert {c["verdict"] for c in mixed["details"]["conventions"] if c["convention"].startswith("test")} == \
+    assert {c["verdict"] for c in mixed["details"]["conventions"] if c["loss"] == "test"} == \
            {"reproduced", "not reproduced"}
     weak = gob.summarise(_synthetic(cell, rng.normal(0, 0.3, 3)), sd=0.3)
     assert "NOT resolvable" in weak["measured"] and weak["details"]["mde"] > 0.118

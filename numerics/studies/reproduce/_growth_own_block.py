@@ -107,7 +107,8 @@ def _verdict(lo: float, hi: float, threshold: float) -> str:
     return "reproduced" if lo > threshold else "not reproduced" if hi < threshold else "inconclusive"
 
 
-def _conventions(cells, mde) -> list[dict]:
+def _conventions(cells, n: int, sds: Mapping) -> list[dict]:
+    """Per scratch schedule and loss: the paired gain's interval, verdict and MDE (from its own pilot sd)."""
     from numerics.studies.reproduce import _power as pw
 
     out = []
@@ -120,14 +121,16 @@ def _conventions(cells, mde) -> list[dict]:
                         "statistic": f"mean relative {what}-loss gain (L_scratch - L_grown) / L_scratch = {m:.2%} "
                                      f"[{lo:.2%}, {hi:.2%}] (Student-t 95%), interval {rule}",
                         "arm": arm, "loss": what, "estimate": m, "interval": [lo, hi],
-                        "verdict": _verdict(lo, hi, thr), "mde": mde})
+                        "verdict": _verdict(lo, hi, thr),
+                        "mde": pw.mde(sds[f"{arm}/{what}"], n) if f"{arm}/{what}" in sds else None})
     return out
 
 
 def _measured(conv, checked, c0, n: int, mde, sd) -> str:
     def part(what):
         return ", ".join(f"vs {c['arm']} {c['estimate']:.2%} [{c['interval'][0]:.2%}, {c['interval'][1]:.2%}] "
-                         f"({c['verdict']})" for c in conv if c["loss"] == what)
+                         f"({c['verdict']}" + ("" if c["mde"] is None else f", MDE {c['mde']:.3g}") + ")"
+                         for c in conv if c["loss"] == what)
 
     counted = c0["arms"]["grown"]["counted"]
     sched = "; ".join(f"{arm}: " + ", ".join(f"({p}, {s}, {b})" for p, s, b in c0["arms"][arm]["schedule"])
@@ -144,8 +147,9 @@ def _measured(conv, checked, c0, n: int, mde, sd) -> str:
             f"(phase, steps, batch): {sched}; scratch_phases: the grown list at depth {c0['depth_final']}; {resolves}")
 
 
-def summarise(cells, sd: float | None) -> dict:
-    """The claim's evidence from the cells (paired by seed) and the pilot's per-seed sd of the gain.
+def summarise(cells, sd: float | None, sd_by_convention: Mapping | None = None) -> dict:
+    """The claim's evidence from the cells (paired by seed) and the pilot's per-seed sd of the gain
+    (``sd``: the test gain vs ``scratch_phases``; ``sd_by_convention``: ``"<arm>/<test|train>" -> sd``).
 
     The claim's interval is the hull of the two scratch conventions' test-gain intervals, so
     the rule (above 0) reproduces only when both do and rejects only when both do.
@@ -156,7 +160,8 @@ def summarise(cells, sd: float | None) -> dict:
     checked = check_cells(cells)
     n, c0 = len(cells), cells[0]
     mde = pw.mde(sd, n) if sd is not None else None
-    conv = _conventions(cells, mde)
+    sds = dict(sd_by_convention or ({} if sd is None else {"scratch_phases/test": sd}))
+    conv = _conventions(cells, n, sds)
     tests = [c for c in conv if c["loss"] == "test"]
     lo, hi = min(c["interval"][0] for c in tests), max(c["interval"][1] for c in tests)
     per_seed = [{"seed": c["config"]["seed"], **{a: {k: c["arms"][a][k] for k in ("L_train", "L_test")}
@@ -179,7 +184,7 @@ def growth_own_block(ctx) -> dict:
     if len(cells) < 2:
         raise ValueError(f"growth vs scratch needs >= 2 seeds, got {len(cells)} cells")
     p = getattr(ctx.suite, "power", {}).get(CLAIM_ID) or {}
-    return summarise(cells, p.get("sd"))
+    return summarise(cells, p.get("sd"), p.get("sd_by_convention"))
 
 
 def measure(base: Mapping, seeds, sd: float | None = None) -> dict:

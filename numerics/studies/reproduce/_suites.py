@@ -137,9 +137,15 @@ PILOT_POWER: dict = {'covariance_near_diagonal': {'sd': 0.0196, 'unit': 'cell', 
                               'n_pilot': 3,
                               'estimate': 13.2633},
      'growth_vs_scratch': {'sd': 0.4181, 'unit': 'seed', 'n_pilot': 4, 'estimate': -0.5382},
-     'local_insertion_shrinking': {'sd': 0.8356, 'unit': 'cell', 'n_pilot': 15, 'estimate': -0.0411}}
+     'local_insertion_shrinking': {'sd': 0.8356, 'unit': 'cell', 'n_pilot': 15, 'estimate': -0.0411},
+     # growth_own_block: `python -m numerics.studies.reproduce._growth_own_block OUT.json 4` (the mnist1d-quick
+     # own_block cell on seeds 1000-1003); sd, estimate: the relative test-loss gain vs scratch_phases
+     'growth_own_block': {'sd': 0.3578, 'unit': 'seed', 'n_pilot': 4, 'estimate': -0.1983,
+                          'sd_by_convention': {'scratch_phases/test': 0.3578, 'scratch_phases/train': 0.4775,
+                                               'scratch_pooled/test': 0.4109, 'scratch_pooled/train': 0.5501}}}
 PILOT_SECONDS = {'depth': {'D=0,W=16': 4.4, 'D=1,W=16': 12.3, 'D=2,W=16': 27.2, 'D=4,W=16': 86.8, 'D=8,W=16': 157.2},
  'growth': {'D=1,W=16': 161.4},
+ 'own_block': {'D=1->2,W=16 (mnist1d-quick recipe)': 182.7},
  'rebound': {'D=1,W=4': 7.9,
              'D=1,W=8': 8.8,
              'D=1,W=16': 14.3,

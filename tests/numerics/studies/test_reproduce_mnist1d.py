@@ -195,6 +195,8 @@ def test_tiny_mnist1d_suite_end_to_end_and_resumes(tmp_path, monkeypatch):
             assert v != "not run", cid
     text = (tmp_path / "report.md").read_text()
     assert "MDE at 80% power" in text and "| growth_vs_scratch (" in text
+    own = next(c for c in rep.claims if c.claim.id == "growth_own_block")   # the tiny variant of issue 25's item 5
+    assert own.evidence and len(own.evidence["details"]["conventions"]) == 4, own.measured
     for fig in ("ag-max.png", "growth-vs-scratch.png", "rebound.png", "appendix-m.png"):
         assert (tmp_path / "figures" / fig).is_file(), fig
     again = rp.reproduce("mnist1d-quick", tmp_path, progress=False)

@@ -28,8 +28,8 @@ trained norm ``N`` of the block below (or of the stem), which gets a fresh norm 
 bias 0): the network becomes ``N(F(u))`` in place of ``N(u)``, ``F`` the fresh norm. A group,
 layer or RMS norm with ``eps = 0`` is invariant to the positive per-group (per-position)
 scale ``F`` applies and to the shift it removes, so ``N(F(u)) = N(u)``; with ``eps > 0`` the
-relative error is ``eps (1 - v) / (2 v)`` (``v`` the variance of ``u`` over the group: 7e-6
-of the logits' scale measured at PyTorch's ``eps = 1e-5``). So every norm of all three arms
+relative error is ``eps (1 - v) / (2 v) + O(eps^2)`` (``v`` the variance of ``u`` over the group;
+``test_handover_error_at_positive_eps``: sympy and a GroupNorm). So every norm of all three arms
 has ``eps =`` :data:`NORM_EPS` (1e-12: exact to ``1e-12 / v``, far below float32 rounding,
 and no 0/0 on a constant group). :func:`insertion_deviation` checks each insertion on the
 held-out ``T`` inputs to :data:`IDENTITY_TOL` of the logits' scale.

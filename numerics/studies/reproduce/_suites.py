@@ -9,6 +9,8 @@ study's draws of one setup (bound validity).
 """
 from __future__ import annotations
 
+from plumbing.config import merge_config
+
 TEACHER_BASE = {
     "seed": 0, "level": 0.05,
     "task": {"kind": "regression", "d_in": 4, "depth": 4, "width": 8, "noise_std": 0.05, "noise_clip": 3.0,
@@ -88,8 +90,9 @@ def _seeds(seeds) -> dict:
 
 
 def mnist1d_suite(base, depths, rebound_depths, widths, depth_seeds, rebound_seeds, growth_seeds, *,
-                  validity_draws: int, n_boot: int, expected: str, power: dict) -> dict:
-    """The data of one MNIST-1D suite: three sweeps of MNIST-1D cells (depth, rebound, growth)."""
+                  validity_draws: int, n_boot: int, expected: str, power: dict, own_block: dict | None = None) -> dict:
+    """The data of one MNIST-1D suite: four sweeps of MNIST-1D cells (depth, rebound, growth, own_block);
+    ``own_block``: config overrides of the own-block growth sweep (default: the suite's growth sizes)."""
     sweep = {"runner": MNIST1D_RUNNER, "validate": MNIST1D_VALIDATE}
     return {
         "sweeps": {
@@ -100,7 +103,8 @@ def mnist1d_suite(base, depths, rebound_depths, widths, depth_seeds, rebound_see
                         "zip": _seeds(rebound_seeds), **sweep},
             "growth": {"base": _m(base, "growth", depth=1), "grid": {}, "zip": _seeds(growth_seeds), **sweep},
             # growth vs scratch as Paper B ran it (the network's own block; _growth_own_block)
-            "own_block": {"base": _m(base, "own_block", depth=1), "grid": {}, "zip": _seeds(growth_seeds), **sweep},
+            "own_block": {"base": merge_config(_m(base, "own_block", depth=1), own_block or {}), "grid": {},
+                          "zip": _seeds(growth_seeds), **sweep},
         },
         "growth": {}, "ag_max": {}, "claims": "mnist1d", "power": power, "n_boot": n_boot, "expected": expected,
         # bound validity: the validity study on an MNIST-1D run config (the readout block at the head input)

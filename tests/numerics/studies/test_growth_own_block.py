@@ -72,6 +72,25 @@ def test_the_identity_check_rejects_insertions_that_change_the_function():
     assert dev > 10 * gob.IDENTITY_TOL
 
 
+def test_handover_error_at_positive_eps():
+    """N(F(u)) / N(u) - 1 = eps (1 - v) / (2 v) + O(eps^2) on the centred part (sympy), and on a GroupNorm
+    with one group in float64; zero at eps = 0 (why NORM_EPS is ~0)."""
+    import sympy as sp
+
+    eps, v = sp.symbols("epsilon v", positive=True)
+    # N(u) = (u - m) / sqrt(v + eps); F(u) = the same, of variance v / (v + eps); N(F(u)) = F(u) / sqrt(that + eps)
+    ratio = 1 / sp.sqrt(v / (v + eps) + eps)
+    lead = sp.series(ratio - 1, eps, 0, 2).removeO()
+    assert sp.simplify(lead - eps * (1 - v) / (2 * v)) == 0 and ratio.subs(eps, 0) == 1
+    for e, var in ((1e-5, 0.01), (1e-5, 4.0), (1e-3, 0.3)):
+        u = torch.randn(1, 4, 200, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+        u = (u - u.mean()) / u.std(unbiased=False) * var ** 0.5
+        n, f = torch.nn.GroupNorm(1, 4, eps=e).double(), torch.nn.GroupNorm(1, 4, eps=e).double()
+        with torch.no_grad():
+            got = float((n(f(u)) / n(u)).mean() - 1)
+        assert got == pytest.approx(e * (1 - var) / (2 * var), rel=0.02, abs=1e-12)
+
+
 def test_budget_counter_counts_optimiser_steps_and_rows_through_backward():
     from numerics.training import train
 

@@ -165,7 +165,8 @@ SUITES["mnist1d-quick"] = mnist1d_suite(
     {**MNIST1D_BASE, "growth": {**MNIST1D_BASE["growth"], "max_depth": 2}}, depths=[0, 1, 2, 3, 4],
     rebound_depths=[1, 2, 4], widths=[8, 16], depth_seeds=[0, 1], rebound_seeds=[0, 1], growth_seeds=[0, 1, 2],
     validity_draws=20, n_boot=1000, power=PILOT_POWER,
-    expected="under 10 minutes on 2 idle CPU cores with --workers 2 (about 1000 core-seconds under load)")
+    expected="under 10 minutes on 2 idle CPU cores with --workers 2 (about 1000 core-seconds under load), plus "
+             "about 550 core-seconds for the own_block sweep (the pilot: 183 s per seed)")
 SUITES["mnist1d"] = mnist1d_suite(
     _M_FULL, depths=[0, 1, 2, 4, 8, 12, 16], rebound_depths=[1, 2, 4, 8], widths=[8, 12, 16],
     depth_seeds=range(4), rebound_seeds=range(3), growth_seeds=range(10), validity_draws=100, n_boot=2000,
@@ -173,7 +174,8 @@ SUITES["mnist1d"] = mnist1d_suite(
     expected=("about 73 min on 2 idle CPU cores with --workers 2: ~8800 core-seconds, from the pilot's per-cell times "
               "scaled to this recipe (1300 steps: x3.25 for training) and halved (the pilot ran under load ~2x); about "
               "twice that on the shared development machine (measured: 49.1 min with --workers 2 on the 2-core development "
-              "machine, docs/reproduce-mnist1d/)"))
+              "machine, docs/reproduce-mnist1d/)); plus about 4.6 core-hours for the own_block sweep (10 seeds x ~1660 s, "
+              "estimated from the pilot's 183 s per mnist1d-quick cell scaled by sample-gradients x (depth + 1))"))
 SUITES["mnist1d-full"] = mnist1d_suite(
     {**_M_FULL, "task": {**_M_FULL["task"], "n_population": 20000},
      "reference": {**_M_FULL["reference"], "steps": 1500, "anneal_steps": 500}},
@@ -182,4 +184,5 @@ SUITES["mnist1d-full"] = mnist1d_suite(
     n_boot=2000, power=PILOT_POWER,
     expected=("about 30-35 CPU-core-hours (from the pilot's per-cell times: depth 8 seeds x 9 depths ~4 h, the "
               "depth x width grid with widths to 64 ~18 h, 101 growth seeds ~11 h): for a Ray cluster, --backend ray; "
-              "101 growth seeds give 80% power for the paper's +11.8% at the pilot's spread"))
+              "101 growth seeds give 80% power for the paper's +11.8% at the pilot's spread; plus about 75 CPU-core-hours for "
+              "the own_block sweep, 101 seeds x ~2700 s, estimated as for mnist1d)"))

@@ -283,6 +283,18 @@ MNIST1D_CLAIMS: tuple[Claim, ...] = (
            "the validity study on an MNIST-1D run config (1-D CNN, readout block at the head input): number of "
            "routes and events significantly violated (one-sided exact test at 0.05), counted when the study shows "
            "power; not run while `depthcert run` refuses the config; " + _BOUND, Rule("below", 0.5)),
+    # growth vs scratch as Paper B ran it: the network's own block, equal steps and sample-gradients
+    _claim("growth_own_block", "Paper B (THEORY §8)", "numerics.studies.reproduce._growth_own_block:growth_own_block",
+           "mean over paired seeds of the relative test-loss gain (L_test_scratch - L_test_grown) / L_test_scratch "
+           "on T (Student-t 95%); reproduced / not reproduced only when both scratch schedules agree (the grown arm's "
+           "phase list; one pooled recipe run), both with the grown arm's counted optimiser steps and "
+           "sample-gradients; grown: the recipe-converged ResCNN1d of depth model.depth, one block of its own "
+           "type inserted at the top (conv2 = 0, the trained norm handed up) before each recipe run of "
+           "growth.steps_per_growth steps, to growth.max_depth", Rule("above", 0.0),
+           choice="norm eps 1e-12 in every arm (the hand-over of the trained norm is exact only as eps -> 0); train "
+                  "loss 'comparable' = within 5%",
+           conventions="the scratch schedule (the grown arm's phase list; one pooled recipe run) x the loss (test; "
+                       "train)"),
 )
 
 #: The claim set a suite decides (``Suite.claims``).

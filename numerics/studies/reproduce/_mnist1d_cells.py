@@ -25,6 +25,9 @@ Kinds (``cell.format``: 2 for the depth cells since the conventions registry, se
 * ``risk`` -- the same training, only the losses (the depth x width grid).
 * ``growth`` -- grown vs scratch at the same final architecture and step budget for one
   seed (:func:`numerics.studies.growth.growth_vs_scratch_study`, public).
+* ``own_block`` -- growth vs scratch as Paper B ran it: the network's own block inserted
+  function-preservingly, equal counted steps and sample-gradients
+  (:func:`numerics.studies.reproduce._own_block_cell.own_block_cell`).
 """
 from __future__ import annotations
 
@@ -38,7 +41,7 @@ from plumbing.validation import InputError
 __all__ = ["CELL_KINDS", "channel_covariance", "run_cell", "validate_cell"]
 
 #: The cell kinds and what each measures (docstring of ``numerics.studies.reproduce._mnist1d_cells``).
-CELL_KINDS = ("depth", "risk", "growth")
+CELL_KINDS = ("depth", "risk", "growth", "own_block")
 
 
 def validate_cell(config: Mapping) -> dict:
@@ -184,4 +187,8 @@ def run_cell(config: Mapping) -> dict:
     kind = cfg["cell"]["kind"]
     if kind == "growth":
         return growth_cell(cfg)
+    if kind == "own_block":
+        from numerics.studies.reproduce._own_block_cell import own_block_cell
+
+        return own_block_cell(cfg)
     return depth_cell(cfg, scan=kind == "depth")

@@ -46,6 +46,7 @@ SEED_WORDS: dict[str, tuple[str, str]] = {
                                   "signal is non-zero, and that these reductions diminish when the network enters the "
                                   "low-signal regime (Experimental results 3)."),
 }
+SEED_WORDS["growth_own_block"] = SEED_WORDS["growth_vs_scratch"]   # Paper B ran it with its own blocks
 
 
 def seed_fields(claim_id: str) -> dict:

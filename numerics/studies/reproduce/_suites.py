@@ -9,6 +9,8 @@ study's draws of one setup (bound validity).
 """
 from __future__ import annotations
 
+from plumbing.config import merge_config
+
 TEACHER_BASE = {
     "seed": 0, "level": 0.05,
     "task": {"kind": "regression", "d_in": 4, "depth": 4, "width": 8, "noise_std": 0.05, "noise_clip": 3.0,
@@ -91,8 +93,9 @@ def _seeds(seeds) -> dict:
 
 
 def mnist1d_suite(base, depths, rebound_depths, widths, depth_seeds, rebound_seeds, growth_seeds, *,
-                  validity_draws: int, n_boot: int, expected: str, power: dict) -> dict:
-    """The data of one MNIST-1D suite: three sweeps of MNIST-1D cells (depth, rebound, growth)."""
+                  validity_draws: int, n_boot: int, expected: str, power: dict, own_block: dict | None = None) -> dict:
+    """The data of one MNIST-1D suite: four sweeps of MNIST-1D cells (depth, rebound, growth, own_block);
+    ``own_block``: config overrides of the own-block growth sweep (default: the suite's growth sizes)."""
     sweep = {"runner": MNIST1D_RUNNER, "validate": MNIST1D_VALIDATE}
     return {
         "sweeps": {
@@ -102,6 +105,9 @@ def mnist1d_suite(base, depths, rebound_depths, widths, depth_seeds, rebound_see
                                                           "model.width": list(widths)},
                         "zip": _seeds(rebound_seeds), **sweep},
             "growth": {"base": _m(base, "growth", depth=1), "grid": {}, "zip": _seeds(growth_seeds), **sweep},
+            # growth vs scratch as Paper B ran it (the network's own block; _growth_own_block)
+            "own_block": {"base": merge_config(_m(base, "own_block", depth=1), own_block or {}), "grid": {},
+                          "zip": _seeds(growth_seeds), **sweep},
         },
         "growth": {}, "ag_max": {}, "claims": "mnist1d", "power": power, "n_boot": n_boot, "expected": expected,
         # bound validity: the validity study on an MNIST-1D run config (the readout block at the head input)
@@ -138,9 +144,15 @@ PILOT_POWER: dict = {'covariance_near_diagonal': {'sd': 0.0196, 'unit': 'cell', 
                               'n_pilot': 3,
                               'estimate': 13.2633},
      'growth_vs_scratch': {'sd': 0.4181, 'unit': 'seed', 'n_pilot': 4, 'estimate': -0.5382},
-     'local_insertion_shrinking': {'sd': 0.8356, 'unit': 'cell', 'n_pilot': 15, 'estimate': -0.0411}}
+     'local_insertion_shrinking': {'sd': 0.8356, 'unit': 'cell', 'n_pilot': 15, 'estimate': -0.0411},
+     # growth_own_block: `python -m numerics.studies.reproduce._growth_own_block OUT.json 4` (the mnist1d-quick
+     # own_block cell on seeds 1000-1003); sd, estimate: the relative test-loss gain vs scratch_phases
+     'growth_own_block': {'sd': 0.3578, 'unit': 'seed', 'n_pilot': 4, 'estimate': -0.1983,
+                          'sd_by_convention': {'scratch_phases/test': 0.3578, 'scratch_phases/train': 0.4775,
+                                               'scratch_pooled/test': 0.4109, 'scratch_pooled/train': 0.5501}}}
 PILOT_SECONDS = {'depth': {'D=0,W=16': 4.4, 'D=1,W=16': 12.3, 'D=2,W=16': 27.2, 'D=4,W=16': 86.8, 'D=8,W=16': 157.2},
  'growth': {'D=1,W=16': 161.4},
+ 'own_block': {'D=1->2,W=16 (mnist1d-quick recipe)': 182.7},
  'rebound': {'D=1,W=4': 7.9,
              'D=1,W=8': 8.8,
              'D=1,W=16': 14.3,
@@ -156,15 +168,18 @@ SUITES["mnist1d-quick"] = mnist1d_suite(
     {**MNIST1D_BASE, "growth": {**MNIST1D_BASE["growth"], "max_depth": 2}}, depths=[0, 1, 2, 3, 4],
     rebound_depths=[1, 2, 4], widths=[8, 16], depth_seeds=[0, 1], rebound_seeds=[0, 1], growth_seeds=[0, 1, 2],
     validity_draws=20, n_boot=1000, power=PILOT_POWER,
-    expected="under 10 minutes on 2 idle CPU cores with --workers 2 (about 1000 core-seconds under load)")
+    expected="under 10 minutes on 2 idle CPU cores with --workers 2 (about 1000 core-seconds under load), plus "
+             "about 550 core-seconds for the own_block sweep (the pilot: 183 s per seed)")
 SUITES["mnist1d"] = mnist1d_suite(
     _M_FULL, depths=[0, 1, 2, 4, 8, 12, 16], rebound_depths=[1, 2, 4, 8], widths=[8, 12, 16],
     depth_seeds=range(4), rebound_seeds=range(3), growth_seeds=range(10), validity_draws=100, n_boot=2000,
-    power=PILOT_POWER,
+    power=PILOT_POWER, own_block={"growth": {"max_depth": 2}},   # Choice: depth 1 -> 2 (cost, below)
     expected=("about 73 min on 2 idle CPU cores with --workers 2: ~8800 core-seconds, from the pilot's per-cell times "
               "scaled to this recipe (1300 steps: x3.25 for training) and halved (the pilot ran under load ~2x); about "
               "twice that on the shared development machine (measured: 49.1 min with --workers 2 on the 2-core development "
-              "machine, docs/reproduce-mnist1d/)"))
+              "machine, docs/reproduce-mnist1d/)); plus about 1.5 core-hours for the own_block sweep (10 seeds x ~540 s, "
+              "grown from depth 1 to 2: estimated from the pilot's 183 s per mnist1d-quick cell scaled by "
+              "sample-gradients; to depth 4 it would be ~4.6 core-hours)"))
 SUITES["mnist1d-full"] = mnist1d_suite(
     {**_M_FULL, "task": {**_M_FULL["task"], "n_population": 20000},
      "reference": {**_M_FULL["reference"], "steps": 1500, "anneal_steps": 500}},
@@ -173,4 +188,5 @@ SUITES["mnist1d-full"] = mnist1d_suite(
     n_boot=2000, power=PILOT_POWER,
     expected=("about 30-35 CPU-core-hours (from the pilot's per-cell times: depth 8 seeds x 9 depths ~4 h, the "
               "depth x width grid with widths to 64 ~18 h, 101 growth seeds ~11 h): for a Ray cluster, --backend ray; "
-              "101 growth seeds give 80% power for the paper's +11.8% at the pilot's spread"))
+              "101 growth seeds give 80% power for the paper's +11.8% at the pilot's spread; plus about 75 CPU-core-hours for "
+              "the own_block sweep, 101 seeds x ~2700 s, estimated as for mnist1d)"))

@@ -37,7 +37,7 @@ def test_mnist1d_registry_covers_theory_8_9_and_resolves():
     ids = [c.id for c in MNIST1D_CLAIMS]
     assert ids == ["covariance_near_diagonal", "signal_decay", "joint_scaling_rebound", "ag_max_plateau",
                    "ag_max_plateau_level", "ag_max_plateau_test_loss", "growth_vs_scratch", "local_insertion_shrinking",
-                   "exponent_agreement", "bound_validity"]
+                   "exponent_agreement", "bound_validity", "growth_own_block"]
     assert all(callable(resolve_study(c.study)) for c in MNIST1D_CLAIMS)
     assert CLAIM_SETS["mnist1d"] is MNIST1D_CLAIMS
     for name in ("mnist1d-quick", "mnist1d", "mnist1d-full"):
@@ -202,6 +202,8 @@ def test_tiny_mnist1d_suite_end_to_end_and_resumes(tmp_path, monkeypatch):
             assert v != "not run", cid
     text = (tmp_path / "report.md").read_text()
     assert "MDE at 80% power" in text and "| growth_vs_scratch (" in text
+    own = next(c for c in rep.claims if c.claim.id == "growth_own_block")   # the tiny variant of the own-block claim
+    assert own.evidence and len(own.evidence["details"]["conventions"]) == 4, own.measured
     for fig in ("ag-max.png", "ag-max-conventions.png", "growth-vs-scratch.png", "rebound.png", "appendix-m.png"):
         assert (tmp_path / "figures" / fig).is_file(), fig
     assert "![ag_max_plateau](figures/ag-max-conventions.png)" in text

@@ -195,3 +195,150 @@ def test_the_files_written_are_the_ones_the_help_lists(name, tmp_path_factory):
     ran, subst = case(name, tmp_path_factory)
     assert ran.code in ((0, 1) if name == "prove" else (0,)), ran.err
     assert problems(help_text(ran.argv[0]), ran, subst) == [], (ran.argv, sorted(ran.written))
+
+
+def _said(command: str, *sentences: str) -> None:
+    page = " ".join(help_text(command).split())
+    for s in sentences:
+        assert " ".join(s.split()) in page, (command, s)
+
+
+# --- a page that lies is caught: the checker on planted copies of the pages --------------------------------
+
+
+def test_a_planted_output_line_in_a_copy_of_an_epilog_is_rejected(tmp_path_factory):
+    from depthcert._cmd_run import EPILOG
+
+    ran, subst = case("run", tmp_path_factory)
+    assert problems(EPILOG, ran, subst) == []                                   # the epilog itself is true
+    planted = EPILOG.replace("outputs:\n", "outputs:\n  DIR/extra.json  every number, again\n", 1)
+    assert problems(planted, ran, subst) == ["promised, not written: DIR/extra.json (o/extra.json)"]
+    dropped = "\n".join(ln for ln in EPILOG.splitlines() if "DIR/bound_terms.png" not in ln)
+    assert problems(dropped, ran, subst) == ["written, not promised: o/bound_terms.png"]
+
+
+def test_a_wrong_condition_or_folder_is_rejected(tmp_path_factory):
+    sat, sat_subst = case("saturation-config", tmp_path_factory)
+    text = help_text("saturation")
+    assert "DIR/sites.csv        with --model:" in text
+    flipped = text.replace("DIR/sites.csv        with --model:", "DIR/sites.csv        with --config:")
+    assert problems(flipped, sat, sat_subst) == ["promised, not written: DIR/sites.csv (o/sites.csv)"]
+    sweep, subst = case("sweep", tmp_path_factory)
+    no_plots = "\n".join(ln for ln in help_text("sweep").splitlines() if not ln.startswith("  DIR/plots/"))
+    assert sorted(problems(no_plots, sweep, subst)) == [f"written, not promised: o/plots/region.{e}"
+                                                        for e in ("json", "pdf", "png")]
+    demo, demo_subst = case("demo", tmp_path_factory)
+    assert demo_subst["DIR"] == "./depthcert_demo"
+    moved = help_text("demo").replace("(default: ./depthcert_demo)", "(default: ./demo_out)")
+    assert problems(moved, demo, {"DIR": default_of_text(moved)}) != []        # another default: caught
+
+
+def default_of_text(page: str) -> str:
+    return re.search(r"\(default: (\./[\w]+)\)", " ".join(page.split())).group(1)
+
+
+def test_outputs_lines_are_parsed_with_their_conditions():
+    rows = {p.names: p.condition for p in promises(help_text("grow"))}
+    assert rows[("PATH",)] == "with --model --save-model PATH" and rows[("DIR/checkpoint.pt",)] == "with --config"
+    rows = {p.names: p.condition for p in promises(help_text("study"))}
+    assert rows[("DIR/study.json", "DIR/report.md")] == "pretrained" and rows[("DIR/NAME.png",)] == ""
+    from tests.cli._outputs import applies
+
+    assert applies("with --suite quick or full", ["--suite", "full"])
+    assert not applies("with --suite quick or full", ["--suite", "mnist1d"])
+    assert not applies("with --model --save-model PATH", ["--model", "m.py:f"]) and not applies("pretrained", ["x"])
+
+
+# --- stdout and defaults, against what the same runs wrote ----------------------------------------------------
+
+
+def test_run_json_on_stdout_is_result_json(tmp_path_factory):
+    _said("run", "stdout the table of measured quantities and certificates (JSON with --json)")
+    ran, _ = case("run", tmp_path_factory)
+    assert json.loads(ran.out) == json.loads((ran.root / "o" / "result.json").read_text())
+
+
+def test_demo_prints_the_draw_and_the_rates_and_writes_to_its_default_folder(tmp_path_factory):
+    _said("demo", "--out DIR output folder (default: ./depthcert_demo)",
+          "stdout the table of the draw and the certification rates (JSON with --json)")
+    ran, _ = case("demo", tmp_path_factory)
+    assert {"depthcert_demo/result.json", "depthcert_demo/validity/validity.json"} <= ran.written
+    res = json.loads((ran.root / "depthcert_demo" / "result.json").read_text())
+    assert "quick estimate from 1 draws run now" in ran.out
+    assert all(route in ran.out for route in ("population", "direct")) and str(res["routes"]["direct"]["certified"])
+
+
+def test_validity_prints_its_verdict_and_json_is_validity_json_with_the_stated_defaults(tmp_path_factory):
+    _said("validity", "stdout the summary tables and the verdict (validity.json with --json)",
+          "--level LEVEL level of the statistical tests (default 0.05)",
+          "data: new samples (S, T) for a fixed setup (default)")
+    ran, _ = case("validity", tmp_path_factory)
+    stored = json.loads((ran.root / "o" / "validity.json").read_text())
+    assert (stored["test_level"], stored["vary"]) == (0.05, "data")
+    assert ("no guarantee failed" in ran.out) != stored["significant"]
+    again = invoke([*ran.argv, "--json"], ran.root)                            # resumes: nothing recomputed
+    assert again.written == {"o/validity.json", "o/slack.png"} and again.out.count("\n") == 1
+    assert json.loads(again.out) == json.loads((ran.root / "o" / "validity.json").read_text())
+
+
+def test_sweep_prints_the_cell_counts_and_the_files_with_the_stated_defaults(tmp_path_factory):
+    import os
+
+    from plumbing.machine import available_cores
+
+    _said("sweep", "stdout the cell counts (computed now, reused, failed) and the files",
+          "--backend BACKEND local (default)", "local: worker processes (default 1)",
+          "(default: cores // workers, at most $OMP_NUM_THREADS when it is set; ray: 1)")
+    ran, _ = case("sweep", tmp_path_factory)
+    threads = min(available_cores(), int(os.environ.get("OMP_NUM_THREADS") or available_cores()))
+    assert re.search(rf"^2 cells: 2 computed now, 0 reused, 0 failed \(local, 1 worker\(s\) x {threads} thread",
+                     ran.out, re.M), ran.out
+    wrote = ran.out.strip().splitlines()[-1]
+    assert wrote.startswith("wrote ") and "results.csv" in wrote and "region.png" in wrote
+    again = invoke([*ran.argv, "--json"], ran.root)
+    assert (json.loads(again.out)["computed"], json.loads(again.out)["reused"]) == (0, 2)
+
+
+def test_plot_prints_the_files_it_wrote_and_appendix_m_its_exponent_table(tmp_path_factory):
+    _said("plot", "stdout the files written (appendix-m: the exponent table first)",
+          "--out FOLDER folder for the files (default DIR/plots)")
+    for name in ("plot", "plot-appendix-m"):
+        ran, _ = case(name, tmp_path_factory)
+        wrote = ran.out.strip().splitlines()[-1]
+        assert wrote.startswith("wrote ") and set(wrote[len("wrote "):].split(", ")) == ran.written, wrote
+    md = (ran.root / "figs" / "appendix-m_exponents.md").read_text()
+    assert md.strip() and md.strip() in ran.out
+
+
+def test_reproduce_prints_one_line_per_claim_with_its_verdict(tmp_path_factory):
+    _said("reproduce", "stdout one line per claim with its verdict, then where the report is")
+    ran, _ = case("reproduce", tmp_path_factory)
+    claims = json.loads((ran.root / "o" / "claims.json").read_text())["claims"]
+    lines = ran.out.strip().splitlines()
+    assert [ln.split(None, 1) for ln in lines[:-1]] == [[c["id"], c["verdict"]] for c in claims]
+    assert lines[-1].startswith("wrote o/report.md")
+
+
+def test_study_prints_its_result_as_indented_json_or_one_line(tmp_path_factory):
+    _said("study", "stdout the result as JSON", "--json print the result on one line (default: indented JSON)")
+    ran, _ = case("study", tmp_path_factory)
+    stored = json.loads((ran.root / "o" / "optimizer-invariance.json").read_text())
+    assert json.loads(ran.out) == stored and ran.out.count("\n") > 10
+    again = invoke([*ran.argv, "--json"], ran.root)
+    assert json.loads(again.out) == stored and again.out.count("\n") == 1
+
+
+def test_grow_prints_one_row_per_step_with_config_and_one_line_with_model(tmp_path_factory):
+    _said("grow", "with --config: one row per step (depth, site, losses, AG_max) and why it stopped",
+          "with --model: one line (why it stopped, how many blocks, the folder)",
+          "--out DIR output folder (default with --model: ./grow_out)")
+    ran, _ = case("grow-config", tmp_path_factory)
+    traj = json.loads((ran.root / "o" / "trajectory.json").read_text())
+    for step in traj["steps"]:
+        assert re.search(rf"^\s*{step['depth']}\s.*{re.escape(step['site'] or '-')}", ran.out, re.M), (step, ran.out)
+    assert traj["stopped_because"] in ran.out
+    ran, _ = case("grow-model", tmp_path_factory)
+    res = json.loads((ran.root / "grow_out" / "grow.json").read_text())
+    assert ran.out.count("\n") == 1, ran.out
+    assert f"stopped: {res['stop']} after {len(res['trajectory']) - 1} blocks" in ran.out
+    assert "grow_out" in ran.out and "m.pt" in ran.out

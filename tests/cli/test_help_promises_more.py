@@ -476,3 +476,11 @@ def test_study_config_defaults_to_the_synthetic_teacher(monkeypatch, tmp_path):
     assert DEFAULT_GROW_CONFIG["task"]["kind"] == "regression" and DEFAULT_GROW_CONFIG["task"]["depth"] >= 1
     _said("study", "--config FILE TOML with the tables of `depthcert grow` (default: a synthetic teacher of known "
                    "depth)")
+
+
+@pytest.mark.slow
+def test_the_real_demo_writes_what_its_page_lists(tmp_path):
+    """The shipped demo config (~25 s idle; the default run above uses the light config of test_run.py)."""
+    ran = invoke(["demo", "--out", "d"], tmp_path)
+    assert ran.code == 0 and problems(help_text("demo"), ran, {"DIR": "d"}) == [], sorted(ran.written)
+    assert "certification rate of this setup over" in ran.out or "no stored" in ran.out.lower(), ran.out

@@ -484,3 +484,10 @@ def test_the_real_demo_writes_what_its_page_lists(tmp_path):
     ran = invoke(["demo", "--out", "d"], tmp_path)
     assert ran.code == 0 and problems(help_text("demo"), ran, {"DIR": "d"}) == [], sorted(ran.written)
     assert "certification rate of this setup over" in ran.out or "no stored" in ran.out.lower(), ran.out
+
+
+def test_grow_model_json_is_grow_json(tmp_path):
+    _said("grow", "--json: the result as JSON")
+    ran = invoke(["grow", *USER, "--max-blocks", "1", "--steps", "5", "--out", "o", "--json"], tmp_path)
+    assert ran.code == 0 and ran.out.count("\n") == 1, ran.err
+    assert json.loads(ran.out) == json.loads((tmp_path / "o" / "grow.json").read_text())

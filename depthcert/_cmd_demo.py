@@ -44,7 +44,9 @@ EPILOG = epilog(
      ("DIR/bounds_config.toml", "the same numbers as a setup file for `depthcert bounds`"),
      ("DIR/bound_vs_observed.png", "each route's bound against the observed test loss"),
      ("DIR/bound_terms.png", "each bound decomposed into its terms"),
-     ("DIR/validity/", "with --estimate: the quick validity study (validity.json, slack.png)")],
+     ("DIR/localised_terms.png", "each localised route's bound decomposed into its costs (THEORY §6b)"),
+     ("DIR/validity/", "with --estimate: the quick validity study, as `depthcert validity` writes it\n"
+                       "(validity.json, slack.png, manifest.json, draws/)")],
     ["depthcert demo --out depthcert_demo"],
     [(0, "the experiment ran, whether or not a route certifies (the table says)"),
      (1, "the experiment could not be carried out (no first-order signal, divergence)"), BAD_INPUT])

@@ -49,7 +49,8 @@ Kinds:
   covariance   the heatmap of assumption (A3)"""
 
 EPILOG = epilog(
-    [("FOLDER/KIND.png", "the figure (FOLDER is --out, default DIR/plots)"),
+    [("stdout", "the files written (appendix-m: the exponent table first)"),
+     ("FOLDER/KIND.png", "the figure (FOLDER is --out, default DIR/plots)"),
      ("FOLDER/KIND.pdf", "the same figure as PDF"),
      ("FOLDER/KIND.json", "the plotted numbers"),
      ("FOLDER/KIND_exponents.md", "appendix-m: fitted vs predicted exponents (also printed)")],

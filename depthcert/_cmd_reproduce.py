@@ -24,7 +24,7 @@ def add_parser(sub) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="output folder; running again with it resumes")
     p.add_argument("--backend", default="local", help="local (default): processes on this machine; ray: Ray tasks")
     p.add_argument("--workers", type=int, default=None, help="local: worker processes (default: one per core)")
-    p.add_argument("--threads", type=int, default=None, help="threads per cell (default: cores // workers)")
+    p.add_argument("--threads", type=int, default=None, help="threads per cell (default: cores // workers, at most $OMP_NUM_THREADS when it is set)")
     p.add_argument("--address", default=None, metavar="HOST:PORT", help="ray: address of an existing cluster")
     p.add_argument("--no-progress", action="store_true", help="do not show the progress bars")
     p.add_argument("--json", action="store_true", help="print the content of claims.json as one JSON object")
@@ -38,10 +38,14 @@ cells, and writes a report with one row per claim: what the paper says, what was
 measured (with intervals), and the verdict of a rule fixed in advance."""
 
 EPILOG = epilog(
-    [("stdout", "one line per claim with its verdict"),
+    [("stdout", "one line per claim with its verdict, then where the report is"),
      ("DIR/report.md", "the report: a table of the claims, then one section each"),
      ("DIR/claims.json", "the same as data"),
-     ("DIR/figures/", "the figures the report shows")],
+     ("DIR/figures/", "the figures the report shows"),
+     ("DIR/sweeps/", "the stored cells of each sweep of the suite (what a re-run reuses)"),
+     ("DIR/growth/", "with --suite quick or full: the stored growth runs (one file per seed)"),
+     ("DIR/ag_max/", "with --suite quick or full: the stored AG_max runs (one file per seed)"),
+     ("DIR/validity/", "with --suite quick or full: the validity study of the bounds")],
     ["depthcert reproduce --suite quick --out runs/reproduce"],
     [(0, "the report was written (a claim that is not reproduced is a verdict, not an error)"), BAD_INPUT])
 

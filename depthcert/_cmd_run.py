@@ -39,7 +39,8 @@ EPILOG = epilog(
      ("DIR/result.json", "every number, the config, the seeds of every random role, versions"),
      ("DIR/bounds_config.toml", "the same numbers as a setup file for `depthcert bounds`"),
      ("DIR/bound_vs_observed.png", "each route's bound against the observed test loss"),
-     ("DIR/bound_terms.png", "each bound decomposed into its terms (when variants ran)")],
+     ("DIR/bound_terms.png", "each bound decomposed into its terms (when variants ran)"),
+     ("DIR/localised_terms.png", "each localised route's bound decomposed into its costs (THEORY §6b)")],
     ["depthcert run --config depthcert/configs/demo.toml --out runs/demo"],
     [(0, "the experiment ran, whether or not a route certifies (the table says)"),
      (1, "the experiment could not be carried out (no first-order signal, divergence)"), BAD_INPUT])

@@ -56,9 +56,10 @@ The experiments around growth to saturation (Paper B), each from a depth-0 stude
 
 EPILOG = epilog(
     [("stdout", "the result as JSON"),
-     ("DIR/NAME.json", "the study's numbers"),
+     ("DIR/NAME.json", "the study's numbers (pretrained: DIR/study.json instead)"),
      ("DIR/NAME.png", "its figure"),
-     ("DIR/study.json, DIR/report.md", "pretrained: the arms, the rank correlation, the scan's cost")],
+     ("DIR/study.json, DIR/report.md", "pretrained: the arms, the rank correlation, the scan's cost; the report\n"
+                                       "and its figures (NAME.png, and scan.png: the scan per site)")],
     ["depthcert study growth-vs-scratch --out runs/study --quick"], [(0, "the study ran"), BAD_INPUT])
 
 

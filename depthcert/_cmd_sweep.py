@@ -25,7 +25,8 @@ def add_parser(sub) -> None:
     p.add_argument("--workers", type=int, default=None,
                    help="local: worker processes (default 1); ray: tasks in flight (default: all)")
     p.add_argument("--threads", type=int, default=None,
-                   help="torch/BLAS threads per cell (default: cores // workers; ray: 1)")
+                   help="torch/BLAS threads per cell (default: cores // workers, at most $OMP_NUM_THREADS when it "
+                   "is set; ray: 1)")
     p.add_argument("--address", default=None, metavar="HOST:PORT",
                    help="ray: address of an existing cluster (default: start a local one)")
     p.add_argument("--no-progress", action="store_true", help="do not show the progress bar")
@@ -44,7 +45,8 @@ EPILOG = epilog(
     [("stdout", "the cell counts (computed now, reused, failed) and the files"),
      ("DIR/cells/KEY/result.json", "one `depthcert run` result per cell"),
      ("DIR/results.csv", "one row per cell: its varied keys and measured quantities"),
-     ("DIR/plots/", "the figures listed under plots (PNG and PDF)")],
+     ("DIR/sweep.json", "the sweep (base, grid, zip, plots, cells): what a re-run checks the folder against"),
+     ("DIR/plots/", "the figures listed under plots (PNG, PDF and the plotted numbers as JSON)")],
     ["depthcert sweep --config examples/sweeps/teacher_depth.toml --out runs/depth --workers 2"],
     [(0, "the sweep ran (cells that failed are listed and counted)"), BAD_INPUT])
 

@@ -48,7 +48,8 @@ EPILOG = epilog(
     [("stdout", "the summary tables and the verdict (validity.json with --json)"),
      ("DIR/validity.json", "the summary: rates, intervals, tests, slack, power"),
      ("DIR/slack.png", "the slack of every premise over the draws"),
-     ("DIR/draws/", "one stored record per draw (what a re-run reuses)")],
+     ("DIR/draws/", "one stored record per draw (what a re-run reuses)"),
+     ("DIR/manifest.json", "the study's identity (config, vary, options): a folder of another study is refused")],
     ["depthcert validity --config depthcert/configs/demo.toml --draws 200 --out runs/validity"],
     [(0, "no guarantee failed significantly more often than it states"),
      (1, "some guarantee did; or the draws stopped (no first-order signal, divergence)"), BAD_INPUT])

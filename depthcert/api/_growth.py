@@ -135,6 +135,17 @@ def _folds(probe_s, max_blocks: int) -> list[tuple[int, int]]:
     return [(i * size, (i + 1) * size) for i in range(k)]
 
 
+def _scan_fold(k: int, fold: tuple[int, int], n_folds: int, scan):
+    """``scan()``; a sample-size error names the fold it was given (a user sees their probe's size, not the fold's)."""
+    try:
+        return scan()
+    except ValueError as exc:
+        if "samples" not in str(exc):
+            raise
+        raise ValueError(f"growth step {k} scans probe[{fold[0]}:{fold[1]}], its own fold of the probe (max_blocks + 1 "
+                         f"== {n_folds} disjoint folds): {exc} Give more probe samples or a smaller max_blocks.") from None
+
+
 def _insert(net, rep, family):
     """``(grown copy, init)``: the scan's checked jumpboard, else a zero-init block (never forced)."""
     from depthcert.api._suggestion import RefusedInsertion
@@ -256,8 +267,9 @@ def grow(model, train, probe, loss="cross_entropy", max_blocks: int = 3, level: 
     rows, reports, gain = [], [], None
     for k, (a, b) in enumerate(folds):
         fold = probe_s.part(a, b)   # step k's own probe
-        rep = saturation(net, fold, loss, site_list(net), layout, level, seed + k, eps=eps, batch_size=batch_size,
-                         output=output, **scan_kw)
+        rep = _scan_fold(k, (a, b), len(folds), lambda: saturation(
+            net, fold, loss, site_list(net), layout, level, seed + k, eps=eps, batch_size=batch_size, output=output,
+            **scan_kw))
         reports.append(rep)
         stop = "saturated" if rep.saturated else ("max_blocks" if k >= max_blocks else None)
         rows.append(_row(k, rep, gain, _mean_loss(net, fold, loss_fn), (a, b), stop))

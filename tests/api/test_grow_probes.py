@@ -56,3 +56,17 @@ def test_grow_refuses_batchnorm_in_train_mode_as_saturation_does():
     assert net.training   # refused before any copy or eval()
     g = dc.grow(net.eval(), train=(x, y), probe=(x, y), max_blocks=0, steps=0, sites="blocks.*", **KW)
     assert len(g.trajectory) == 1
+
+
+def test_a_fold_too_small_for_the_scan_names_the_fold_and_what_to_change():
+    """The scan's sample-size error inside grow names the fold it got (a user gave the whole probe)."""
+    import pytest
+
+    import depthcert as dc
+    from tests.cli import _tiny_user
+
+    data = _tiny_user.data()
+    with pytest.raises(ValueError, match=r"growth step 0 scans probe\[0:40\], its own fold .*4 disjoint folds\): "
+                                         r"data has 40 samples.*smaller max_blocks"):
+        dc.grow(_tiny_user.model(), data["train"], data["probe"], max_blocks=3, steps=1)
+    assert len(dc.grow(_tiny_user.model(), data["train"], data["probe"], max_blocks=2, steps=1).trajectory) >= 1

@@ -37,13 +37,17 @@ nu_V rho_phi)`` (``L_top`` certified on the tube of radius ``nu_V rho_phi``), so
   for symmetrisation; ``|q_V| <= kappa nu_V^2 rho_phi^2 / 2``, range ``kappa nu^2 rho^2``).
 * ``e_G`` bounds ``||G_S - G||_F`` at ``delta_G``: Pinelis (1994, Thm 3.4, Hilbert space) in
   Bernstein form, ``P(||sum (xi_i - E xi)|| >= r) <= 2 exp(-r^2 / (2 (M sigma^2 + a r / 3)))``
-  with ``a = 2 b_xi`` (``||xi - E xi|| <= 2 b_xi``) and ``sigma^2 >= E ||xi||^2 >= E||xi - E xi||^2``;
+  with ``a = 2 b_xi`` (``||xi - E xi|| <= 2 b_xi``) and ``sigma^2 >= E||xi - E xi||^2`` (the centred
+  variance: Pinelis' ``b^2`` is the sum of the conditional second moments of the martingale
+  differences ``xi_i - E xi``; the uncentred ``E||xi||^2`` is one upper bound of it);
   the positive root is at most ``e_G = 4 b_xi L / (3M) + sqrt(2 sigma^2 L / M)``,
   ``L = ln(2 copies / delta_G)``. **Differs from THEORY** (Smale--Zhou's Lemma 2,
   ``2 b_xi L / M``): ``4/3`` instead of ``2`` (theirs is valid, ours is the derivation).
-* ``sigma^2``: ``sigma2_ub``, the sure ``b_xi^2`` (``delta_sigma = 0``) or the
+* ``sigma^2``: ``sigma2_ub``, the sure ``b_xi^2`` (``delta_sigma = 0``), the
   Maurer--Pontil upper bound on the signal sample, ``mean ||xi||^2 + sqrt(2 V ln(2/delta_sigma)/n)
-  + 7 b_xi^2 ln(2/delta_sigma)/(3(n-1))`` (values in ``[0, b_xi^2]``: as THEORY).
+  + 7 b_xi^2 ln(2/delta_sigma)/(3(n-1))`` (values in ``[0, b_xi^2]``: as THEORY; *uncentred*), or
+  the *centred* bound :func:`centred_variance_upper_expression` at the same ``delta_sigma``
+  (``E||xi||^2 - ||G||^2`` from the same sample: **Choice**).
 * (c) exact (readout at the top, squared loss, uncentred ``Sigma_phi``): ``U_S = nu_V e_G +
   nu_V^2 ||A||_2^2 lambda``, ``lambda = sqrt(2 rho_phi^2 Sigma_ub L / M) + 2 Sigma_ub L / (3M)``,
   ``L = ln(r copies / delta_Sigma)`` (Tropp 2012, Thm 1.4, ``X_i = (Sigma_phi - phi_i phi_i^T)/M``,
@@ -145,6 +149,21 @@ def exact_uniform(copies=1, sigma2=sigma2_ub) -> sp.Expr:
 def sigma2_upper_expression(n, mean, variance, level) -> sp.Expr:
     """``mean + sqrt(2 V ln(2/level)/n) + 7 b_xi^2 ln(2/level)/(3(n-1))``: ``sigma^2``'s bound on the signal sample."""
     return mean + maurer_pontil_deviation(n, variance, level, b_xi**2)
+
+
+def centred_variance_upper_expression(n, mean, variance, G_norm, level) -> sp.Expr:
+    """Upper confidence bound on the centred ``s^2 = E||xi - E xi||_F^2`` from a sample of ``n`` (the signal sample).
+
+    ``s^2 = E||xi||^2 - ||G||^2`` (``G = E xi``). At ``level/2`` each (union: ``level``): ``u`` =
+    :func:`sigma2_upper_expression` (``E||xi||^2 <= u``, its minimum with the sure ``b_xi^2``) and
+    ``||G|| >= l = max(0, ||G_n|| - e_n)``, ``e_n`` Pinelis' Bernstein bound of :func:`e_G` at the
+    sample's size with the variance proxy ``min(u, b_xi^2)`` (valid on ``u``'s event, since
+    ``E||xi - E xi||^2 <= E||xi||^2``): ``s^2 <= max(0, min(u, b_xi^2) - l^2)`` (**Choice**: the split).
+    """
+    u = sp.Min(sigma2_upper_expression(n, mean, variance, level / 2), b_xi**2)
+    L = sp.log(2 / (level / 2))
+    e_n = 4 * b_xi * L / (3 * n) + sp.sqrt(2 * u * L / n)
+    return sp.Max(0, u - sp.Max(0, G_norm - e_n) ** 2)
 
 
 def Sigma_norm_upper_expression(n, top, level, rho=s.rho_phi, dim=s.r) -> sp.Expr:
@@ -274,5 +293,6 @@ LOCALISED_THEOREMS = tuple(LOCALISED.values())
 __all__ = ["CHAINS", "LOCALISED", "LOCALISED_SPECS", "LOCALISED_THEOREMS", "ORIGIN", "RANGE", "TAILS", "UNIFORMS",
            "UNIFORM_LEVELS", "bernstein_difference", "e_G", "exact_uniform", "hoeffding_difference", "lambda_bound",
            "linearised_uniform", "localised_name", "localised_theorem", "remainder", "sigma2_upper_expression",
+           "centred_variance_upper_expression",
            "Sigma_norm_upper_expression",
            "sure_uniform", "uniform_event", "difference_event"]

@@ -39,9 +39,9 @@ def _sigma(ev):
     t = ev.tail
     name = t.variance.name if isinstance(t.variance, sp.Symbol) else None
     bound = dep.CONSTANT_BOUNDS.get(name)
-    if bound is not None and bound.sample == "signal":
+    if bound is not None and bound.sample == "signal" and bound.level is not None:
         return t.variance, sp.Symbol(bound.level, nonnegative=True), None
-    where = "unknown" if bound is None else f"{bound.sample} ({bound.description})"
+    where = "unknown" if bound is None else f"{bound.sample}, level {bound.level} ({bound.description})"
     why = (f"sigma^2 bound {t.variance} comes from {where}: E_U needs a bound fixed before S "
            "(sure b_xi^2, or an upper confidence bound on the signal sample at its own level; bounds.dependence)")
     return loc.sigma2_ub, loc.delta_sigma, why

@@ -94,6 +94,38 @@ def check_sigma2_upper(bound: sp.Expr | None = None):
     return "PASS", "mean + sqrt(2 V ln(2/d)/n) + 7 b_xi^2 ln(2/d)/(3(n-1)) (values in [0, b_xi^2])", None
 
 
+def _centring_identity() -> bool:
+    """``E||xi - E xi||^2 = E||xi||^2 - ||E xi||^2`` for a symbolic two-point law on R^2 (weights ``p, 1 - p``)."""
+    p = sp.Symbol("p", positive=True)
+    a, b = (sp.Matrix(sp.symbols(f"{n}0:2", real=True)) for n in "ab")
+    sq = lambda z: (z.T * z)[0]  # noqa: E731
+    G = p * a + (1 - p) * b
+    return sp.expand(p * sq(a - G) + (1 - p) * sq(b - G) - (p * sq(a) + (1 - p) * sq(b) - sq(G))) == 0
+
+
+@_timed("localised/centred_variance_upper_bound", "sympy")
+def check_centred_variance(bound: sp.Expr | None = None):
+    """The centred ``s^2``'s bound: ``min(u, b^2) - max(0, ||G_n|| - e_n)^2`` (``u``: MP09 at ``level/2``; ``e_n``:
+    Pinelis' root with ``a = 2 b_xi`` at ``level/2``, variance proxy ``min(u, b^2)``), floored at 0; the centring
+    identity symbolic, the composition compared exactly at rational points."""
+    mean, g = sp.Symbol("mean", nonnegative=True), sp.Symbol("G_n", nonnegative=True)
+    bound = loc.centred_variance_upper_expression(s.n, mean, _V, g, _lvl) if bound is None else bound
+    w = sp.Symbol("w", positive=True)
+    u = sp.Min(mean + (w * maurer_pontil_unit(_V / w**2, s.n, _lvl / 2)).subs(w, loc.b_xi**2), loc.b_xi**2)
+    L = sp.log(4 / _lvl)
+    e_n = 2 * (2 * loc.b_xi) * L / (3 * s.n) + sp.sqrt(2 * u * L / s.n)
+    ref = sp.Max(0, u - sp.Max(0, g - e_n) ** 2)
+    pts = [{s.n: n, mean: m, _V: v, g: gg, _lvl: lv, loc.b_xi: b}
+           for n, m, v, gg, lv, b in ((400, sp.Rational(1, 10), sp.Rational(1, 100), sp.Rational(9, 10), sp.Rational(1, 20), 1),
+                                       (10**5, sp.Rational(3, 2), 2, sp.Rational(1, 2), sp.Rational(1, 1000), 3),
+                                       (50, sp.Rational(1, 2), sp.Rational(1, 10), 3, sp.Rational(1, 10), 2))]
+    diffs = [sp.N(bound.subs(pt) - ref.subs(pt), 30) for pt in pts]
+    if not _centring_identity() or any(abs(x) > 1e-25 for x in diffs):
+        return "FAIL", f"{bound} differs from min(u, b^2) - max(0, G_n - e_n)^2 by {diffs}", None
+    return "PASS", ("s^2 = E||xi||^2 - ||G||^2 <= min(u, b^2) - max(0, ||G_n|| - e_n)^2, u and e_n at level/2 each "
+                    "(e_n: Pinelis, a = 2 b_xi)"), None
+
+
 def _outer_square_identity() -> bool:
     """``(phi phi^T)^2 = ||phi||^2 phi phi^T`` (so ``E X^2 <= rho^2 Sigma / M^2``), for a symbolic 3-vector."""
     p = sp.Matrix(sp.symbols("p0:3", real=True))
@@ -169,4 +201,5 @@ def check_squared_loss_expansions():
 def localised_checks() -> list:
     """Every side-algebra check of THEORY §6b."""
     return [check_hoeffding_difference(), check_bernstein_difference(), check_sure_uniform(), check_e_G(),
-            check_sigma2_upper(), check_lambda_bound(), check_remainder(), check_squared_loss_expansions()]
+            check_sigma2_upper(), check_centred_variance(), check_lambda_bound(), check_remainder(),
+            check_squared_loss_expansions()]

@@ -1,0 +1,101 @@
+"""The signal sample's constants of the localised ``U_S`` (THEORY §6b (b), (c); **Choice**), fixed before ``S``.
+
+One streamed pass over the signal sample (role ``signal``: its ``x`` with labels from its
+noise sub-stream, independent of ``S`` and ``T``) measures, for ``xi_i = m_i phi_i^T``:
+
+* the mean and unbiased variance of ``||xi_i||_F^2 = ||m_i||^2 ||phi_i||^2`` and the mean
+  ``G_n`` of ``xi_i``: ``sigma^2``'s bound, *uncentred* (Maurer--Pontil on ``[0, b_xi^2]``,
+  :func:`bounds.localised.sigma2_upper_expression`) or *centred*
+  (:func:`bounds.localised.centred_variance_upper_expression`: ``E||xi||^2``'s bound minus
+  the square of Pinelis' lower bound on ``||G||``, each at ``delta_sigma / 2``), both at
+  ``delta_sigma``; ``[localised] variance`` says which ``e_G`` uses (default ``uncentred``);
+* ``lambda_max`` of the uncentred ``Sigma_n = (1/n) sum phi_i phi_i^T``: the upper confidence
+  bound on ``||Sigma_phi||_2`` at ``delta_Sn`` (:func:`bounds.localised.Sigma_norm_upper_expression`,
+  its minimum with the sure ``rho_phi^2``), used by (c);
+* the variance of ``<xi_i, G^>/||G^||`` (``G^`` the run's signal ``G``): only a *predictor* of
+  the variance of ``d_V`` along ``-G^`` (the ``"predicted"`` cap rule), never a bound.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import sympy as sp
+import torch
+
+__all__ = ["SignalMoments", "signal_moments", "sigma2_bounds", "Sigma_norm_upper"]
+
+
+@dataclasses.dataclass(frozen=True)
+class SignalMoments:
+    """What the pass measured (docstring of ``numerics.studies.run._localised_signal``)."""
+
+    n: int
+    mean_xi2: float           # mean ||xi||^2
+    var_xi2: float            # its unbiased variance
+    G_n_norm: float           # ||mean xi||_F on this pass
+    Sigma_top: float          # lambda_max(Sigma_n)
+    dir_var: float            # unbiased variance of <xi, G^>/||G^|| (a predictor only)
+
+
+@torch.no_grad()
+def _chunk(fixed, x, y, G_unit):
+    from numerics.estimators import activation_gradients_on_states
+
+    u = fixed.net.bottom(x, fixed.at)
+    with torch.enable_grad():
+        m = activation_gradients_on_states(fixed.expanded, u, y, fixed.loss)
+    phi = fixed.expanded.block.features(u.reshape(u.shape[0], -1))
+    val = m.pow(2).sum(dim=1) * phi.pow(2).sum(dim=1)
+    direction = ((m @ G_unit.to(m.dtype)) * phi).sum(dim=1)       # <m phi^T, G^>/||G^||
+    return m, phi, val, direction
+
+
+def signal_moments(fixed, b_xi: float) -> SignalMoments:
+    """One streamed pass over the signal sample (docstring of ``numerics.studies.run._localised_signal``).
+
+    Raises:
+        ArithmeticError: a value above the sure bound ``b_xi^2`` (the constants would be wrong).
+    """
+    from numerics._numerics import MeanVar
+
+    mv, top, G_sum, S_sum = MeanVar(), 0.0, None, None
+    G_unit = fixed.signal.G / fixed.signal.G.norm()
+    for x, y in fixed.task.sample_chunks(fixed.cfg.sizes.population, fixed.streams.seed_for("signal")):
+        m, phi, val, direction = _chunk(fixed, x, y, G_unit)
+        top = max(top, float(val.max()))
+        mv.add(torch.stack([val, direction], dim=1).cpu())
+        g, s = m.double().T @ phi.double(), phi.double().T @ phi.double()
+        G_sum, S_sum = (g, s) if G_sum is None else (G_sum + g, S_sum + s)
+    if top > b_xi**2 * (1 + 1e-9):
+        raise ArithmeticError(f"||m phi^T||^2 == {top:.6g} on the signal sample exceeds b_xi^2 == {b_xi**2:.6g}")
+    mean, _ = mv.result()
+    var = mv.variance()
+    return SignalMoments(mv.n, float(mean[0]), float(var[0]), float((G_sum / mv.n).norm()),
+                         float(torch.linalg.eigvalsh(S_sum / mv.n).max()), float(var[1]))
+
+
+def sigma2_bounds(mom: SignalMoments, level: float, b_xi: float) -> tuple[float, float]:
+    """``(uncentred, centred)`` upper bounds on ``E||xi - E xi||^2``, each at ``level`` (minimum with ``b_xi^2``)."""
+    from bounds._statement import evaluate
+    from bounds.localised import centred_variance_upper_expression, sigma2_upper_expression
+
+    n_, m_, v_, g_, l_ = sp.symbols("n_sig mean_sig var_sig G_sig level_sig", nonnegative=True)
+    vals = {"n_sig": mom.n, "mean_sig": mom.mean_xi2, "var_sig": mom.var_xi2, "G_sig": mom.G_n_norm,
+            "level_sig": level, "b_xi": b_xi}
+    unc = float(evaluate(sigma2_upper_expression(n_, m_, v_, l_), vals))
+    cen = float(evaluate(centred_variance_upper_expression(n_, m_, v_, g_, l_), vals))
+    return min(unc, b_xi**2), min(cen, b_xi**2)
+
+
+def Sigma_norm_upper(mom: SignalMoments, level: float, rho_phi: float, r: int) -> float:
+    """The upper confidence bound on ``||Sigma_phi||_2`` at ``level``, its minimum with ``rho_phi^2`` (sure when ``a >= 1``)."""
+    from bounds._statement import evaluate
+    from bounds.localised import Sigma_norm_upper_expression
+
+    n_, t_, l_, rho_, r_ = sp.symbols("n_sn top_sn level_sn rho_sn r_sn", positive=True)
+    a = 2 * float(sp.log(r / level)) / (3 * mom.n)
+    if not a < 1:
+        return rho_phi**2
+    val = evaluate(Sigma_norm_upper_expression(n_, t_, l_, rho_, r_),
+                   {"n_sn": mom.n, "top_sn": max(mom.Sigma_top, 0.0), "level_sn": level, "rho_sn": rho_phi, "r_sn": r})
+    return min(float(val), rho_phi**2)

@@ -30,8 +30,8 @@ from plumbing.validation import LEVEL, InputError
 from bounds.confidence import empirical_bernstein_lower
 from bounds.variant_routes import VariantResult
 
-__all__ = ["LOCALISED_PARAMETERS", "LocalisedReport", "LocalisedSetup", "evaluate_localised", "localised_values",
-           "paired_delta_R_lower"]
+__all__ = ["LOCALISED_PARAMETERS", "LocalisedReport", "LocalisedSetup", "Sigma_norm_upper_value", "evaluate_localised",
+           "localised_values", "paired_delta_R_lower"]
 
 _SIZES = ("M", "K", "n_grid", "L_test_old", "B", "L_loss", "L_top", "d", "r", "rho_phi", "nu_V", "kappa", "b_xi",
           "A_norm", "delta_train", "delta_R", "delta_R_failure", "delta_erm_pop")
@@ -64,6 +64,24 @@ def paired_delta_R_lower(mean_gain, var_gain, n, setup: LocalisedSetup, level):
         6.275e-05
     """
     return empirical_bernstein_lower(mean_gain, var_gain, n, 2 * setup.r_d(), level)
+
+
+def Sigma_norm_upper_value(n, top, level, rho_phi, r) -> float:
+    """:func:`bounds.localised.Sigma_norm_upper_expression`'s value, its minimum with the sure ``rho_phi^2``
+    (``rho_phi^2`` itself when ``a = 2 ln(r/level)/(3n) >= 1``: no bound from the sample).
+
+    Example:
+        >>> round(Sigma_norm_upper_value(10**6, 2.0, 1e-3, 3.0, 8), 4), Sigma_norm_upper_value(3, 2.0, 1e-3, 3.0, 8)
+        (2.0181, 9.0)
+    """
+    import sympy as sp
+
+    if not 2 * np.log(r / level) / (3 * n) < 1:
+        return float(rho_phi) ** 2
+    n_, t_, l_, rho_, r_ = sp.symbols("n_sn top_sn level_sn rho_sn r_sn", positive=True)
+    val = evaluate(loc.Sigma_norm_upper_expression(n_, t_, l_, rho_, r_),
+                   {"n_sn": n, "top_sn": max(float(top), 0.0), "level_sn": level, "rho_sn": rho_phi, "r_sn": r})
+    return min(float(val), float(rho_phi) ** 2)
 
 
 def _arr(x) -> np.ndarray:

@@ -88,14 +88,7 @@ def sigma2_bounds(mom: SignalMoments, level: float, b_xi: float) -> tuple[float,
 
 
 def Sigma_norm_upper(mom: SignalMoments, level: float, rho_phi: float, r: int) -> float:
-    """The upper confidence bound on ``||Sigma_phi||_2`` at ``level``, its minimum with ``rho_phi^2`` (sure when ``a >= 1``)."""
-    from bounds._statement import evaluate
-    from bounds.localised import Sigma_norm_upper_expression
+    """The upper confidence bound on ``||Sigma_phi||_2`` at ``level``, its minimum with ``rho_phi^2``."""
+    from bounds.localised_routes import Sigma_norm_upper_value
 
-    n_, t_, l_, rho_, r_ = sp.symbols("n_sn top_sn level_sn rho_sn r_sn", positive=True)
-    a = 2 * float(sp.log(r / level)) / (3 * mom.n)
-    if not a < 1:
-        return rho_phi**2
-    val = evaluate(Sigma_norm_upper_expression(n_, t_, l_, rho_, r_),
-                   {"n_sn": mom.n, "top_sn": max(mom.Sigma_top, 0.0), "level_sn": level, "rho_sn": rho_phi, "r_sn": r})
-    return min(float(val), rho_phi**2)
+    return Sigma_norm_upper_value(mom.n, mom.Sigma_top, level, rho_phi, r)

@@ -130,6 +130,9 @@ CONSTANT_BOUNDS: Mapping[str, Bound] = {
     "Sigma_ub": Bound("signal", "delta_Sn", "upper bound on ||Sigma_phi||_2 from the signal sample (or the sure "
                       "rho_phi^2 at delta_Sn = 0)"),
     "sigma2_S": Bound("S", None, "the plain mean of ||m_i phi_i^T||^2 on S: no level, and chosen with S"),
+    "tr_ub": Bound("signal", "delta_tr", "upper confidence bound on E||phi||^2 = tr Sigma_phi from the signal sample "
+                   "(or the sure rho_phi^2 at delta_tr = 0)"),
+    "tr_S": Bound("S", None, "the plain mean of ||phi_i||^2 on S: no level, and chosen with S"),
     "sigma2_plugin_c": Bound("signal", None, "mean ||xi||^2 - ||G_n||^2 on the signal sample: a plug-in centred "
                              "variance, no level (||G_n||^2 is no lower bound on ||G||^2)"),
 }

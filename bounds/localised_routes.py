@@ -98,6 +98,8 @@ def _constants(setup: LocalisedSetup) -> dict:
     rho2 = v["rho_phi"] ** 2
     v["Sigma_ub"] = rho2 if setup.Sigma_ub is None else np.minimum(_arr(setup.Sigma_ub), rho2)
     v["delta_Sn"] = np.float64(0.0) if setup.delta_Sn is None else _arr(setup.delta_Sn)
+    v["tr_ub"] = rho2 if setup.tr_ub is None else np.minimum(_arr(setup.tr_ub), rho2)
+    v["delta_tr"] = np.float64(0.0) if setup.delta_tr is None else _arr(setup.delta_tr)
     v["V_T_dnew"] = _arr(np.nan if setup.var_T_dnew is None else setup.var_T_dnew)
     v["V_S_dpop"] = _arr(np.nan if setup.var_S_dpop is None else setup.var_S_dpop)
     return v
@@ -106,7 +108,7 @@ def _constants(setup: LocalisedSetup) -> dict:
 def _levels(setup: LocalisedSetup, chain: str, uniform: str, level: float, v: dict) -> dict:
     """The levels of the chain's events (docstring of ``bounds.localised_routes``); raises if ``level`` leaves nothing."""
     fixed = (v["delta_R_failure"] if chain == "paper" else 0.0) + (
-        0.0 if uniform == "sure" else v["delta_sigma"] + (v["delta_Sn"] if uniform == "exact" else 0.0))
+        0.0 if uniform == "sure" else v["delta_sigma"] + (v["delta_Sn"] if uniform == "exact" else v["delta_tr"]))
     keys = ["delta_U", "delta_T_d"] + (["delta_S_pop"] if chain == "paper" else [])
     given = {k: getattr(setup, k) for k in keys}
     free = [k for k in keys if given[k] is None]

@@ -121,6 +121,18 @@ def centred_range_b_xi():
     return T.replace(name="loc_centred_range_b_xi", events=_with_event(T, "E_U", ev))
 
 
+def trace_on_S():
+    """S-chain (b) whose remainder uses the plain mean of ||phi||^2 on S (no level) for E||phi||^2."""
+    T = loc.LOCALISED["localised_train_linearised_bernstein"]
+    tr_S = sp.Symbol("tr_S", nonnegative=True)
+    dev = loc.nu * loc.e_G(loc.delta_G, s.n_grid) + loc.remainder(loc.delta_q, s.n_grid, tr_S)
+    p = T.event_map["E_U"].probability - loc.delta_tr
+    e = T.event_map["E_U"]
+    ev = dataclasses.replace(e, probability=p, tail=dataclasses.replace(e.tail, level=p, deviation=dev))
+    return T.replace(name="loc_trace_on_S", events=_with_event(T, "E_U", ev),
+                     failure_probability=T.failure_probability - loc.delta_tr)
+
+
 #: ``(name, description, target, build)`` of each mutant (:class:`proofs_check.mutants.Mutant`).
 LOCALISED_MUTANT_SPECS = (
     ("loc_d_new_tail_on_S", "a variance of d_new measured on S used in a (Bernstein) tail on S for d_new",
@@ -143,4 +155,6 @@ LOCALISED_MUTANT_SPECS = (
      "level for ||G_n||)", "ledger/tail/E_U", centred_plugin),
     ("loc_centred_range_b_xi", "e_G's Bernstein range term at ||xi - E xi|| <= b_xi (the centred range is 2 b_xi)",
      "ledger/tail/E_U", centred_range_b_xi),
+    ("loc_trace_on_S", "(b)'s remainder at the plain mean of ||phi||^2 on S (no level) instead of the signal "
+     "sample's bound on E||phi||^2", "ledger/tail/E_U", trace_on_S),
 )

@@ -76,3 +76,20 @@ def test_centred_variance_bound_is_below_the_uncentred_when_the_mean_is_large():
     centred = float(evaluate(loc.centred_variance_upper_expression(_n, _mean, _V, _G, _lv), vals))
     uncentred = float(evaluate(loc.sigma2_upper_expression(_n, _mean, _V, _lv), vals))
     assert s**2 <= centred < uncentred / 4
+
+
+# ---- E||phi||^2's bound (issue 29: (b)'s remainder at sqrt(tr_ub) instead of rho_phi) -------------------
+def _trace_fails(factor, n=20000, seed=0, rho=1.5, p=0.1):
+    """``||phi||^2 in {0, rho^2}`` with ``P(rho^2) = p``: ``E||phi||^2 = p rho^2``."""
+    k = np.random.default_rng(seed).binomial(n, p, size=REPS).astype(np.float64)
+    mean = rho**2 * k / n
+    var = n / (n - 1) * mean * (rho**2 - mean)
+    nn, m, V, lv = sp.symbols("nn m V lv", positive=True)
+    dev = loc.trace_upper_expression(nn, m, V, lv) - m
+    upper = mean + factor * evaluate(dev, {"nn": n, "V": var, "lv": LEVEL, "rho_phi": rho})
+    return upper < p * rho**2
+
+
+def test_trace_bound_covers_and_halved_is_flagged():
+    assert not _flagged(_trace_fails(1.0))
+    assert _flagged(_trace_fails(0.5, seed=1))

@@ -72,19 +72,22 @@ WRONG = {   # each the check's expression with one constant halved (or its range
     "e_G_sqrt": (sal.check_e_G, lambda: loc.e_G(_l, _c) - sp.sqrt(2 * loc.sigma2_ub * sp.log(2 * _c / _l) / s.M) / 2),
     "sigma2_range": (sal.check_sigma2_upper, lambda: loc.sigma2_upper_expression(s.n, _mean, _V, _l)
                      - 7 * loc.b_xi**2 * sp.log(2 / _l) / (6 * (s.n - 1))),
+    "trace_range": (sal.check_trace_upper, lambda: loc.trace_upper_expression(s.n, _mean, _V, _l)
+                    - 7 * s.rho_phi**2 * sp.log(2 / _l) / (6 * (s.n - 1))),
     "centred_range_b_xi": (sal.check_centred_variance, lambda: _centred(linear=2)),
     "centred_sqrt_halved": (sal.check_centred_variance, lambda: _centred(sqrt_factor=sp.Rational(1, 2))),
     "lambda_linear": (sal.check_lambda_bound, lambda: loc.lambda_bound(_l, _c)
                       - loc.Sigma_ub * sp.log(s.r * _c / _l) / (3 * s.M)),
     "lambda_sqrt": (sal.check_lambda_bound, lambda: loc.lambda_bound(_l, _c) / 2),
     "remainder_contraction": (sal.check_remainder, lambda: loc.remainder(_l, _c)
-                              - sp.sqrt(2) * loc.kappa * s.nu_V * s.rho_phi * loc.rad_M),
+                              - sp.sqrt(2) * loc.kappa * s.nu_V**2 * s.rho_phi * sp.sqrt(s.d * loc.tr_ub / s.M)),
+    "remainder_trace_not_sqrt": (sal.check_remainder, lambda: loc.remainder(_l, _c, loc.tr_ub**2)),
 }
 
 
 def test_every_side_algebra_check_passes():
     checks = sal.localised_checks()
-    assert len(checks) == 9 and all(c.status == "PASS" for c in checks), [(c.name, c.detail) for c in checks]
+    assert len(checks) == 10 and all(c.status == "PASS" for c in checks), [(c.name, c.detail) for c in checks]
 
 
 @pytest.mark.parametrize("case", sorted(WRONG))

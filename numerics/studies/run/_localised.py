@@ -48,7 +48,7 @@ __all__ = ["CapRule", "LOCALISED_DEFAULTS", "LOCALISED_SCHEMA", "LocalisedClass"
 
 #: Defaults: the jumpboard cap, no grid, ``sigma^2``'s (uncentred) and ``||Sigma_phi||``'s bounds at 1e-3,
 #: ``Delta_R``'s at the run's 5e-4.
-LOCALISED_DEFAULTS = {"cap": "jumpboard", "delta_sigma": 1e-3, "delta_R_failure": 5e-4, "delta_Sn": 1e-3,
+LOCALISED_DEFAULTS = {"cap": "jumpboard", "delta_sigma": 1e-3, "delta_R_failure": 5e-4, "delta_Sn": 1e-3, "delta_tr": 1e-3,
                       "variance": "uncentred", "cap_grid": 1, "cap_ratio": 2.0}
 
 
@@ -83,7 +83,8 @@ def localised_options(cfg: Mapping) -> dict:
         raise InputError("localised.use", "a route whose uniform term applies: exact needs a readout block at the "
                          "top and squared loss, linearised a readout block at the top", opts["use"])
     keys = ["delta_U", "delta_T_d"] + (["delta_S_pop", "delta_R_failure"] if chain == "paper" else [])
-    keys += ([] if uniform == "sure" else ["delta_sigma"]) + (["delta_Sn"] if uniform == "exact" else [])
+    keys += ([] if uniform == "sure" else ["delta_sigma"]) + {"exact": ["delta_Sn"], "linearised": ["delta_tr"]}.get(
+        uniform, [])
     fixed = sum(float(opts[k]) for k in keys if k in opts)
     if not fixed < cfg.level:
         key = next(k for k in reversed(keys) if k in given) if any(k in given for k in keys) else keys[-1]
@@ -104,6 +105,7 @@ class LocalisedClass:
             (``None``: not at the top); sigma2_uncentred, sigma2_centred: both bounds at ``delta_sigma``.
         sigma2_mean, sigma2_n: the signal sample's mean of ``||m phi^T||^2`` and its size; G_n_norm: ``||mean m phi^T||``.
         Sigma_ub, delta_Sn, Sigma_top: ``||Sigma_phi||``'s bound, its level, ``lambda_max(Sigma_n)``.
+        tr_ub, delta_tr, phi2_mean: ``E||phi||^2``'s bound ((b)'s remainder), its level, the sample's mean.
         dir_var: the signal sample's variance of ``<xi, G^>/||G^||`` (the ``"predicted"`` rule's predictor only).
         caps: the grid of caps fixed before ``S`` (``nu`` first; one cap: no grid).
         applies: the localised class is the run's (``False`` for the ``full`` family: it trains features).
@@ -131,6 +133,9 @@ class LocalisedClass:
     Sigma_top: float | None = None
     dir_var: float | None = None
     caps: tuple = ()
+    tr_ub: float | None = None
+    delta_tr: float | None = None
+    phi2_mean: float | None = None
 
 
 _CACHE: dict[int, tuple[weakref.ref, LocalisedClass]] = {}
@@ -163,7 +168,7 @@ def _cap(fixed, opts: Mapping, fields: Mapping) -> tuple[float, str, bool]:
 def _compute(fixed) -> LocalisedClass:
     from numerics._numerics import spectral_norm
     from numerics.studies.run._localised_cap import cap_grid
-    from numerics.studies.run._localised_signal import Sigma_norm_upper, sigma2_bounds, signal_moments
+    from numerics.studies.run._localised_signal import Sigma_norm_upper, sigma2_bounds, signal_moments, trace_upper
     from numerics.studies.run._stages import is_exact_class
 
     opts, c = localised_options(fixed.cfg), fixed.const
@@ -182,6 +187,7 @@ def _compute(fixed) -> LocalisedClass:
                       sigma2_mean=mom.mean_xi2, sigma2_n=mom.n, sigma2_uncentred=unc, sigma2_centred=cen,
                       G_n_norm=mom.G_n_norm, Sigma_top=mom.Sigma_top, dir_var=mom.dir_var,
                       Sigma_ub=Sigma_norm_upper(mom, float(opts["delta_Sn"]), c.rho_phi, ex.block.r),
-                      delta_Sn=float(opts["delta_Sn"]))
+                      delta_Sn=float(opts["delta_Sn"]), tr_ub=trace_upper(mom, float(opts["delta_tr"]), c.rho_phi),
+                      delta_tr=float(opts["delta_tr"]), phi2_mean=mom.mean_phi2)
     nu, src, clipped = _cap(fixed, opts, fields)
     return LocalisedClass(nu, src, clipped, applies=applies, caps=cap_grid(nu, opts), **fields)

@@ -52,10 +52,10 @@ def predicted_setup(fixed, cls_fields: Mapping, opts: Mapping, nu, n_grid: int =
     r_d = np.minimum(base["B"], base["L_loss"] * base["L_top"] * nu * base["rho_phi"])
     dir_var = cls_fields.get("dir_var")
     var = np.minimum(r_d**2, nu**2 * dir_var if dir_var is not None else r_d**2)
-    top = {k: cls_fields[k] for k in ("kappa", "b_xi", "sigma2_ub", "delta_sigma", "Sigma_ub", "delta_Sn")
+    top = {k: cls_fields[k] for k in ("kappa", "b_xi", "sigma2_ub", "delta_sigma", "tr_ub", "delta_tr")
            if cls_fields.get(k) is not None} if cls_fields.get("at_top") else {}
     if cls_fields.get("exact_applies"):
-        top["A_norm"] = cls_fields["A_norm"]
+        top.update({k: cls_fields[k] for k in ("A_norm", "Sigma_ub", "delta_Sn")})
     levels = {k: float(opts[k]) for k in ("delta_U", "delta_T_d", "delta_S_pop") if k in opts}
     paper = {"delta_R": gain, "delta_R_failure": float(opts["delta_R_failure"]), "delta_erm_pop": 0.0 * nu,
              "var_S_dpop": var}

@@ -155,7 +155,7 @@ def _setup_at(fixed, ev, cls, opts: Mapping, nu, delta_train, var_T, n_grid: int
     c, sz, blk = fixed.const, fixed.cfg.sizes, fixed.expanded.block
     levels = {k: float(opts[k]) for k in ("delta_U", "delta_T_d", "delta_S_pop") if k in opts}
     top = {} if not cls.at_top else {"kappa": cls.kappa, "b_xi": cls.b_xi, "sigma2_ub": cls.sigma2_ub,
-                                     "delta_sigma": cls.delta_sigma}
+                                     "delta_sigma": cls.delta_sigma, "tr_ub": cls.tr_ub, "delta_tr": cls.delta_tr}
     if cls.exact_applies:
         top.update(A_norm=cls.A_norm, Sigma_ub=cls.Sigma_ub, delta_Sn=cls.delta_Sn)   # (c): ||Sigma_phi||'s bound
     return LocalisedSetup(M=sz.M, K=sz.K, L_test_old=float(ev.L_test["old"]),

@@ -17,7 +17,7 @@ __all__ = ["INPUT_KEYS", "localised_lines", "localised_route_dicts", "localised_
 
 #: The :class:`bounds.localised_routes.LocalisedSetup` fields written as measured inputs.
 INPUT_KEYS = ("M", "K", "L_test_old", "B", "L_loss", "L_top", "d", "r", "rho_phi", "nu_V", "n_grid", "kappa", "b_xi",
-              "A_norm", "sigma2_ub", "delta_sigma", "Sigma_ub", "delta_Sn", "delta_train", "delta_R",
+              "A_norm", "sigma2_ub", "delta_sigma", "Sigma_ub", "delta_Sn", "tr_ub", "delta_tr", "delta_train", "delta_R",
               "delta_R_failure", "delta_erm_pop", "var_T_dnew", "var_S_dpop", "delta_U", "delta_T_d", "delta_S_pop",
               "exact_applies")
 
@@ -56,7 +56,7 @@ def localised_section(lc) -> dict:
                 "failure_probability": float(chosen.failure_probability)} if chosen is not None else
                {"name": use, "certified": False, "skipped": lc.report.skipped.get(use)})
     levels = {k: lc.options[k] for k in ("delta_U", "delta_T_d", "delta_S_pop", "delta_sigma", "delta_Sn",
-                                         "delta_R_failure") if k in lc.options}
+                                         "delta_tr", "delta_R_failure") if k in lc.options}
     out = {"use": verdict, "cap": lc.options["cap"], "levels": levels,
            "class": {k: _plain(v) for k, v in dataclasses.asdict(lc.cls).items()},
            "skipped": dict(lc.report.skipped), "roles": dict(ROLES), "notes": list(lc.report.notes) + _notes(lc)}

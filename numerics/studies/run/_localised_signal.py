@@ -12,6 +12,8 @@ noise sub-stream, independent of ``S`` and ``T``) measures, for ``xi_i = m_i phi
 * ``lambda_max`` of the uncentred ``Sigma_n = (1/n) sum phi_i phi_i^T``: the upper confidence
   bound on ``||Sigma_phi||_2`` at ``delta_Sn`` (:func:`bounds.localised.Sigma_norm_upper_expression`,
   its minimum with the sure ``rho_phi^2``), used by (c);
+* the mean and variance of ``||phi_i||^2``: ``E||phi||^2``'s upper confidence bound at ``delta_tr``
+  (:func:`bounds.localised.trace_upper_expression`), used by (b)'s remainder;
 * the variance of ``<xi_i, G^>/||G^||`` (``G^`` the run's signal ``G``): only a *predictor* of
   the variance of ``d_V`` along ``-G^`` (the ``"predicted"`` cap rule), never a bound.
 """
@@ -22,7 +24,7 @@ import dataclasses
 import sympy as sp
 import torch
 
-__all__ = ["SignalMoments", "signal_moments", "sigma2_bounds", "Sigma_norm_upper"]
+__all__ = ["SignalMoments", "signal_moments", "sigma2_bounds", "Sigma_norm_upper", "trace_upper"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,6 +37,8 @@ class SignalMoments:
     G_n_norm: float           # ||mean xi||_F on this pass
     Sigma_top: float          # lambda_max(Sigma_n)
     dir_var: float            # unbiased variance of <xi, G^>/||G^|| (a predictor only)
+    mean_phi2: float = float("nan")   # mean ||phi||^2 (tr Sigma_n)
+    var_phi2: float = float("nan")    # its unbiased variance
 
 
 @torch.no_grad()
@@ -47,7 +51,7 @@ def _chunk(fixed, x, y, G_unit):
     phi = fixed.expanded.block.features(u.reshape(u.shape[0], -1))
     val = m.pow(2).sum(dim=1) * phi.pow(2).sum(dim=1)
     direction = ((m @ G_unit.to(m.dtype)) * phi).sum(dim=1)       # <m phi^T, G^>/||G^||
-    return m, phi, val, direction
+    return m, phi, val, direction, phi.pow(2).sum(dim=1)
 
 
 def signal_moments(fixed, b_xi: float) -> SignalMoments:
@@ -61,9 +65,9 @@ def signal_moments(fixed, b_xi: float) -> SignalMoments:
     mv, top, G_sum, S_sum = MeanVar(), 0.0, None, None
     G_unit = fixed.signal.G / fixed.signal.G.norm()
     for x, y in fixed.task.sample_chunks(fixed.cfg.sizes.population, fixed.streams.seed_for("signal")):
-        m, phi, val, direction = _chunk(fixed, x, y, G_unit)
+        m, phi, val, direction, phi2 = _chunk(fixed, x, y, G_unit)
         top = max(top, float(val.max()))
-        mv.add(torch.stack([val, direction], dim=1).cpu())
+        mv.add(torch.stack([val, direction, phi2], dim=1).cpu())
         g, s = m.double().T @ phi.double(), phi.double().T @ phi.double()
         G_sum, S_sum = (g, s) if G_sum is None else (G_sum + g, S_sum + s)
     if top > b_xi**2 * (1 + 1e-9):
@@ -71,7 +75,7 @@ def signal_moments(fixed, b_xi: float) -> SignalMoments:
     mean, _ = mv.result()
     var = mv.variance()
     return SignalMoments(mv.n, float(mean[0]), float(var[0]), float((G_sum / mv.n).norm()),
-                         float(torch.linalg.eigvalsh(S_sum / mv.n).max()), float(var[1]))
+                         float(torch.linalg.eigvalsh(S_sum / mv.n).max()), float(var[1]), float(mean[2]), float(var[2]))
 
 
 def sigma2_bounds(mom: SignalMoments, level: float, b_xi: float) -> tuple[float, float]:
@@ -92,3 +96,14 @@ def Sigma_norm_upper(mom: SignalMoments, level: float, rho_phi: float, r: int) -
     from bounds.localised_routes import Sigma_norm_upper_value
 
     return Sigma_norm_upper_value(mom.n, mom.Sigma_top, level, rho_phi, r)
+
+
+def trace_upper(mom: SignalMoments, level: float, rho_phi: float) -> float:
+    """``E||phi||^2``'s upper confidence bound at ``level`` (Maurer--Pontil on ``[0, rho_phi^2]``), at most ``rho_phi^2``."""
+    from bounds._statement import evaluate
+    from bounds.localised import trace_upper_expression
+
+    n_, m_, v_, l_ = sp.symbols("n_tr mean_tr var_tr level_tr", nonnegative=True)
+    val = evaluate(trace_upper_expression(n_, m_, v_, l_), {"n_tr": mom.n, "mean_tr": mom.mean_phi2,
+                                                            "var_tr": mom.var_phi2, "level_tr": level, "rho_phi": rho_phi})
+    return min(float(val), rho_phi**2)

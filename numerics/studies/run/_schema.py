@@ -50,7 +50,7 @@ class CapRule:
 #: The ``[localised]`` table (levels fixed before the data; absent ones: what ``level`` leaves, split).
 LOCALISED_SCHEMA: Mapping[str, object] = {
     "cap": CapRule(), "use": tuple(LOCALISED_SPECS), "delta_U": _unit, "delta_T_d": _unit, "delta_S_pop": _unit,
-    "delta_sigma": _unit, "delta_R_failure": _unit, "delta_Sn": _unit, "variance": ("centred", "uncentred"),
+    "delta_sigma": _unit, "delta_R_failure": _unit, "delta_Sn": _unit, "delta_tr": _unit, "variance": ("centred", "uncentred"),
     "cap_grid": _int(1), "cap_ratio": Interval(1, closed_low=False)}
 
 #: Allowed values, as data: an :class:`Interval` or a tuple of choices (STYLE: Errors).

@@ -35,7 +35,6 @@ import dataclasses
 import weakref
 from typing import Mapping
 
-import torch
 
 from bounds.families import RESIDUAL_FAMILIES
 from bounds.localised import LOCALISED_SPECS

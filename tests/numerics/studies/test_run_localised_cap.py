@@ -98,6 +98,11 @@ def test_signal_moments_by_plain_autograd_and_the_bounds_they_give():
     assert cls.sigma2_centred == pytest.approx(max(0.0, u2 - max(0.0, mom.G_n_norm - e_n) ** 2), rel=1e-12)
     assert cls.sigma2_ub == cls.sigma2_uncentred                 # default: variance = "uncentred"
     assert mom.Sigma_top <= cls.Sigma_ub < fixed.const.rho_phi**2
+    phi2 = phi.pow(2).sum(1)                                      # E||phi||^2's bound ((b)'s remainder, delta_tr)
+    assert mom.mean_phi2 == pytest.approx(float(phi2.mean()), rel=1e-9)
+    L, rho2 = math.log(2 / cls.delta_tr), fixed.const.rho_phi**2
+    tr = float(phi2.mean()) + math.sqrt(2 * float(phi2.var()) * L / n) + 7 * rho2 * L / (3 * (n - 1))
+    assert cls.tr_ub == pytest.approx(min(tr, rho2), rel=1e-7) and cls.tr_ub < rho2
 
 
 def test_exact_route_uses_the_Sigma_bound_and_pays_its_level(tmp_path):
@@ -109,3 +114,8 @@ def test_exact_route_uses_the_Sigma_bound_and_pays_its_level(tmp_path):
                                                rel=1e-12)
     assert r["failure_probability"] <= res["level"]
     assert res["localised"]["levels"]["delta_Sn"] == 1e-3
+    lin = res["routes"]["localised_train_linearised_bernstein"]
+    w = lin["values"]
+    assert w["tr_ub"] == cls["tr_ub"] < w["rho_phi"] ** 2 and w["delta_tr"] == 1e-3
+    assert lin["levels"]["E_U"] == pytest.approx(w["delta_G"] + w["delta_q"] + w["delta_sigma"] + w["delta_tr"],
+                                                 rel=1e-12)

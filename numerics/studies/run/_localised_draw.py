@@ -19,7 +19,10 @@ its ``V_new``, the train-set jumpboard ``V_S`` and ``V_pop`` are each projected 
 the localised ball (rescaled inwards by ``1 - 1e-12`` when outside, then checked in floating
 point), and the one with the smallest ``R_S`` is ``f_new`` (ties: that order) -- a (C2)-style
 choice on ``S`` inside a ball fixed before ``S``, which the uniform event ``E_U`` covers.
-When the projection moves ``V_pop`` (a numeric cap below ``||V_pop||``) the run's population
+With a grid of caps (``[localised] cap_grid``), the candidates are projected onto every cap's
+ball, the cap with the smallest ``D_S(V_new^k) + U_S(nu_k)`` is used (chosen on ``S``; every
+event about a function depending on it pays the grid, ``n_grid`` copies; ``r_d`` at that cap),
+and ``T`` is drawn for that cap's ``f_new`` only. When the projection moves ``V_pop`` (a numeric cap below ``||V_pop||``) the run's population
 pass is not about the projected function: the paper chain is skipped (named in ``skipped``).
 
 **Choice** (``routes.heldout_paired``, what a user would do without the theory): on ``T``,

@@ -119,3 +119,23 @@ def test_exact_route_uses_the_Sigma_bound_and_pays_its_level(tmp_path):
     assert w["tr_ub"] == cls["tr_ub"] < w["rho_phi"] ** 2 and w["delta_tr"] == 1e-3
     assert lin["levels"]["E_U"] == pytest.approx(w["delta_G"] + w["delta_q"] + w["delta_sigma"] + w["delta_tr"],
                                                  rel=1e-12)
+
+
+@pytest.mark.parametrize("section,match", [
+    ({"cap_grid": 0}, "localised.cap_grid == 0"), ({"cap_ratio": 1.0}, "localised.cap_ratio == 1.0"),
+    ({"variance": "both"}, "localised.variance == 'both'"), ({"delta_tr": 1.0}, "localised.delta_tr == 1.0"),
+    ({"delta_Sn": 0.0}, "localised.delta_Sn == 0.0"), ({"cap": "predict"}, "localised.cap == 'predict'")])
+def test_bad_new_localised_keys_name_the_key(section, match):
+    from plumbing.validation import InputError
+
+    with pytest.raises(InputError, match=match):
+        validate_config({"localised": section})
+    assert validate_config({"localised": {"cap": "predicted", "cap_grid": 2, "variance": "centred"}}) is not None
+
+
+def test_the_levels_of_the_new_bounds_must_fit_the_level():
+    from plumbing.validation import InputError
+
+    with pytest.raises(InputError, match="localised.delta_tr"):      # linearised: delta_sigma + delta_tr + ... >= level
+        validate_config({"localised": {"use": "localised_train_linearised_bernstein", "delta_U": 0.02,
+                                       "delta_T_d": 0.02, "delta_tr": 0.02}, "task": {"kind": "classification"}})

@@ -24,6 +24,11 @@ is drawn. Everything here comes from the roles of ``seed`` only (the run's stage
 * ``cap = "predicted"`` and the grid of caps (``cap_grid``, ``cap_ratio``):
   :mod:`numerics.studies.run._localised_cap`.
 
+Keys of ``[localised]`` (all optional; :data:`LOCALISED_DEFAULTS`): ``cap`` (``"jumpboard"``,
+``"predicted"`` or a number), ``cap_grid``, ``cap_ratio``, ``use``, ``variance`` (``"uncentred"`` or
+``"centred"``), the levels ``delta_U``, ``delta_T_d``, ``delta_S_pop``, ``delta_sigma`` (``sigma^2``),
+``delta_tr`` (``E||phi||^2``, (b)), ``delta_Sn`` (``||Sigma_phi||``, (c)), ``delta_R_failure``.
+
 The route fixed before the data (``use``) defaults to ``localised_train_exact_bernstein``
 where THEORY §6b (c) applies (readout block at the top, squared loss), else
 ``localised_train_linearised_bernstein`` for a readout block at the top, else

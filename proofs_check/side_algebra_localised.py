@@ -9,6 +9,7 @@ an argument so that a test can feed it a wrong one (a halved constant must FAIL)
 """
 from __future__ import annotations
 
+import mpmath
 import numpy as np
 import sympy as sp
 
@@ -127,11 +128,11 @@ def check_centred_variance(bound: sp.Expr | None = None):
     L = sp.log(4 / _lvl)
     e_n = 2 * (2 * loc.b_xi) * L / (3 * s.n) + sp.sqrt(2 * u * L / s.n)
     ref = sp.Max(0, u - sp.Max(0, g - e_n) ** 2)
-    pts = [{s.n: n, mean: m, _V: v, g: gg, _lvl: lv, loc.b_xi: b}
-           for n, m, v, gg, lv, b in ((400, sp.Rational(1, 10), sp.Rational(1, 100), sp.Rational(9, 10), sp.Rational(1, 20), 1),
-                                       (10**5, sp.Rational(3, 2), 2, sp.Rational(1, 2), sp.Rational(1, 1000), 3),
-                                       (50, sp.Rational(1, 2), sp.Rational(1, 10), 3, sp.Rational(1, 10), 2))]
-    diffs = [sp.N(bound.subs(pt) - ref.subs(pt), 30) for pt in pts]
+    args = (s.n, mean, _V, g, _lvl, loc.b_xi)
+    f, f_ref = (sp.lambdify(args, e, modules="mpmath") for e in (bound, ref))
+    pts = ((400, "0.1", "0.01", "0.9", "0.05", 1), (10**5, "1.5", 2, "0.5", "0.001", 3), (50, "0.5", "0.1", 3, "0.1", 2))
+    with mpmath.workdps(40):
+        diffs = [f(*map(mpmath.mpf, pt)) - f_ref(*map(mpmath.mpf, pt)) for pt in pts]
     if not _centring_identity() or any(abs(x) > 1e-25 for x in diffs):
         return "FAIL", f"{bound} differs from min(u, b^2) - max(0, G_n - e_n)^2 by {diffs}", None
     return "PASS", ("s^2 = E||xi||^2 - ||G||^2 <= min(u, b^2) - max(0, ||G_n|| - e_n)^2, u and e_n at level/2 each "

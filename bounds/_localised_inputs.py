@@ -23,13 +23,14 @@ LOCALISED_PARAMETERS: Mapping[str, Interval] = {
     "B": _pos, "L_loss": _pos, "L_top": _pos, "d": Interval(1, integer=True), "r": Interval(1, integer=True),
     "rho_phi": _nonneg, "nu_V": _nonneg, "kappa": _nonneg, "b_xi": _nonneg, "A_norm": _nonneg,
     "sigma2_ub": _nonneg, "delta_sigma": _unit_open, "Sigma_ub": _nonneg, "delta_Sn": _unit_open,
+    "tr_ub": _nonneg, "delta_tr": _unit_open,
     "delta_train": _real, "delta_R": _real, "delta_R_failure": Interval(0, 1, closed_high=False),
     "delta_erm_pop": _real, "var_T_dnew": _nonneg, "var_S_dpop": _nonneg,
     "delta_U": _unit_open, "delta_T_d": _unit_open, "delta_S_pop": _unit_open,
 }
 REQUIRED = ("M", "K", "L_test_old", "B", "L_loss", "L_top", "d", "rho_phi", "nu_V")
 #: Optional inputs that come with their level: ``(bound, level)``.
-PAIRED = (("sigma2_ub", "delta_sigma"), ("Sigma_ub", "delta_Sn"))
+PAIRED = (("sigma2_ub", "delta_sigma"), ("Sigma_ub", "delta_Sn"), ("tr_ub", "delta_tr"))
 #: Variance key -> the size of the sample it is measured on.
 VARIANCES = {"var_T_dnew": "K", "var_S_dpop": "M"}
 
@@ -49,7 +50,8 @@ class LocalisedSetup:
             ``A_norm``: ``||A||_2`` of the readout ((c)).
         sigma2_ub, delta_sigma: upper bound on ``E ||m phi^T||_F^2`` from the signal sample and its
             level (absent: the sure ``b_xi^2``, level 0). ``Sigma_ub, delta_Sn``: the same for
-            ``||Sigma_phi||_2`` (absent: ``rho_phi^2``).
+            ``||Sigma_phi||_2`` (absent: ``rho_phi^2``); ``tr_ub, delta_tr``: for ``E||phi||^2`` ((b)'s
+            remainder; absent: ``rho_phi^2``, level 0).
         delta_train: ``R_S(f_old) - R_S(f_new)`` (train chain).
         delta_R, delta_R_failure: a lower confidence bound on ``R(f_old) - R(f~_pop)`` and its
             level (paper chain; :func:`bounds.localised_routes.paired_delta_R_lower`); always given
@@ -80,6 +82,8 @@ class LocalisedSetup:
     delta_sigma: object = None
     Sigma_ub: object = None
     delta_Sn: object = None
+    tr_ub: object = None
+    delta_tr: object = None
     delta_train: object = None
     delta_R: object = None
     delta_R_failure: object = None

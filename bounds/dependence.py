@@ -124,11 +124,17 @@ class Bound:
 #: THEORY §6b: the bounds on ``sigma^2 = E ||m phi^T||_F^2`` and on ``||Sigma_phi||`` that ``E_U`` may use:
 #: fixed before ``S`` (sure, or an upper confidence bound on the signal sample at its own level).
 CONSTANT_BOUNDS: Mapping[str, Bound] = {
-    "sigma2_ub": Bound("signal", "delta_sigma", "upper confidence bound on sigma^2 from the signal sample "
-                       "(or the sure b_xi^2 at delta_sigma = 0)"),
+    "sigma2_ub": Bound("signal", "delta_sigma", "upper confidence bound on the centred E||xi - E xi||^2 from the "
+                       "signal sample: the uncentred E||xi||^2's, or E||xi||^2's minus a lower bound on ||G||^2 "
+                       "(each at its share of delta_sigma), or the sure b_xi^2 at delta_sigma = 0"),
     "Sigma_ub": Bound("signal", "delta_Sn", "upper bound on ||Sigma_phi||_2 from the signal sample (or the sure "
                       "rho_phi^2 at delta_Sn = 0)"),
     "sigma2_S": Bound("S", None, "the plain mean of ||m_i phi_i^T||^2 on S: no level, and chosen with S"),
+    "tr_ub": Bound("signal", "delta_tr", "upper confidence bound on E||phi||^2 = tr Sigma_phi from the signal sample "
+                   "(or the sure rho_phi^2 at delta_tr = 0)"),
+    "tr_S": Bound("S", None, "the plain mean of ||phi_i||^2 on S: no level, and chosen with S"),
+    "sigma2_plugin_c": Bound("signal", None, "mean ||xi||^2 - ||G_n||^2 on the signal sample: a plug-in centred "
+                             "variance, no level (||G_n||^2 is no lower bound on ||G||^2)"),
 }
 
 

@@ -35,15 +35,25 @@ nu_V rho_phi)`` (``L_top`` certified on the tube of radius ``nu_V rho_phi``), so
   ``2 sqrt(2) kappa nu^2 rho_phi^2 sqrt(d/M)`` (the remainder ``q_V`` is ``kappa nu_V
   rho_phi``-Lipschitz in the block output on the ball, Maurer's contraction ``sqrt(2)``, 2
   for symmetrisation; ``|q_V| <= kappa nu_V^2 rho_phi^2 / 2``, range ``kappa nu^2 rho^2``).
+  **Issue 29**: the contraction's linear class ``{V phi}`` has ``E sup <V, sum_i s_i phi_i^T> =
+  nu E||sum_i s_i phi_i^T||_F <= nu sqrt(d M E||phi||^2)`` (Jensen over the signs *and* ``S``), so
+  ``rad_M``'s ``rho_phi`` may be ``sqrt(tr_ub)``, ``tr_ub >= E||phi||^2`` fixed before ``S`` (the
+  signal sample's Maurer--Pontil bound on ``||phi||^2 in [0, rho_phi^2]`` at ``delta_tr``, in
+  ``P(E_U)``); the Lipschitz constant ``kappa nu rho_phi`` stays sure (the contraction needs it
+  on the whole ball). ``tr_ub = rho_phi^2`` (``delta_tr = 0``) is the former term.
 * ``e_G`` bounds ``||G_S - G||_F`` at ``delta_G``: Pinelis (1994, Thm 3.4, Hilbert space) in
   Bernstein form, ``P(||sum (xi_i - E xi)|| >= r) <= 2 exp(-r^2 / (2 (M sigma^2 + a r / 3)))``
-  with ``a = 2 b_xi`` (``||xi - E xi|| <= 2 b_xi``) and ``sigma^2 >= E ||xi||^2 >= E||xi - E xi||^2``;
+  with ``a = 2 b_xi`` (``||xi - E xi|| <= 2 b_xi``) and ``sigma^2 >= E||xi - E xi||^2`` (the centred
+  variance: Pinelis' ``b^2`` is the sum of the conditional second moments of the martingale
+  differences ``xi_i - E xi``; the uncentred ``E||xi||^2`` is one upper bound of it);
   the positive root is at most ``e_G = 4 b_xi L / (3M) + sqrt(2 sigma^2 L / M)``,
   ``L = ln(2 copies / delta_G)``. **Differs from THEORY** (Smale--Zhou's Lemma 2,
   ``2 b_xi L / M``): ``4/3`` instead of ``2`` (theirs is valid, ours is the derivation).
-* ``sigma^2``: ``sigma2_ub``, the sure ``b_xi^2`` (``delta_sigma = 0``) or the
+* ``sigma^2``: ``sigma2_ub``, the sure ``b_xi^2`` (``delta_sigma = 0``), the
   Maurer--Pontil upper bound on the signal sample, ``mean ||xi||^2 + sqrt(2 V ln(2/delta_sigma)/n)
-  + 7 b_xi^2 ln(2/delta_sigma)/(3(n-1))`` (values in ``[0, b_xi^2]``: as THEORY).
+  + 7 b_xi^2 ln(2/delta_sigma)/(3(n-1))`` (values in ``[0, b_xi^2]``: as THEORY; *uncentred*), or
+  the *centred* bound :func:`centred_variance_upper_expression` at the same ``delta_sigma``
+  (``E||xi||^2 - ||G||^2`` from the same sample: **Choice**).
 * (c) exact (readout at the top, squared loss, uncentred ``Sigma_phi``): ``U_S = nu_V e_G +
   nu_V^2 ||A||_2^2 lambda``, ``lambda = sqrt(2 rho_phi^2 Sigma_ub L / M) + 2 Sigma_ub L / (3M)``,
   ``L = ln(r copies / delta_Sigma)`` (Tropp 2012, Thm 1.4, ``X_i = (Sigma_phi - phi_i phi_i^T)/M``,
@@ -89,6 +99,7 @@ delta_sigma, delta_Sn = sp.Symbol("delta_sigma", **_nonneg), sp.Symbol("delta_Sn
 kappa, b_xi, A_norm = sp.Symbol("kappa", **_nonneg), sp.Symbol("b_xi", **_nonneg), sp.Symbol("A_norm", **_nonneg)
 sigma2_ub, Sigma_ub = sp.Symbol("sigma2_ub", **_nonneg), sp.Symbol("Sigma_ub", **_nonneg)
 sigma2_S = sp.Symbol("sigma2_S", **_nonneg)            # a plain mean on S: never a valid bound (mutants)
+tr_ub, delta_tr = sp.Symbol("tr_ub", **_nonneg), sp.Symbol("delta_tr", **_nonneg)   # E||phi||^2 <= tr_ub (signal)
 V_T_dnew, V_S_dpop, V_S_dnew = (sp.Symbol(n, **_nonneg) for n in ("V_T_dnew", "V_S_dpop", "V_S_dnew"))
 #: ``2 r_d``: the length of the interval of the differences, at the cap ``nu_V``.
 RANGE = dep.difference_range()
@@ -120,10 +131,15 @@ def sure_uniform(level, copies=1, value_range=RANGE) -> sp.Expr:
     return 2 * sp.sqrt(2) * s.L_loss * s.L_top * rad_M + hoeffding_difference(s.M, level, copies, value_range)
 
 
-def remainder(level, copies=1) -> sp.Expr:
-    """(b)'s remainder: ``2 sqrt(2) kappa nu rho_phi rad_M + kappa nu^2 rho_phi^2 sqrt(ln(copies/level)/(2M))``."""
+def remainder(level, copies=1, trace=tr_ub) -> sp.Expr:
+    """(b)'s remainder: ``2 sqrt(2) kappa nu rho_phi nu sqrt(d tr/M) + kappa nu^2 rho_phi^2 sqrt(ln(copies/level)/(2M))``.
+
+    ``tr >= E||phi||^2 = tr Sigma_phi``: the sure ``rho_phi^2`` (then ``nu sqrt(d tr/M) = rad_M``) or the
+    signal sample's upper confidence bound at ``delta_tr``.
+    """
     scale = kappa * nu**2 * s.rho_phi**2
-    return 2 * sp.sqrt(2) * kappa * nu * s.rho_phi * rad_M + scale * sp.sqrt(sp.log(copies / level) / (2 * s.M))
+    rad = nu * sp.sqrt(s.d * trace / s.M)
+    return 2 * sp.sqrt(2) * kappa * nu * s.rho_phi * rad + scale * sp.sqrt(sp.log(copies / level) / (2 * s.M))
 
 
 def lambda_bound(level, copies=1, sigma_norm=Sigma_ub) -> sp.Expr:
@@ -147,6 +163,26 @@ def sigma2_upper_expression(n, mean, variance, level) -> sp.Expr:
     return mean + maurer_pontil_deviation(n, variance, level, b_xi**2)
 
 
+def centred_variance_upper_expression(n, mean, variance, G_norm, level) -> sp.Expr:
+    """Upper confidence bound on the centred ``s^2 = E||xi - E xi||_F^2`` from a sample of ``n`` (the signal sample).
+
+    ``s^2 = E||xi||^2 - ||G||^2`` (``G = E xi``). At ``level/2`` each (union: ``level``): ``u`` =
+    :func:`sigma2_upper_expression` (``E||xi||^2 <= u``, its minimum with the sure ``b_xi^2``) and
+    ``||G|| >= l = max(0, ||G_n|| - e_n)``, ``e_n`` Pinelis' Bernstein bound of :func:`e_G` at the
+    sample's size with the variance proxy ``min(u, b_xi^2)`` (valid on ``u``'s event, since
+    ``E||xi - E xi||^2 <= E||xi||^2``): ``s^2 <= max(0, min(u, b_xi^2) - l^2)`` (**Choice**: the split).
+    """
+    u = sp.Min(sigma2_upper_expression(n, mean, variance, level / 2), b_xi**2)
+    L = sp.log(2 / (level / 2))
+    e_n = 4 * b_xi * L / (3 * n) + sp.sqrt(2 * u * L / n)
+    return sp.Max(0, u - sp.Max(0, G_norm - e_n) ** 2)
+
+
+def trace_upper_expression(n, mean, variance, level) -> sp.Expr:
+    """``mean + sqrt(2 V ln(2/level)/n) + 7 rho_phi^2 ln(2/level)/(3(n-1))``: ``E||phi||^2``'s bound (values in ``[0, rho_phi^2]``)."""
+    return mean + maurer_pontil_deviation(n, variance, level, s.rho_phi**2)
+
+
 def Sigma_norm_upper_expression(n, top, level, rho=s.rho_phi, dim=s.r) -> sp.Expr:
     """Upper confidence bound on ``||Sigma_phi||_2`` from a sample of ``n`` (the signal sample), at ``level``.
 
@@ -163,7 +199,7 @@ def Sigma_norm_upper_expression(n, top, level, rho=s.rho_phi, dim=s.r) -> sp.Exp
 
 
 #: ``E_U``'s probability per kind of ``U_S``.
-UNIFORM_LEVELS = {"sure": delta_U, "linearised": delta_G + delta_q + delta_sigma,
+UNIFORM_LEVELS = {"sure": delta_U, "linearised": delta_G + delta_q + delta_sigma + delta_tr,
                   "exact": delta_G + delta_Sigma + delta_sigma + delta_Sn}
 
 
@@ -175,7 +211,7 @@ def uniform_event(uniform: str, copies=s.n_grid) -> Event:
         tail = Tail("uniform", U_S, sure_uniform(delta_U, copies), s.M, p, RANGE, copies=copies, rademacher=rad_M)
     elif uniform == "linearised":
         tail = Tail("uniform_linearised", U_S, linearised_uniform(copies), s.M, p, RANGE, variance=sigma2_ub,
-                    copies=copies, rademacher=rad_M)
+                    copies=copies)
     else:
         tail = Tail("uniform_exact", U_S, exact_uniform(copies), s.M, p, RANGE, variance=sigma2_ub, copies=copies)
     return Event("E_U", p, f"sup over the ball of (D - D_S)(V) exceeds U_S ({uniform}, THEORY §6b)", sample="S",
@@ -219,7 +255,7 @@ def _side_conditions(chain: str, uniform: str, tail_levels) -> tuple:
         [delta_q] if uniform == "linearised" else [delta_Sigma] if uniform == "exact" else [])
     conds = [s.M > 0, s.K > 0, s.B > 0, s.n_grid >= 1, s.L_test_old >= 0, s.L_test_new >= 0, U_S >= 0]
     conds += [c for lv in levels for c in (lv > 0, lv < 1)]
-    conds += [lv < 1 for lv in (delta_sigma, delta_Sn) if lv in UNIFORM_LEVELS[uniform].free_symbols]
+    conds += [lv < 1 for lv in (delta_sigma, delta_Sn, delta_tr) if lv in UNIFORM_LEVELS[uniform].free_symbols]
     if chain == "paper":
         conds += [s.delta_R_failure >= 0, s.delta_R_failure < 1]
     return tuple(conds)
@@ -274,5 +310,6 @@ LOCALISED_THEOREMS = tuple(LOCALISED.values())
 __all__ = ["CHAINS", "LOCALISED", "LOCALISED_SPECS", "LOCALISED_THEOREMS", "ORIGIN", "RANGE", "TAILS", "UNIFORMS",
            "UNIFORM_LEVELS", "bernstein_difference", "e_G", "exact_uniform", "hoeffding_difference", "lambda_bound",
            "linearised_uniform", "localised_name", "localised_theorem", "remainder", "sigma2_upper_expression",
+           "centred_variance_upper_expression", "trace_upper_expression",
            "Sigma_norm_upper_expression",
            "sure_uniform", "uniform_event", "difference_event"]

@@ -30,8 +30,8 @@ from plumbing.validation import LEVEL, InputError
 from bounds.confidence import empirical_bernstein_lower
 from bounds.variant_routes import VariantResult
 
-__all__ = ["LOCALISED_PARAMETERS", "LocalisedReport", "LocalisedSetup", "evaluate_localised", "localised_values",
-           "paired_delta_R_lower"]
+__all__ = ["LOCALISED_PARAMETERS", "LocalisedReport", "LocalisedSetup", "Sigma_norm_upper_value", "evaluate_localised",
+           "localised_values", "paired_delta_R_lower"]
 
 _SIZES = ("M", "K", "n_grid", "L_test_old", "B", "L_loss", "L_top", "d", "r", "rho_phi", "nu_V", "kappa", "b_xi",
           "A_norm", "delta_train", "delta_R", "delta_R_failure", "delta_erm_pop")
@@ -66,6 +66,24 @@ def paired_delta_R_lower(mean_gain, var_gain, n, setup: LocalisedSetup, level):
     return empirical_bernstein_lower(mean_gain, var_gain, n, 2 * setup.r_d(), level)
 
 
+def Sigma_norm_upper_value(n, top, level, rho_phi, r) -> float:
+    """:func:`bounds.localised.Sigma_norm_upper_expression`'s value, its minimum with the sure ``rho_phi^2``
+    (``rho_phi^2`` itself when ``a = 2 ln(r/level)/(3n) >= 1``: no bound from the sample).
+
+    Example:
+        >>> round(Sigma_norm_upper_value(10**6, 2.0, 1e-3, 3.0, 8), 4), Sigma_norm_upper_value(3, 2.0, 1e-3, 3.0, 8)
+        (2.0181, 9.0)
+    """
+    import sympy as sp
+
+    if not 2 * np.log(r / level) / (3 * n) < 1:
+        return float(rho_phi) ** 2
+    n_, t_, l_, rho_, r_ = sp.symbols("n_sn top_sn level_sn rho_sn r_sn", positive=True)
+    val = evaluate(loc.Sigma_norm_upper_expression(n_, t_, l_, rho_, r_),
+                   {"n_sn": n, "top_sn": max(float(top), 0.0), "level_sn": level, "rho_sn": rho_phi, "r_sn": r})
+    return min(float(val), float(rho_phi) ** 2)
+
+
 def _arr(x) -> np.ndarray:
     return np.asarray(x, dtype=np.float64)
 
@@ -80,6 +98,8 @@ def _constants(setup: LocalisedSetup) -> dict:
     rho2 = v["rho_phi"] ** 2
     v["Sigma_ub"] = rho2 if setup.Sigma_ub is None else np.minimum(_arr(setup.Sigma_ub), rho2)
     v["delta_Sn"] = np.float64(0.0) if setup.delta_Sn is None else _arr(setup.delta_Sn)
+    v["tr_ub"] = rho2 if setup.tr_ub is None else np.minimum(_arr(setup.tr_ub), rho2)
+    v["delta_tr"] = np.float64(0.0) if setup.delta_tr is None else _arr(setup.delta_tr)
     v["V_T_dnew"] = _arr(np.nan if setup.var_T_dnew is None else setup.var_T_dnew)
     v["V_S_dpop"] = _arr(np.nan if setup.var_S_dpop is None else setup.var_S_dpop)
     return v
@@ -88,7 +108,7 @@ def _constants(setup: LocalisedSetup) -> dict:
 def _levels(setup: LocalisedSetup, chain: str, uniform: str, level: float, v: dict) -> dict:
     """The levels of the chain's events (docstring of ``bounds.localised_routes``); raises if ``level`` leaves nothing."""
     fixed = (v["delta_R_failure"] if chain == "paper" else 0.0) + (
-        0.0 if uniform == "sure" else v["delta_sigma"] + (v["delta_Sn"] if uniform == "exact" else 0.0))
+        0.0 if uniform == "sure" else v["delta_sigma"] + (v["delta_Sn"] if uniform == "exact" else v["delta_tr"]))
     keys = ["delta_U", "delta_T_d"] + (["delta_S_pop"] if chain == "paper" else [])
     given = {k: getattr(setup, k) for k in keys}
     free = [k for k in keys if given[k] is None]

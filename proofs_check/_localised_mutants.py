@@ -102,6 +102,37 @@ def exact_level_unpaid():
                      failure_probability=T.failure_probability - loc.delta_Sn)
 
 
+def centred_plugin():
+    """S-chain (b) whose e_G uses a plug-in centred variance on the signal sample (mean ||xi||^2 - ||G_n||^2, no level)."""
+    T = loc.LOCALISED["localised_train_linearised_bernstein"]
+    plug = sp.Symbol("sigma2_plugin_c", nonnegative=True)
+    e = T.event_map["E_U"]
+    ev = dataclasses.replace(e, tail=dataclasses.replace(e.tail, variance=plug,
+                                                         deviation=loc.linearised_uniform(s.n_grid, plug)))
+    return T.replace(name="loc_centred_plugin", events=_with_event(T, "E_U", ev))
+
+
+def centred_range_b_xi():
+    """S-chain (b) whose e_G's linear term uses ``||xi - E xi|| <= b_xi`` (the centred range is ``2 b_xi``)."""
+    T = loc.LOCALISED["localised_train_linearised_bernstein"]
+    L = sp.log(2 * s.n_grid / loc.delta_G)
+    eG = 2 * loc.b_xi * L / (3 * s.M) + sp.sqrt(2 * loc.sigma2_ub * L / s.M)
+    ev = _tail(T, "E_U", deviation=loc.nu * eG + loc.remainder(loc.delta_q, s.n_grid))
+    return T.replace(name="loc_centred_range_b_xi", events=_with_event(T, "E_U", ev))
+
+
+def trace_on_S():
+    """S-chain (b) whose remainder uses the plain mean of ||phi||^2 on S (no level) for E||phi||^2."""
+    T = loc.LOCALISED["localised_train_linearised_bernstein"]
+    tr_S = sp.Symbol("tr_S", nonnegative=True)
+    dev = loc.nu * loc.e_G(loc.delta_G, s.n_grid) + loc.remainder(loc.delta_q, s.n_grid, tr_S)
+    p = T.event_map["E_U"].probability - loc.delta_tr
+    e = T.event_map["E_U"]
+    ev = dataclasses.replace(e, probability=p, tail=dataclasses.replace(e.tail, level=p, deviation=dev))
+    return T.replace(name="loc_trace_on_S", events=_with_event(T, "E_U", ev),
+                     failure_probability=T.failure_probability - loc.delta_tr)
+
+
 #: ``(name, description, target, build)`` of each mutant (:class:`proofs_check.mutants.Mutant`).
 LOCALISED_MUTANT_SPECS = (
     ("loc_d_new_tail_on_S", "a variance of d_new measured on S used in a (Bernstein) tail on S for d_new",
@@ -120,4 +151,10 @@ LOCALISED_MUTANT_SPECS = (
      "ledger/tail/H_T_diff", bernstein_range_r_d),
     ("loc_exact_level_unpaid", "(c) with the level of the ||Sigma_phi|| bound left out of P(E_U)",
      "ledger/tail/E_U", exact_level_unpaid),
+    ("loc_centred_plugin", "e_G at a plug-in centred variance (mean ||xi||^2 - ||G_n||^2 on the signal sample, no "
+     "level for ||G_n||)", "ledger/tail/E_U", centred_plugin),
+    ("loc_centred_range_b_xi", "e_G's Bernstein range term at ||xi - E xi|| <= b_xi (the centred range is 2 b_xi)",
+     "ledger/tail/E_U", centred_range_b_xi),
+    ("loc_trace_on_S", "(b)'s remainder at the plain mean of ||phi||^2 on S (no level) instead of the signal "
+     "sample's bound on E||phi||^2", "ledger/tail/E_U", trace_on_S),
 )

@@ -8,7 +8,9 @@ Re-derived here from the inequalities, independently of :mod:`bounds.localised`'
   the positive root is at most ``2 a L / (3M) + sqrt(2 sigma^2 L / M)``, ``L = ln(2 copies/delta_G)``.
 * the remainder of (b) -- symmetrisation (2), Maurer's contraction (``sqrt(2)`` times the
   Lipschitz constant ``kappa nu rho_phi`` of ``q`` in the block output on the ball) times the
-  closed-form ``rad_M``, plus McDiarmid for values in an interval of length ``kappa nu^2 rho_phi^2``.
+  ``nu sqrt(d tr_ub / M)`` (``tr_ub >= E||phi||^2``: the signal sample's bound at ``delta_tr``, or the
+  sure ``rho_phi^2``; the event's probability adds ``delta_tr``), plus McDiarmid for values in an
+  interval of length ``kappa nu^2 rho_phi^2``.
 * ``lambda_max(Sigma_phi - Sigma_phi,S)`` -- Tropp's matrix Bernstein with
   ``R = ||Sigma||/M``, variance ``rho_phi^2 ||Sigma|| / M``, dimension ``r``: at most
   ``2 R L / 3 + sqrt(2 var L)``, ``L = ln(r copies / delta_Sigma)``.
@@ -39,9 +41,9 @@ def _sigma(ev):
     t = ev.tail
     name = t.variance.name if isinstance(t.variance, sp.Symbol) else None
     bound = dep.CONSTANT_BOUNDS.get(name)
-    if bound is not None and bound.sample == "signal":
+    if bound is not None and bound.sample == "signal" and bound.level is not None:
         return t.variance, sp.Symbol(bound.level, nonnegative=True), None
-    where = "unknown" if bound is None else f"{bound.sample} ({bound.description})"
+    where = "unknown" if bound is None else f"{bound.sample}, level {bound.level} ({bound.description})"
     why = (f"sigma^2 bound {t.variance} comes from {where}: E_U needs a bound fixed before S "
            "(sure b_xi^2, or an upper confidence bound on the signal sample at its own level; bounds.dependence)")
     return loc.sigma2_ub, loc.delta_sigma, why
@@ -54,8 +56,9 @@ def _expected(ev):
     eG = _bernstein_root(2 * loc.b_xi, sigma2, sp.log(2 * copies / loc.delta_G), M)
     if t.kind == "uniform_linearised":
         lip, length = loc.kappa * s.nu_V * s.rho_phi, loc.kappa * s.nu_V**2 * s.rho_phi**2
-        rem = 2 * sp.sqrt(2) * lip * loc.rad_M + length * sp.sqrt(sp.log(copies / loc.delta_q) / (2 * M))
-        return s.nu_V * eG + rem, loc.delta_G + loc.delta_q + sigma_level
+        rad = s.nu_V * sp.sqrt(s.d) * sp.sqrt(loc.tr_ub) / sp.sqrt(M)     # Jensen: E||sum s_i phi_i^T|| <= sqrt(d M tr)
+        rem = 2 * sp.sqrt(2) * lip * rad + length * sp.sqrt(sp.log(copies / loc.delta_q) / (2 * M))
+        return s.nu_V * eG + rem, loc.delta_G + loc.delta_q + sigma_level + loc.delta_tr
     R_, var = loc.Sigma_ub / M, s.rho_phi**2 * loc.Sigma_ub / M
     lam = _bernstein_root(R_ * M, var * M, sp.log(s.r * copies / loc.delta_Sigma), M)
     return (s.nu_V * eG + s.nu_V**2 * loc.A_norm**2 * lam,

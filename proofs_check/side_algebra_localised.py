@@ -9,6 +9,7 @@ an argument so that a test can feed it a wrong one (a halved constant must FAIL)
 """
 from __future__ import annotations
 
+import mpmath
 import numpy as np
 import sympy as sp
 
@@ -94,6 +95,50 @@ def check_sigma2_upper(bound: sp.Expr | None = None):
     return "PASS", "mean + sqrt(2 V ln(2/d)/n) + 7 b_xi^2 ln(2/d)/(3(n-1)) (values in [0, b_xi^2])", None
 
 
+@_timed("localised/trace_upper_bound", "sympy")
+def check_trace_upper(bound: sp.Expr | None = None):
+    """``E||phi||^2``'s bound: MP09 Thm 4 for ``||phi||^2 in [0, rho_phi^2]``: ``rho_phi^2`` times the unit statement."""
+    mean = sp.Symbol("mean", nonnegative=True)
+    bound = loc.trace_upper_expression(s.n, mean, _V, _lvl) if bound is None else bound
+    w = sp.Symbol("w", positive=True)
+    ref = mean + (w * maurer_pontil_unit(_V / w**2, s.n, _lvl)).subs(w, s.rho_phi**2)
+    if not _zero(sp.expand(bound - ref)):
+        return "FAIL", f"{bound} != mean + rho_phi^2 MP09 Thm 4 at V/rho_phi^4", _point(bound - ref)
+    return "PASS", "mean + sqrt(2 V ln(2/d)/n) + 7 rho_phi^2 ln(2/d)/(3(n-1)) (values in [0, rho_phi^2])", None
+
+
+def _centring_identity() -> bool:
+    """``E||xi - E xi||^2 = E||xi||^2 - ||E xi||^2`` for a symbolic two-point law on R^2 (weights ``p, 1 - p``)."""
+    p = sp.Symbol("p", positive=True)
+    a, b = (sp.Matrix(sp.symbols(f"{n}0:2", real=True)) for n in "ab")
+    sq = lambda z: (z.T * z)[0]  # noqa: E731
+    G = p * a + (1 - p) * b
+    return sp.expand(p * sq(a - G) + (1 - p) * sq(b - G) - (p * sq(a) + (1 - p) * sq(b) - sq(G))) == 0
+
+
+@_timed("localised/centred_variance_upper_bound", "sympy")
+def check_centred_variance(bound: sp.Expr | None = None):
+    """The centred ``s^2``'s bound: ``min(u, b^2) - max(0, ||G_n|| - e_n)^2`` (``u``: MP09 at ``level/2``; ``e_n``:
+    Pinelis' root with ``a = 2 b_xi`` at ``level/2``, variance proxy ``min(u, b^2)``), floored at 0; the centring
+    identity symbolic, the composition compared exactly at rational points."""
+    mean, g = sp.Symbol("mean", nonnegative=True), sp.Symbol("G_n", nonnegative=True)
+    bound = loc.centred_variance_upper_expression(s.n, mean, _V, g, _lvl) if bound is None else bound
+    w = sp.Symbol("w", positive=True)
+    u = sp.Min(mean + (w * maurer_pontil_unit(_V / w**2, s.n, _lvl / 2)).subs(w, loc.b_xi**2), loc.b_xi**2)
+    L = sp.log(4 / _lvl)
+    e_n = 2 * (2 * loc.b_xi) * L / (3 * s.n) + sp.sqrt(2 * u * L / s.n)
+    ref = sp.Max(0, u - sp.Max(0, g - e_n) ** 2)
+    args = (s.n, mean, _V, g, _lvl, loc.b_xi)
+    f, f_ref = (sp.lambdify(args, e, modules="mpmath") for e in (bound, ref))
+    pts = ((400, "0.1", "0.01", "0.9", "0.05", 1), (10**5, "1.5", 2, "0.5", "0.001", 3), (50, "0.5", "0.1", 3, "0.1", 2))
+    with mpmath.workdps(40):
+        diffs = [f(*map(mpmath.mpf, pt)) - f_ref(*map(mpmath.mpf, pt)) for pt in pts]
+    if not _centring_identity() or any(abs(x) > 1e-25 for x in diffs):
+        return "FAIL", f"{bound} differs from min(u, b^2) - max(0, G_n - e_n)^2 by {diffs}", None
+    return "PASS", ("s^2 = E||xi||^2 - ||G||^2 <= min(u, b^2) - max(0, ||G_n|| - e_n)^2, u and e_n at level/2 each "
+                    "(e_n: Pinelis, a = 2 b_xi)"), None
+
+
 def _outer_square_identity() -> bool:
     """``(phi phi^T)^2 = ||phi||^2 phi phi^T`` (so ``E X^2 <= rho^2 Sigma / M^2``), for a symbolic 3-vector."""
     p = sp.Matrix(sp.symbols("p0:3", real=True))
@@ -115,21 +160,37 @@ def check_lambda_bound(bound: sp.Expr | None = None):
                     "(phi phi^T)^2 = ||phi||^2 phi phi^T gives var <= rho^2 ||Sigma|| / M"), None
 
 
+def _jensen_signs_identity() -> bool:
+    """``E_s ||sum_i s_i phi_i^T||_F^2 = d sum_i ||phi_i||^2`` (``s_i`` uniform signs in ``R^d``), ``d = 2``, two samples,
+    exactly over the 16 sign patterns: with Jensen, ``E||.|| <= sqrt(d M E||phi||^2)``."""
+    import itertools
+
+    ph = [sp.Matrix(sp.symbols(f"p{i}_0:2", real=True)) for i in range(2)]
+    total = 0
+    for signs in itertools.product((-1, 1), repeat=4):
+        s_ = [sp.Matrix(signs[2 * i:2 * i + 2]) for i in range(2)]
+        Z = sum((s_[i] * ph[i].T for i in range(2)), sp.zeros(2, 2))
+        total += sum(x**2 for x in Z) / 16
+    return sp.expand(total - 2 * sum((p.T * p)[0] for p in ph)) == 0
+
+
 @_timed("localised/remainder_contraction", "sympy")
 def check_remainder(rem: sp.Expr | None = None):
-    """(b)'s remainder: 2 (symmetrisation) sqrt(2) (Maurer) ``kappa nu rho_phi`` (Lipschitz on the ball) ``rad_M``
-    = ``2 sqrt(2) kappa nu^2 rho_phi^2 sqrt(d/M)``, plus McDiarmid for values in an interval of ``kappa nu^2 rho^2``."""
+    """(b)'s remainder: 2 (symmetrisation) sqrt(2) (Maurer) ``kappa nu rho_phi`` (Lipschitz on the ball) times
+    ``nu sqrt(d tr/M)`` (Jensen: ``E||sum s_i phi_i^T||_F <= sqrt(d M E||phi||^2)``, ``tr >= E||phi||^2``), plus McDiarmid
+    for values in an interval of ``kappa nu^2 rho^2``; at ``tr = rho_phi^2`` THEORY's ``2 sqrt(2) kappa nu^2 rho^2 sqrt(d/M)``."""
     rem = loc.remainder(_lvl, _c) if rem is None else rem
-    rad = s.nu_V * sp.sqrt(s.d) * s.rho_phi / sp.sqrt(s.M)
-    full = rem.subs(loc.rad_M, rad)
-    theory = 2 * sp.sqrt(2) * loc.kappa * s.nu_V**2 * s.rho_phi**2 * sp.sqrt(s.d / s.M)
-    conf = full - theory
+    contraction = 2 * sp.sqrt(2) * (loc.kappa * s.nu_V * s.rho_phi) * s.nu_V * sp.sqrt(s.d * loc.tr_ub / s.M)
+    conf = rem - contraction
     width = loc.kappa * s.nu_V**2 * s.rho_phi**2
     tail = sp.exp(-2 * s.M * conf**2 / width**2) - _lvl / _c
-    if not _zero(tail) or not _zero(sp.diff(conf, s.d)):
-        why = f"{rem} is not 2 sqrt(2) kappa nu^2 rho^2 sqrt(d/M) + McDiarmid (width kappa nu^2 rho^2)"
+    theory = 2 * sp.sqrt(2) * loc.kappa * s.nu_V**2 * s.rho_phi**2 * sp.sqrt(s.d / s.M)
+    at_sure = contraction.subs(loc.tr_ub, s.rho_phi**2) - theory
+    if not _zero(tail) or not _zero(sp.diff(conf, s.d)) or not _zero(at_sure) or not _jensen_signs_identity():
+        why = f"{rem} is not 2 sqrt(2) kappa nu rho nu sqrt(d tr/M) + McDiarmid (width kappa nu^2 rho^2)"
         return "FAIL", why, _point(tail)
-    return "PASS", "2 sqrt(2) (kappa nu rho_phi) nu sqrt(d) rho_phi/sqrt(M) + kappa nu^2 rho^2 sqrt(ln(c/l)/(2M))", None
+    return "PASS", ("2 sqrt(2) (kappa nu rho_phi) nu sqrt(d tr_ub/M) + kappa nu^2 rho^2 sqrt(ln(c/l)/(2M)); "
+                    "E_s||sum s_i phi_i^T||^2 = d sum ||phi_i||^2 exactly"), None
 
 
 @_timed("localised/squared_loss_at_the_top", "sympy")
@@ -169,4 +230,5 @@ def check_squared_loss_expansions():
 def localised_checks() -> list:
     """Every side-algebra check of THEORY §6b."""
     return [check_hoeffding_difference(), check_bernstein_difference(), check_sure_uniform(), check_e_G(),
-            check_sigma2_upper(), check_lambda_bound(), check_remainder(), check_squared_loss_expansions()]
+            check_sigma2_upper(), check_centred_variance(), check_trace_upper(), check_lambda_bound(), check_remainder(),
+            check_squared_loss_expansions()]

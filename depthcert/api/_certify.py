@@ -178,9 +178,11 @@ def _signal(model, site, signal, loss, family, layout, seed, B, level, output=No
     z = _losses(model, held, loss_fn) - _losses(model, held, loss_fn, site, block)
     dR = None if B is None else float(empirical_bernstein_lower(float(z.mean()), float(z.var()), z.numel(),
                                                                 2 * B, level / 4))
+    acc = accumulate(model, held, {site: block}, loss_fn)[site]   # ||Sigma_phi||'s bound (THEORY §6b (c))
     return scan, block, beta, {"delta_R": dR, "delta_R_hat": float(z.mean()), "n_signal": n,
                                "dR_mean": float(z.mean()), "dR_var": float(z.var()), "n_held": z.numel(),
-                               "rho_phi_held": accumulate(model, held, {site: block}, loss_fn)[site].phi_max}
+                               "rho_phi_held": acc.phi_max, "n_Sigma": acc.n,
+                               "Sigma_top": float(torch.linalg.eigvalsh(acc.S_sum / max(acc.n, 1)).max())}
 
 
 def _constants(loss, B, L_loss, L_top, kappa, A_norm=None) -> dict:

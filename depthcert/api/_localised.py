@@ -15,7 +15,10 @@ R_S(f_new)`` on ``S``, the paired differences ``d_new`` on ``T`` (variance), ``d
   ``c_loss`` the largest eigenvalue of the loss's Hessian in the output (:data:`LOSS_CURVATURE`):
   squared ``||z - y||^2``: ``2 I``, so 2; cross-entropy: ``diag(p) - p p^T``, so 1/2
   (:func:`softmax_hessian_bound`; checked symbolically and numerically in the tests).
-* (c) (routes ``*_exact_*``): squared loss, ``A_norm`` given, one position (``P = 1``).
+* (c) (routes ``*_exact_*``): squared loss, ``A_norm`` given, one position (``P = 1``);
+  ``||Sigma_phi||`` the upper confidence bound of :func:`bounds.localised.Sigma_norm_upper_expression`
+  on the signal's last third (``lambda_max`` of its uncentred ``Sigma_n``, fixed before ``S``) at
+  ``delta_Sn = level / 50`` (**Choice**; its minimum with ``rho_phi^2``; in ``P(E_U)``).
 
 A route whose constant is missing is listed ``not evaluable`` with the constants it lacks
 (a user's own loss: ``kappa`` or ``L_loss`` is the user's to give), never skipped silently.
@@ -60,7 +63,7 @@ def _kappa(loss, c: dict):
 
 def localised_setup(q: dict, c: dict, loss, level: float):
     """The :class:`~bounds.localised_routes.LocalisedSetup` of the measured ``q`` and constants ``c``."""
-    from bounds.localised_routes import LocalisedSetup, paired_delta_R_lower
+    from bounds.localised_routes import LocalisedSetup, Sigma_norm_upper_value, paired_delta_R_lower
 
     L_loss, L_top, rho = c["L_loss"], c["L_top"], q["rho_phi"]
     exact = loss == "squared" and c.get("A_norm") is not None and q["P"] == 1
@@ -68,6 +71,9 @@ def localised_setup(q: dict, c: dict, loss, level: float):
                         d=q["d"], r=q["r"], rho_phi=rho, nu_V=q["nu_V"], kappa=_kappa(loss, c),
                         b_xi=L_loss * L_top * rho, A_norm=c.get("A_norm"),
                         delta_train=q["R_S_old"] - q["R_S_new"], var_T_dnew=q["var_T_dnew"], exact_applies=exact)
+    if exact and q.get("n_Sigma", 0) >= 2:
+        st = LocalisedSetup(**{**st.__dict__, "Sigma_ub": Sigma_norm_upper_value(
+            q["n_Sigma"], q["Sigma_top"], level / 50, q["rho_phi"], q["r"]), "delta_Sn": level / 50})
     if q.get("n_held", 0) >= 2:
         low = paired_delta_R_lower(q["dR_mean"], q["dR_var"], q["n_held"], st, level / 4)
         st = LocalisedSetup(**{**st.__dict__, "delta_R": float(low), "delta_R_failure": level / 4,

@@ -129,14 +129,15 @@ def _draw(rng, M, p, alpha, rho):
     return -G_S, rho**2 * (p - n_on / M)            # G - G_S, Sigma - Sigma_S
 
 
-def _uniform_fails(kind, factor, regime, seed=0, M=5000):
+def _uniform_fails(kind, factor, regime, seed=0, M=5000, trace=None):
     p, rho = 0.1, 1.5
     alpha, nu = (1.0, 0.01) if regime == "linear" else (0.0, 0.5)
     g1, q = _draw(np.random.default_rng(seed), M, p, alpha, rho)
     sup = _supremum(g1, q, nu)
     vals = {"nu_V": nu, "M": M, "b_xi": 2 * alpha * rho, "sigma2_ub": 4 * alpha**2 * rho**2 * p, "rho_phi": rho,
             "Sigma_ub": p * rho**2, "r": 1, "d": 1, "A_norm": 1.0, "kappa": 2.0, "delta_G": LEVEL / 2,
-            "delta_Sigma": LEVEL / 2, "delta_q": LEVEL / 2, "rad_M": nu * rho / np.sqrt(M)}
+            "delta_Sigma": LEVEL / 2, "delta_q": LEVEL / 2, "rad_M": nu * rho / np.sqrt(M),
+            "tr_ub": rho**2 if trace is None else trace}     # E||phi||^2 = p rho^2 <= rho^2
     expr = {"exact": loc.exact_uniform(), "linearised": loc.linearised_uniform(),
             "no_remainder": loc.nu * loc.e_G(loc.delta_G)}[kind]
     return sup > factor * evaluate(expr, vals)
@@ -156,6 +157,12 @@ def test_exact_uniform_term_halved_is_flagged(regime):
 def test_linearised_halved_is_flagged_and_its_remainder_is_needed():
     assert _flagged(_uniform_fails("linearised", 0.5, "linear", seed=1))
     assert _flagged(_uniform_fails("no_remainder", 1.0, "quadratic", seed=2))
+
+
+@pytest.mark.parametrize("regime", ["linear", "quadratic"])
+def test_linearised_at_the_true_trace_covers(regime):
+    """(b)'s remainder with ``E||phi||^2 = p rho^2`` itself (issue 29) in place of the sure ``rho^2``: still covers."""
+    assert not _flagged(_uniform_fails("linearised", 1.0, regime, seed=4, trace=0.1 * 1.5**2))
 
 
 def test_sure_uniform_term_covers():

@@ -55,6 +55,15 @@ def _halved_mcdiarmid():
     return full - conf / 2
 
 
+def _centred(linear=4, sqrt_factor=1):
+    """The centred variance's bound with its Pinelis linear coefficient or its square-root term changed."""
+    g = sp.Symbol("G_n", nonnegative=True)
+    u = sp.Min(loc.sigma2_upper_expression(s.n, _mean, _V, _l / 2), loc.b_xi**2)
+    L = sp.log(4 / _l)
+    e = linear * loc.b_xi * L / (3 * s.n) + sqrt_factor * sp.sqrt(2 * u * L / s.n)
+    return sp.Max(0, u - sp.Max(0, g - e) ** 2)
+
+
 WRONG = {   # each the check's expression with one constant halved (or its range wrong)
     "hoeffding": (sal.check_hoeffding_difference, lambda: loc.hoeffding_difference(s.n, _l, _c, 2 * _r) / 2),
     "bernstein_range": (sal.check_bernstein_difference, lambda: loc.bernstein_difference(s.n, _V, _l, _c, _r)),
@@ -63,17 +72,22 @@ WRONG = {   # each the check's expression with one constant halved (or its range
     "e_G_sqrt": (sal.check_e_G, lambda: loc.e_G(_l, _c) - sp.sqrt(2 * loc.sigma2_ub * sp.log(2 * _c / _l) / s.M) / 2),
     "sigma2_range": (sal.check_sigma2_upper, lambda: loc.sigma2_upper_expression(s.n, _mean, _V, _l)
                      - 7 * loc.b_xi**2 * sp.log(2 / _l) / (6 * (s.n - 1))),
+    "trace_range": (sal.check_trace_upper, lambda: loc.trace_upper_expression(s.n, _mean, _V, _l)
+                    - 7 * s.rho_phi**2 * sp.log(2 / _l) / (6 * (s.n - 1))),
+    "centred_range_b_xi": (sal.check_centred_variance, lambda: _centred(linear=2)),
+    "centred_sqrt_halved": (sal.check_centred_variance, lambda: _centred(sqrt_factor=sp.Rational(1, 2))),
     "lambda_linear": (sal.check_lambda_bound, lambda: loc.lambda_bound(_l, _c)
                       - loc.Sigma_ub * sp.log(s.r * _c / _l) / (3 * s.M)),
     "lambda_sqrt": (sal.check_lambda_bound, lambda: loc.lambda_bound(_l, _c) / 2),
     "remainder_contraction": (sal.check_remainder, lambda: loc.remainder(_l, _c)
-                              - sp.sqrt(2) * loc.kappa * s.nu_V * s.rho_phi * loc.rad_M),
+                              - sp.sqrt(2) * loc.kappa * s.nu_V**2 * s.rho_phi * sp.sqrt(s.d * loc.tr_ub / s.M)),
+    "remainder_trace_not_sqrt": (sal.check_remainder, lambda: loc.remainder(_l, _c, loc.tr_ub**2)),
 }
 
 
 def test_every_side_algebra_check_passes():
     checks = sal.localised_checks()
-    assert len(checks) == 8 and all(c.status == "PASS" for c in checks), [(c.name, c.detail) for c in checks]
+    assert len(checks) == 10 and all(c.status == "PASS" for c in checks), [(c.name, c.detail) for c in checks]
 
 
 @pytest.mark.parametrize("case", sorted(WRONG))

@@ -16,10 +16,18 @@ is drawn. Everything here comes from the roles of ``seed`` only (the run's stage
 * ``b_xi = L_loss L_top rho_phi`` (the sure bound on ``||m phi^T||_F``, as the run's probe),
   ``kappa`` (block at the top: ``2 ||A||_2^2`` squared loss, ``||A||_2^2 / 2`` cross-entropy)
   and ``||A||_2``;
-* ``sigma^2``: the Maurer--Pontil upper confidence bound on ``E ||m phi^T||_F^2`` at level
-  ``delta_sigma`` from the signal sample's ``x`` with labels from its noise sub-stream (values
-  in ``[0, b_xi^2]``, :func:`bounds.localised.sigma2_upper_expression`), one streamed pass.
-  **Choice**: ``||Sigma_phi||`` keeps its sure bound ``rho_phi^2`` (no level).
+* ``sigma^2`` (an upper bound on the centred ``E||m phi^T - G||_F^2``, the variance of Pinelis'
+  inequality in ``e_G``), ``||Sigma_phi||``'s upper confidence bound (at ``delta_Sn``, used by (c)),
+  from one streamed pass over the signal sample's ``x`` with labels from its noise sub-stream
+  (:mod:`numerics.studies.run._localised_signal`; ``[localised] variance = "centred"`` or
+  ``"uncentred"``, default ``"uncentred"``, both at ``delta_sigma``).
+* ``cap = "predicted"`` and the grid of caps (``cap_grid``, ``cap_ratio``):
+  :mod:`numerics.studies.run._localised_cap`.
+
+Keys of ``[localised]`` (all optional; :data:`LOCALISED_DEFAULTS`): ``cap`` (``"jumpboard"``,
+``"predicted"`` or a number), ``cap_grid``, ``cap_ratio``, ``use``, ``variance`` (``"uncentred"`` or
+``"centred"``), the levels ``delta_U``, ``delta_T_d``, ``delta_S_pop``, ``delta_sigma`` (``sigma^2``),
+``delta_tr`` (``E||phi||^2``, (b)), ``delta_Sn`` (``||Sigma_phi||``, (c)), ``delta_R_failure``.
 
 The route fixed before the data (``use``) defaults to ``localised_train_exact_bernstein``
 where THEORY §6b (c) applies (readout block at the top, squared loss), else
@@ -32,7 +40,6 @@ import dataclasses
 import weakref
 from typing import Mapping
 
-import torch
 
 from bounds.families import RESIDUAL_FAMILIES
 from bounds.localised import LOCALISED_SPECS
@@ -43,8 +50,10 @@ from numerics.studies.run._schema import LOCALISED_SCHEMA, CapRule
 __all__ = ["CapRule", "LOCALISED_DEFAULTS", "LOCALISED_SCHEMA", "LocalisedClass", "default_use", "localised_class",
            "localised_options"]
 
-#: Defaults: the jumpboard cap, ``sigma^2``'s bound at 1e-3, ``Delta_R``'s at the run's 5e-4.
-LOCALISED_DEFAULTS = {"cap": "jumpboard", "delta_sigma": 1e-3, "delta_R_failure": 5e-4}
+#: Defaults: the jumpboard cap, no grid, ``sigma^2``'s (uncentred) and ``||Sigma_phi||``'s bounds at 1e-3,
+#: ``Delta_R``'s at the run's 5e-4.
+LOCALISED_DEFAULTS = {"cap": "jumpboard", "delta_sigma": 1e-3, "delta_R_failure": 5e-4, "delta_Sn": 1e-3, "delta_tr": 1e-3,
+                      "variance": "uncentred", "cap_grid": 1, "cap_ratio": 2.0}
 
 
 def _static_shape(cfg: RunConfig) -> tuple[bool, bool]:
@@ -78,7 +87,8 @@ def localised_options(cfg: Mapping) -> dict:
         raise InputError("localised.use", "a route whose uniform term applies: exact needs a readout block at the "
                          "top and squared loss, linearised a readout block at the top", opts["use"])
     keys = ["delta_U", "delta_T_d"] + (["delta_S_pop", "delta_R_failure"] if chain == "paper" else [])
-    keys += [] if uniform == "sure" else ["delta_sigma"]
+    keys += ([] if uniform == "sure" else ["delta_sigma"]) + {"exact": ["delta_Sn"], "linearised": ["delta_tr"]}.get(
+        uniform, [])
     fixed = sum(float(opts[k]) for k in keys if k in opts)
     if not fixed < cfg.level:
         key = next(k for k in reversed(keys) if k in given) if any(k in given for k in keys) else keys[-1]
@@ -92,11 +102,16 @@ class LocalisedClass:
     """The localised ball and its constants, fixed before ``S`` (docstring of ``numerics.studies.run._localised``).
 
     Attributes:
-        nu: the cap of the ball; nu_source: how it was fixed; clipped: ``nu`` was lowered to ``nu_V``.
+        nu: the cap of the ball (the grid's largest); nu_source: how it was fixed; clipped: ``nu`` was lowered to ``nu_V``.
         at_top: a readout block at the top (linear head on ``u + h``); exact_applies: and squared loss.
         b_xi, kappa, A_norm: constants (``kappa``/``A_norm`` ``None`` below the top).
-        sigma2_ub, delta_sigma: ``sigma^2``'s bound and its level (``None``: not at the top).
-        sigma2_mean, sigma2_n: the signal sample's mean of ``||m phi^T||^2`` and its size.
+        sigma2_ub, delta_sigma: ``sigma^2``'s bound (``variance``: centred or uncentred) and its level
+            (``None``: not at the top); sigma2_uncentred, sigma2_centred: both bounds at ``delta_sigma``.
+        sigma2_mean, sigma2_n: the signal sample's mean of ``||m phi^T||^2`` and its size; G_n_norm: ``||mean m phi^T||``.
+        Sigma_ub, delta_Sn, Sigma_top: ``||Sigma_phi||``'s bound, its level, ``lambda_max(Sigma_n)``.
+        tr_ub, delta_tr, phi2_mean: ``E||phi||^2``'s bound ((b)'s remainder), its level, the sample's mean.
+        dir_var: the signal sample's variance of ``<xi, G^>/||G^||`` (the ``"predicted"`` rule's predictor only).
+        caps: the grid of caps fixed before ``S`` (``nu`` first; one cap: no grid).
         applies: the localised class is the run's (``False`` for the ``full`` family: it trains features).
     """
 
@@ -113,6 +128,18 @@ class LocalisedClass:
     sigma2_mean: float | None = None
     sigma2_n: int = 0
     applies: bool = True
+    variance: str = "uncentred"
+    sigma2_uncentred: float | None = None
+    sigma2_centred: float | None = None
+    G_n_norm: float | None = None
+    Sigma_ub: float | None = None
+    delta_Sn: float | None = None
+    Sigma_top: float | None = None
+    dir_var: float | None = None
+    caps: tuple = ()
+    tr_ub: float | None = None
+    delta_tr: float | None = None
+    phi2_mean: float | None = None
 
 
 _CACHE: dict[int, tuple[weakref.ref, LocalisedClass]] = {}
@@ -128,67 +155,43 @@ def localised_class(fixed) -> LocalisedClass:
     return cls
 
 
-def _cap(fixed, opts: Mapping) -> tuple[float, str, bool]:
+def _cap(fixed, opts: Mapping, fields: Mapping) -> tuple[float, str, bool]:
+    from numerics.studies.run._localised_cap import predicted_cap
+
     c, sig = fixed.const, fixed.signal
     if opts["cap"] == CapRule.WORD:     # V_pop = -eta G, ||V_pop|| = min(||G||/beta, nu_V): in the ball, no rounding
         nu, src = float(sig.G.norm()) / sig.beta.beta, "jumpboard: ||G^||/beta^ on the signal sample"
         return max(min(nu, c.nu_V), float(sig.V_pop.norm())), src, nu > c.nu_V
+    if opts["cap"] == CapRule.PREDICTED:
+        nu = predicted_cap(fixed, fields, opts)
+        return nu, f"predicted: the margin of {opts['use']} maximised on the signal sample", False
     nu = float(opts["cap"])
     return min(nu, c.nu_V), "localised.cap (a number fixed before S)", nu > c.nu_V
 
 
 def _compute(fixed) -> LocalisedClass:
     from numerics._numerics import spectral_norm
+    from numerics.studies.run._localised_cap import cap_grid
+    from numerics.studies.run._localised_signal import Sigma_norm_upper, sigma2_bounds, signal_moments, trace_upper
     from numerics.studies.run._stages import is_exact_class
 
     opts, c = localised_options(fixed.cfg), fixed.const
-    nu, src, clipped = _cap(fixed, opts)
     b_xi = c.L_loss * c.L_top_certified * c.rho_phi
     ex = fixed.expanded
     applies = not RESIDUAL_FAMILIES[ex.block.family].trains_features     # f_new stays in a ball in V alone
     at_top = applies and fixed.at == fixed.net.depth and ex.post_norm is None
-    if not at_top:
-        return LocalisedClass(nu, src, clipped, False, False, b_xi, applies=applies)
-    A_norm = spectral_norm(fixed.net.head.weight)
-    kappa = 2 * A_norm**2 if fixed.loss == "squared" else A_norm**2 / 2
-    mean, var, n = _xi_moments(fixed, b_xi)
-    ub = _sigma2_upper(n, mean, var, float(opts["delta_sigma"]), b_xi)
-    return LocalisedClass(nu, src, clipped, True, is_exact_class(fixed), b_xi, kappa, A_norm, min(ub, b_xi**2),
-                          float(opts["delta_sigma"]), mean, n)
-
-
-def _xi_moments(fixed, b_xi: float) -> tuple[float, float, int]:
-    """Mean and unbiased variance of ``||m_i||^2 ||phi_i||^2`` on the signal sample (streamed, with labels).
-
-    Raises:
-        ArithmeticError: a value above the sure bound ``b_xi^2`` (the constants would be wrong).
-    """
-    from numerics._numerics import MeanVar
-    from numerics.estimators import activation_gradients_on_states
-
-    mv, top = MeanVar(), 0.0
-    seed = fixed.streams.seed_for("signal")
-    for x, y in fixed.task.sample_chunks(fixed.cfg.sizes.population, seed):
-        with torch.no_grad():
-            u = fixed.net.bottom(x, fixed.at)
-        m = activation_gradients_on_states(fixed.expanded, u, y, fixed.loss)
-        with torch.no_grad():
-            phi = fixed.expanded.block.features(u.reshape(u.shape[0], -1))
-            val = m.pow(2).sum(dim=1) * phi.pow(2).sum(dim=1)
-        top = max(top, float(val.max()))
-        mv.add(val[:, None])
-    if top > b_xi**2 * (1 + 1e-9):
-        raise ArithmeticError(f"||m phi^T||^2 == {top:.6g} on the signal sample exceeds b_xi^2 == {b_xi**2:.6g}")
-    mean, _ = mv.result()
-    return float(mean[0]), float(mv.variance()[0]), mv.n
-
-
-def _sigma2_upper(n: int, mean: float, var: float, level: float, b_xi: float) -> float:
-    from bounds._statement import evaluate
-    from bounds.localised import sigma2_upper_expression
-
-    import sympy as sp
-
-    n_, m_, v_, l_ = sp.symbols("n_sig mean_sig var_sig level_sig", positive=True)
-    expr = sigma2_upper_expression(n_, m_, v_, l_)
-    return float(evaluate(expr, {"n_sig": n, "mean_sig": mean, "var_sig": var, "level_sig": level, "b_xi": b_xi}))
+    fields = {"at_top": at_top, "exact_applies": False, "b_xi": b_xi}
+    if at_top:
+        A_norm = spectral_norm(fixed.net.head.weight)
+        mom = signal_moments(fixed, b_xi)
+        unc, cen = sigma2_bounds(mom, float(opts["delta_sigma"]), b_xi)
+        fields.update(exact_applies=is_exact_class(fixed), A_norm=A_norm, variance=opts["variance"],
+                      kappa=2 * A_norm**2 if fixed.loss == "squared" else A_norm**2 / 2,   # THEORY §6b (b)
+                      sigma2_ub=cen if opts["variance"] == "centred" else unc, delta_sigma=float(opts["delta_sigma"]),
+                      sigma2_mean=mom.mean_xi2, sigma2_n=mom.n, sigma2_uncentred=unc, sigma2_centred=cen,
+                      G_n_norm=mom.G_n_norm, Sigma_top=mom.Sigma_top, dir_var=mom.dir_var,
+                      Sigma_ub=Sigma_norm_upper(mom, float(opts["delta_Sn"]), c.rho_phi, ex.block.r),
+                      delta_Sn=float(opts["delta_Sn"]), tr_ub=trace_upper(mom, float(opts["delta_tr"]), c.rho_phi),
+                      delta_tr=float(opts["delta_tr"]), phi2_mean=mom.mean_phi2)
+    nu, src, clipped = _cap(fixed, opts, fields)
+    return LocalisedClass(nu, src, clipped, applies=applies, caps=cap_grid(nu, opts), **fields)

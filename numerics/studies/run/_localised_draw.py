@@ -19,7 +19,10 @@ its ``V_new``, the train-set jumpboard ``V_S`` and ``V_pop`` are each projected 
 the localised ball (rescaled inwards by ``1 - 1e-12`` when outside, then checked in floating
 point), and the one with the smallest ``R_S`` is ``f_new`` (ties: that order) -- a (C2)-style
 choice on ``S`` inside a ball fixed before ``S``, which the uniform event ``E_U`` covers.
-When the projection moves ``V_pop`` (a numeric cap below ``||V_pop||``) the run's population
+With a grid of caps (``[localised] cap_grid``), the candidates are projected onto every cap's
+ball, the cap with the smallest ``D_S(V_new^k) + U_S(nu_k)`` is used (chosen on ``S``; every
+event about a function depending on it pays the grid, ``n_grid`` copies; ``r_d`` at that cap),
+and ``T`` is drawn for that cap's ``f_new`` only. When the projection moves ``V_pop`` (a numeric cap below ``||V_pop||``) the run's population
 pass is not about the projected function: the paper chain is skipped (named in ``skipped``).
 
 **Choice** (``routes.heldout_paired``, what a user would do without the theory): on ``T``,
@@ -69,6 +72,8 @@ class LocalisedMeasure:
     var_T_dnew: float
     L_test_new: float
     norms: Mapping[str, float]      # ||V|| of each candidate before projection
+    nu: float = float("nan")        # the cap used (the grid's, chosen on S)
+    train_bounds: tuple | None = None   # D_S + U_S at each grid cap (None: one cap)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,8 +90,8 @@ class LocalisedCertificate:
 
 
 @torch.no_grad()
-def _S_pass(fixed, group, b: int, Vs: torch.Tensor) -> tuple[np.ndarray, float]:
-    """Means on ``S`` of ``l(V_c) - l(0)`` for the candidates ``Vs (C, d, r)``; the variance of the last (``d_pop``)."""
+def _S_pass(fixed, group, b: int, Vs: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """Means and unbiased variances on ``S`` of ``l(V_c) - l(0)`` for the candidates ``Vs (C, d, r)``."""
     from numerics._numerics import MeanVar
     from numerics.block_training import candidate_losses
 
@@ -94,9 +99,9 @@ def _S_pass(fixed, group, b: int, Vs: torch.Tensor) -> tuple[np.ndarray, float]:
     Vall = torch.cat([torch.zeros_like(Vs[:1]), Vs])[None]
     for i in range(0, u.shape[0], _CHUNK):
         losses = candidate_losses(fixed.expanded, u[i:i + _CHUNK][None], y[i:i + _CHUNK][None], Vall, fixed.loss)[0]
-        mv.add((losses[1:] - losses[:1]).T)
+        mv.add((losses[1:] - losses[:1]).T.cpu())
     mean, _ = mv.result()
-    return mean, float(mv.variance()[-1])
+    return mean, mv.variance().numpy()
 
 
 @torch.no_grad()
@@ -109,37 +114,64 @@ def _T_pass(fixed, stream, V: torch.Tensor) -> tuple[float, float]:
     for x, y in fixed.task.sample_chunks(fixed.cfg.sizes.K, stream.seed_for("T")):
         u = fixed.net.bottom(x, fixed.at)
         losses = candidate_losses(fixed.expanded, u[None], y[None], Vs, fixed.loss)[0]
-        mv.add((losses[1:] - losses[:1]).T)
+        mv.add((losses[1:] - losses[:1]).T.cpu())
     mean, _ = mv.result()
     return float(mean[0]), float(mv.variance()[0])
 
 
-def measure_localised(fixed, group, sel, ev, b: int, nu: float) -> LocalisedMeasure:
-    """``f_new`` of the localised class and its paired differences on ``S`` and ``T`` (docstring of ``numerics.studies.run._localised_draw``)."""
+def measure_localised(fixed, group, sel, ev, b: int, nu, st_at=None) -> LocalisedMeasure:
+    """``f_new`` of the localised class and its paired differences on ``S`` and ``T`` (docstring of
+    ``numerics.studies.run._localised_draw``); ``nu`` a cap, or the grid's caps with ``st_at(nu, D_S)``
+    the setups that choose one on ``S`` (:func:`numerics.studies.run._localised_cap.choose_on_S`)."""
+    from numerics.studies.run._localised_cap import choose_on_S
+
+    caps = (float(nu),) if np.ndim(nu) == 0 else tuple(map(float, nu))
     raw = {"new": sel.V_new[b], "jump_S": group.V_S[b], "jump_pop": fixed.signal.V_pop}
-    Vs = torch.stack([project_to_ball(raw[k], nu) for k in CANDIDATES])
-    means, var_pop = _S_pass(fixed, group, b, Vs)
-    k = int(np.argmin(means))
-    mean_T, var_T = _T_pass(fixed, group.streams[b], Vs[k])
-    return LocalisedMeasure(Vs[k], CANDIDATES[k], dict(zip(CANDIDATES, map(float, means))), var_pop,
-                            bool(torch.equal(Vs[2], fixed.signal.V_pop)), mean_T, var_T,
-                            float(ev.L_test["old"]) + mean_T, {c: float(raw[c].norm()) for c in CANDIDATES})
+    Vs = torch.stack([project_to_ball(raw[k], c) for c in caps for k in CANDIDATES])
+    means, var = _S_pass(fixed, group, b, Vs)
+    means, var = means.reshape(len(caps), len(CANDIDATES)), var.reshape(len(caps), len(CANDIDATES))
+    j, choice = 0, None
+    if len(caps) > 1:
+        choice = choose_on_S(st_at, caps, means.min(axis=1), fixed_use(fixed), fixed.cfg.level)
+        j = choice.index
+    k = int(np.argmin(means[j]))
+    V = Vs[j * len(CANDIDATES) + k]
+    mean_T, var_T = _T_pass(fixed, group.streams[b], V)
+    pop = Vs[j * len(CANDIDATES) + 2]
+    return LocalisedMeasure(V, CANDIDATES[k], dict(zip(CANDIDATES, map(float, means[j]))), float(var[j, 2]),
+                            bool(torch.equal(pop, fixed.signal.V_pop)), mean_T, var_T,
+                            float(ev.L_test["old"]) + mean_T, {c: float(raw[c].norm()) for c in CANDIDATES},
+                            caps[j], None if choice is None else choice.train_bound)
 
 
-def _setup(fixed, ev, meas: LocalisedMeasure, cls, opts: Mapping):
-    from bounds.localised_routes import LocalisedSetup, paired_delta_R_lower
+def fixed_use(fixed) -> str:
+    """The route fixed before the data (``[localised] use``, resolved)."""
+    from numerics.studies.run._localised import localised_options
+
+    return localised_options(fixed.cfg)["use"]
+
+
+def _setup_at(fixed, ev, cls, opts: Mapping, nu, delta_train, var_T, n_grid: int):
+    """The S- and T-side inputs at cap(s) ``nu`` (no ``Delta_R``: :func:`_setup` adds it)."""
+    from bounds.localised_routes import LocalisedSetup
     from numerics.studies.run._names import setup_values
 
     c, sz, blk = fixed.const, fixed.cfg.sizes, fixed.expanded.block
     levels = {k: float(opts[k]) for k in ("delta_U", "delta_T_d", "delta_S_pop") if k in opts}
     top = {} if not cls.at_top else {"kappa": cls.kappa, "b_xi": cls.b_xi, "sigma2_ub": cls.sigma2_ub,
-                                     "delta_sigma": cls.delta_sigma}
+                                     "delta_sigma": cls.delta_sigma, "tr_ub": cls.tr_ub, "delta_tr": cls.delta_tr}
     if cls.exact_applies:
-        top["A_norm"] = cls.A_norm
-    st = LocalisedSetup(M=sz.M, K=sz.K, L_test_old=float(ev.L_test["old"]), **setup_values(c, ("B", "L_loss", "L_top", "rho_phi")),
-                        d=blk.d, r=blk.r, nu_V=cls.nu,
-                        delta_train=-meas.D_S[meas.returned], var_T_dnew=meas.var_T_dnew, **top, **levels,
-                        exact_applies=bool(cls.exact_applies))
+        top.update(A_norm=cls.A_norm, Sigma_ub=cls.Sigma_ub, delta_Sn=cls.delta_Sn)   # (c): ||Sigma_phi||'s bound
+    return LocalisedSetup(M=sz.M, K=sz.K, L_test_old=float(ev.L_test["old"]),
+                          **setup_values(c, ("B", "L_loss", "L_top", "rho_phi")), d=blk.d, r=blk.r, nu_V=nu,
+                          n_grid=n_grid, delta_train=delta_train, var_T_dnew=var_T, **top, **levels,
+                          exact_applies=bool(cls.exact_applies))
+
+
+def _setup(fixed, ev, meas: LocalisedMeasure, cls, opts: Mapping):
+    from bounds.localised_routes import paired_delta_R_lower
+
+    st = _setup_at(fixed, ev, cls, opts, meas.nu, -meas.D_S[meas.returned], meas.var_T_dnew, len(cls.caps) or 1)
     if not meas.pop_in_ball:
         return st
     n, fail = ev.n_population, float(opts["delta_R_failure"])
@@ -183,7 +215,9 @@ def certify_localised(fixed, group, sel, ev, b: int, *, terms: bool = True) -> L
     if not cls.applies or sel.blocks_new is not None:
         why = "the full family trains the block's features: f_new leaves the localised class (THEORY §6b)"
         return LocalisedCertificate(cls, opts, None, None, _skipped_all(why), None)
-    meas = measure_localised(fixed, group, sel, ev, b, cls.nu)
+    caps = cls.caps or (cls.nu,)
+    st_at = lambda nu, D: _setup_at(fixed, ev, cls, opts, nu, -D, 0.0 * nu, len(caps))  # noqa: E731
+    meas = measure_localised(fixed, group, sel, ev, b, caps if len(caps) > 1 else caps[0], st_at)
     st = _setup(fixed, ev, meas, cls, opts)
     report = evaluate_localised(st, fixed.cfg.level)
     if not meas.pop_in_ball:

@@ -17,12 +17,13 @@ __all__ = ["INPUT_KEYS", "localised_lines", "localised_route_dicts", "localised_
 
 #: The :class:`bounds.localised_routes.LocalisedSetup` fields written as measured inputs.
 INPUT_KEYS = ("M", "K", "L_test_old", "B", "L_loss", "L_top", "d", "r", "rho_phi", "nu_V", "n_grid", "kappa", "b_xi",
-              "A_norm", "sigma2_ub", "delta_sigma", "Sigma_ub", "delta_Sn", "delta_train", "delta_R",
+              "A_norm", "sigma2_ub", "delta_sigma", "Sigma_ub", "delta_Sn", "tr_ub", "delta_tr", "delta_train", "delta_R",
               "delta_R_failure", "delta_erm_pop", "var_T_dnew", "var_S_dpop", "delta_U", "delta_T_d", "delta_S_pop",
               "exact_applies")
 
 ROLES = {
-    "signal": "fixed the ball nu (cap = jumpboard: ||G^||/beta^), V_pop, and sigma^2's upper bound (before S)",
+    "signal": "fixed the ball nu (cap = jumpboard: ||G^||/beta^; predicted: the route's predicted margin) and its "
+              "grid, V_pop, sigma^2's and ||Sigma_phi||'s upper bounds (before S)",
     "S": "f_new (training, the localised (C2) choice), delta_train = -D_S(V_new), d_pop's mean and variance",
     "T": "d_new's mean and unbiased variance (H_T_diff; heldout_paired), L_test(f_new)",
     "population": "the lower confidence bound on Delta_R from the paired conditional differences (E_R)",
@@ -57,8 +58,8 @@ def localised_section(lc) -> dict:
     verdict = ({"name": use, "certified": bool(chosen.certified), "bound": float(chosen.bound),
                 "failure_probability": float(chosen.failure_probability)} if chosen is not None else
                {"name": use, "certified": False, "skipped": lc.report.skipped.get(use)})
-    levels = {k: lc.options[k] for k in ("delta_U", "delta_T_d", "delta_S_pop", "delta_sigma", "delta_R_failure")
-              if k in lc.options}
+    levels = {k: lc.options[k] for k in ("delta_U", "delta_T_d", "delta_S_pop", "delta_sigma", "delta_Sn",
+                                         "delta_tr", "delta_R_failure") if k in lc.options}
     out = {"use": verdict, "cap": lc.options["cap"], "levels": levels,
            "class": {k: _plain(v) for k, v in dataclasses.asdict(lc.cls).items()},
            "skipped": dict(lc.report.skipped), "roles": dict(ROLES), "notes": list(lc.report.notes) + _notes(lc)}
@@ -73,7 +74,8 @@ def localised_section(lc) -> dict:
         out["inputs"]["use"] = use
         out["f_new"] = {"returned": m.returned, "V_norm": float(m.V.norm()), "norms_before_projection": dict(m.norms),
                         "D_S": dict(m.D_S), "mean_T_dnew": m.mean_T_dnew, "L_test_new": m.L_test_new,
-                        "V_pop_in_ball": m.pop_in_ball}
+                        "V_pop_in_ball": m.pop_in_ball, "nu": m.nu, "caps": list(lc.cls.caps),
+                        "train_bounds": None if m.train_bounds is None else list(m.train_bounds)}
     return out
 
 
@@ -82,7 +84,11 @@ def _notes(lc) -> list[str]:
              "R_S of the three (Choice); its L_test is each localised route's 'observed'.",
              "routes.heldout_paired is the held-out paired test on T (Choice, what a user would do without the "
              "theory): a bound on R(f_new) - R(f_old) at the run's level, reported beside, never as Paper A's.",
-             "||Sigma_phi|| keeps its sure bound rho_phi^2 (Choice); sigma^2's bound is from the signal sample."]
+             f"sigma^2's bound ({lc.cls.variance}) and ||Sigma_phi||'s (used by (c), at delta_Sn) are from the signal "
+             "sample (Choice: every constant of U_S fixed before S)."]
+    if len(lc.cls.caps) > 1:
+        notes.append(f"cap chosen on S from a grid of {len(lc.cls.caps)} caps fixed before S (D_S + U_S smallest); every "
+                     "event about a function depending on the cap pays the grid (n_grid copies); r_d at the cap used.")
     if lc.cls.clipped:
         notes.append(f"the localised cap was clipped at the run's nu_V = {lc.cls.nu:.6g} (its B, L_loss, L_top hold "
                      "for ||V|| <= nu_V only).")

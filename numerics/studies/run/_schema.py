@@ -25,19 +25,22 @@ _pos = Interval(0, closed_low=False)
 
 
 class CapRule:
-    """``[localised] cap``: ``"jumpboard"`` or a number ``> 0`` (a rule of :func:`plumbing.validation.check_value`)."""
+    """``[localised] cap``: ``"jumpboard"``, ``"predicted"`` or a number ``> 0`` (a rule of :func:`plumbing.validation.check_value`)."""
 
     WORD = "jumpboard"
+    PREDICTED = "predicted"
 
     def describe(self) -> str:
-        return f'"{self.WORD}" (nu = ||G^||/beta^ on the signal sample) or a finite number > 0 fixed before S'
+        return (f'"{self.WORD}" (nu = ||G^||/beta^ on the signal sample), "{self.PREDICTED}" (the cap that maximises '
+                'the margin of the route fixed before the data predicted on the signal sample) or a finite number > 0 '
+                'fixed before S')
 
     def invalid_examples(self) -> tuple:
         """Values the rule rejects (for generated bad-input tests)."""
         return ("wide", 0.0, -1.0, math.inf, True, [1.0])
 
     def check(self, key: str, value: object):
-        if value == self.WORD and isinstance(value, str):
+        if value in (self.WORD, self.PREDICTED) and isinstance(value, str):
             return value
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value < math.inf):
             raise InputError(key, self.describe(), value)
@@ -47,7 +50,8 @@ class CapRule:
 #: The ``[localised]`` table (levels fixed before the data; absent ones: what ``level`` leaves, split).
 LOCALISED_SCHEMA: Mapping[str, object] = {
     "cap": CapRule(), "use": tuple(LOCALISED_SPECS), "delta_U": _unit, "delta_T_d": _unit, "delta_S_pop": _unit,
-    "delta_sigma": _unit, "delta_R_failure": _unit}
+    "delta_sigma": _unit, "delta_R_failure": _unit, "delta_Sn": _unit, "delta_tr": _unit, "variance": ("centred", "uncentred"),
+    "cap_grid": _int(1), "cap_ratio": Interval(1, closed_low=False)}
 
 #: Allowed values, as data: an :class:`Interval` or a tuple of choices (STYLE: Errors).
 CONFIG_SCHEMA: Mapping[str, Mapping[str, Any]] = {

@@ -35,7 +35,7 @@ nu_V rho_phi)`` (``L_top`` certified on the tube of radius ``nu_V rho_phi``), so
   ``2 sqrt(2) kappa nu^2 rho_phi^2 sqrt(d/M)`` (the remainder ``q_V`` is ``kappa nu_V
   rho_phi``-Lipschitz in the block output on the ball, Maurer's contraction ``sqrt(2)``, 2
   for symmetrisation; ``|q_V| <= kappa nu_V^2 rho_phi^2 / 2``, range ``kappa nu^2 rho^2``).
-  **Issue 29**: the contraction's linear class ``{V phi}`` has ``E sup <V, sum_i s_i phi_i^T> =
+  **Tighter remainder (Choice)**: the contraction's linear class ``{V phi}`` has ``E sup <V, sum_i s_i phi_i^T> =
   nu E||sum_i s_i phi_i^T||_F <= nu sqrt(d M E||phi||^2)`` (Jensen over the signs *and* ``S``), so
   ``rad_M``'s ``rho_phi`` may be ``sqrt(tr_ub)``, ``tr_ub >= E||phi||^2`` fixed before ``S`` (the
   signal sample's Maurer--Pontil bound on ``||phi||^2 in [0, rho_phi^2]`` at ``delta_tr``, in

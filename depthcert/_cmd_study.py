@@ -35,7 +35,7 @@ def add_parser(sub) -> None:
     p.add_argument("--config", default=None, metavar="FILE",
                    help="TOML with the tables of `depthcert grow` (default: a synthetic teacher of known depth)")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder")
-    p.add_argument("--quick", action="store_true", help="light sizes (seconds instead of minutes)")
+    p.add_argument("--quick", action="store_true", help="light sizes (much shorter runs: seconds for the growth studies, minutes for pretrained)")
     p.add_argument("--json", action="store_true", help="print the result on one line (default: indented JSON)")
 
 

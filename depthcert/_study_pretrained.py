@@ -26,7 +26,7 @@ __all__ = ["DEFAULTS", "QUICK", "run_pretrained"]
 #: **Choice**: the study's sizes (``depthcert study pretrained``), fixed before any run.
 DEFAULTS = {"seq_len": 64, "n_mask": 9, "head_steps": 300, "head_lr": 2e-3, "head_batch": 64, "probe_n": 256,
             "curvature_n": 128, "cert_s_n": 256, "cert_erm_steps": 5, "seeds": 5, "steps": 40, "batch": 16, "lr": 3e-4, "width": 16, "threads": 2}
-#: light sizes for ``--quick``, the gallery and the tests (a small slice: minutes become seconds).
+#: light sizes for ``--quick`` and the tests (a small slice: the machinery, not the question).
 QUICK = dict(DEFAULTS, head_steps=40, probe_n=48, curvature_n=32, cert_s_n=32, cert_erm_steps=1, seeds=2, steps=4, batch=8,
              s_n=64, t_n=48)
 

@@ -1,6 +1,6 @@
 """A user's 2-D ResNet on scikit-learn's digits: ``dc.certify_insertion`` with hand-derived constants and ``M_needed``.
 
-Issue 29, item 3 (the digits 2-D ResNet): the route table with derived constants and, per route,
+The digits 2-D ResNet: the route table with derived constants and, per route,
 ``M_needed`` (the smallest ``|S|`` at which it would certify, every statistic held) beside the
 scan's ``n_needed_improvable``. Runs in about a minute on one core:
 

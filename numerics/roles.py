@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
-__all__ = ["DATA_ROLES", "MONTE_CARLO", "POPULATION", "PROBE", "REFERENCE_SAMPLE", "S", "SIGNAL", "T", "WORKLOAD_ROLES"]
+__all__ = ["DATA_ROLES", "MONTE_CARLO", "POPULATION", "PROBE", "REFERENCE_SAMPLE", "S", "SCAN_PROBE", "SIGNAL", "T",
+           "WORKLOAD_ROLES"]
 
 SIGNAL = "signal"
 S = "S"
@@ -23,6 +24,7 @@ PROBE = "probe"
 MONTE_CARLO = "monte_carlo"
 POPULATION = "population"
 REFERENCE_SAMPLE = "reference_sample"
+SCAN_PROBE = "scan_probe"
 
 #: Data role -> what its sample does (THEORY §10); fixed before ``S`` and ``T``: signal, reference_sample.
 DATA_ROLES: Mapping[str, str] = {
@@ -33,6 +35,8 @@ DATA_ROLES: Mapping[str, str] = {
     MONTE_CARLO: "Rademacher sign draws and other Monte Carlo (no data, drawn with S and T)",
     POPULATION: "the Monte-Carlo population sample: Delta_R's confidence bound (E_R), the population risks R",
     REFERENCE_SAMPLE: "f_old's own training sample (independent of every role above)",
+    SCAN_PROBE: "the run's own saturation scan at its site (n_needed_improvable, a planning number: it certifies "
+                "nothing); fixed with the setup, independent of every role above",
 }
 
 #: :class:`numerics.workloads.Workload` field -> the data role of its sample.

@@ -25,7 +25,7 @@ from typing import Mapping
 
 import numpy as np
 
-from numerics.roles import DATA_ROLES, MONTE_CARLO, POPULATION, PROBE, REFERENCE_SAMPLE, S, SIGNAL, T
+from numerics.roles import DATA_ROLES, MONTE_CARLO, POPULATION, PROBE, REFERENCE_SAMPLE, S, SCAN_PROBE, SIGNAL, T
 
 __all__ = ["ROLES", "Streams", "check_streams", "derived_seed", "role_seed"]
 
@@ -39,6 +39,7 @@ ROLES: Mapping[str, str] = {
     SIGNAL: "seed",                # sample for G, beta: f~_pop is fixed before S and T (Theorem 2)
     "check_population": "seed",    # large sample of exact population moments (validity checks only)
     "torch_global": "seed",        # the global torch RNG: nothing should draw from it; seeded for safety
+    SCAN_PROBE: "seed",            # the run's own scan at its site (n_needed_improvable): one per setup
     S: "data_seed",                # training sample of the block
     T: "data_seed",                # test sample
     POPULATION: "data_seed",       # Monte-Carlo x-sample of Delta_R and the population risks

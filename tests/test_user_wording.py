@@ -48,10 +48,11 @@ def problems(text: str, where: str = "") -> list[str]:
 
 
 def user_pages(root: Path) -> list[Path]:
-    """The user-facing pages under ``root``: README, docs pages, tutorials' sources, stored reports."""
+    """The user-facing pages under ``root``: README, docs pages, tutorials' sources, examples, stored reports."""
     pages = [root / "README.md", *sorted((root / "docs").glob("*.md")), *sorted((root / "docs" / "tutorials").rglob("*.md")),
              *sorted((root / "docs" / "gallery").glob("*.py")), *sorted((root / "notebooks").glob("*.ipynb")),
-             *sorted((root / "notebooks" / "_src").glob("*.py"))]
+             *sorted((root / "notebooks" / "_src").glob("*.py")),
+             *sorted((root / "examples").rglob("*.py")), *sorted((root / "examples").rglob("*.toml"))]   # the README sends users there
     for folder in sorted((root / "docs").glob("reproduce-*")):
         pages += sorted(f for f in folder.rglob("*") if f.is_file() and f.suffix in (".md", ".json", ".log", ".toml", ".txt"))
     return [p for p in pages if p.is_file()]

@@ -190,7 +190,7 @@ def _constants(loss, B, L_loss, L_top, kappa, A_norm=None) -> dict:
         L_loss = math.sqrt(2.0)   # THEORY §1: sure for cross-entropy on any logits
     for name, v in (("B", B), ("L_loss", L_loss), ("L_top", L_top), ("kappa", kappa), ("A_norm", A_norm)):
         if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-            raise ValueError(f"{name} == {v!r}, must be a finite number > 0 (or None: the routes needing it are skipped).")
+            raise ValueError(f"{name} == {v!r}, must be a finite number > 0 (or None: the routes needing it are listed as not evaluable).")
     return {"B": B, "L_loss": L_loss, "L_top": L_top, "kappa": kappa, "A_norm": A_norm}
 
 

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_every_data_role_has_its_stream_and_the_workload_fields_map_to_roles():
     assert set(DATA_ROLES) <= set(ROLES)
-    assert {"signal", "S", "T", "probe", "monte_carlo", "population", "reference_sample"} == set(DATA_ROLES)
+    assert {"signal", "S", "T", "probe", "monte_carlo", "population", "reference_sample", "scan_probe"} == set(DATA_ROLES)
     assert set(WORKLOAD_ROLES.values()) <= set(DATA_ROLES)
     assert ROLES["signal"] == ROLES["reference_sample"] == "seed" and ROLES["S"] == ROLES["T"] == "data_seed"
 

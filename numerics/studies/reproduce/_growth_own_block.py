@@ -51,7 +51,7 @@ __all__ = ["BUDGET_TOL", "CLAIM_ID", "COMPARABLE_MARGIN", "IDENTITY_TOL", "NORM_
 CLAIM_ID = "growth_own_block"
 #: Seed 001 (Paper B), "Experimental results", item 2, in English (the seed is in Dutch).
 SEED_WORDS = (
-    "seed 001 (../shared/seeds/001_5b33c3cac680ff24.txt), 'Function-preserving growth versus training from "
+    "seed 001 (Paper B's summary, 001_5b33c3cac680ff24.txt), 'Function-preserving growth versus training from "
     "scratch': 'The authors compared models grown by function-preserving insertion (starting from a converged "
     "shallower network) with models of the same final architecture trained from a random initialisation. "
     "Convergence quality: function-preserving growth reached training losses comparable to (and often lower "

@@ -60,7 +60,7 @@ def render_report(report, out: Path) -> str:
              "Versions: " + ", ".join(f"{k} {v}" for k, v in report.versions.items()) + ".", "",
              "Each verdict follows a decision rule fixed in code before the suite was run "
              "(`numerics/studies/reproduce/_claims.py`), never tuned to agree. \"The paper says\" quotes the seed "
-             "summary (`../shared/seeds/`, translated), nothing else; what the seeds do not give is marked **Choice**; "
+             "summary (translated into English), nothing else; what the seeds do not give is marked **Choice**; "
              "where they leave a convention open, each convention gets its own verdict and the claim's verdict "
              "summarises them (`convention-dependent` when they differ). \"Not reproduced\" needs a significant "
              "effect against the seed's statement; an effect not detected is \"inconclusive\", with its MDE. "

@@ -3,7 +3,7 @@
 * ``n_needed_improvable`` (:func:`site_scan`): the saturation scan's betting test
   (:func:`numerics.estimators.adaptive_test`, 16 chunks, at the run's ``level``: one site) at the
   run's own site and block features (so its ``G`` is the certificate's), on a probe sample of its
-  own (:func:`scan_seed`, from ``seed``: fixed with the setup, independent of ``S``, ``T`` and the
+  own (the role ``scan_probe``, :func:`scan_seed`, from ``seed``: fixed with the setup, independent of ``S``, ``T`` and the
   signal sample; ``min(sizes.population, SCAN_N)`` samples with sampled labels, as a user's
   probe would have: not the signal sample's exact ``y``-expectation), and the probe size at
   which it calls the site improvable (:func:`numerics.estimators.n_needed_improvable`: the
@@ -38,12 +38,13 @@ def site_scan(fixed) -> dict:
 
 
 def scan_seed(fixed) -> int:
-    """The scan's probe stream: derived from ``seed`` (``derived_seed(seed, "gap/scan", 0)``), so one setup has one
-    ``n_needed_improvable`` whichever draw of a validity study computes it first (the ``probe`` role follows
-    ``data_seed``)."""
-    from numerics.seeding import derived_seed
+    """The scan's probe stream: the role ``scan_probe`` (:mod:`numerics.roles`), derived from ``seed``, so one setup
+    has one ``n_needed_improvable`` whichever draw of a validity study computes it first (the ``probe`` role
+    follows ``data_seed``)."""
+    from numerics.roles import SCAN_PROBE
+    from numerics.seeding import role_seed
 
-    return derived_seed(int(fixed.cfg.seed), "gap/scan", 0)
+    return role_seed(SCAN_PROBE, int(fixed.cfg.seed))
 
 
 def _scan(fixed) -> dict:
@@ -63,7 +64,7 @@ def _scan(fixed) -> dict:
         acc.update(m.reshape(m.shape[0], 1, -1), phi.reshape(phi.shape[0], 1, -1))
     test = adaptive_test(acc, level)
     n_bet = int(acc.z.numel())
-    return {"n_probe": acc.n, "sample": "a probe of its own (derived_seed(seed, 'gap/scan', 0)), labels sampled", "level": level,
+    return {"n_probe": acc.n, "sample": "the scan_probe role's own sample (from seed), labels sampled", "level": level,
             "n_chunks": SCAN_CHUNKS, "log_wealth": test.statistic, "threshold": test.threshold,
             "improvable": bool(test.reject), "n_bet": n_bet,
             "rate_per_sample": test.statistic / n_bet if n_bet else None,

@@ -138,9 +138,9 @@ def gap_lines(gap: Mapping | None) -> list[str]:
              f" at this n); n_needed_improvable = {_num(gap['n_needed_improvable'], 'd')}; M_needed = the smallest M at "
              "which a route certifies, every other statistic held (ratio = M_needed / n_needed_improvable)"]
     for name, p in (gap.get("paper") or {}).items():
-        lines.append(f"  {name:<36} M_needed {_num(p['M_needed'], '.4g'):>10} ratio {_num(p['ratio'], '.3g'):>7}"
+        lines.append(f"    {name:<34} M_needed {_num(p['M_needed'], '.4g'):>10} ratio {_num(p['ratio'], '.3g'):>7}"
                      "  (closed form)")
     for name, r in gap["routes"].items():
         if r["M_needed"] is None:
-            lines.append(f"  {name:<36} M_needed {'None':>10}: {r['reason']}")
+            lines.append(f"    {name:<34} M_needed {'None':>10}: {r['reason']}")
     return lines

@@ -84,8 +84,9 @@ def test_every_role_its_own_stream(monkeypatch):
     r = run_experiment(cfg)
     assert r["population_is"] == "estimate"
     streams = streams_of(validate_config(cfg))
-    role_of = {streams.seed_for(role): role for role in ("reference_sample", "signal", "S", "T", "population", "probe")}
-    assert len(role_of) == 6                                        # six distinct seeds
+    role_of = {streams.seed_for(role): role for role in ("reference_sample", "signal", "S", "T", "population", "probe",
+                                                         "scan_probe")}
+    assert len(role_of) == 7                                        # seven distinct seeds
     used = {role_of[s] for s, _ in calls}                           # KeyError: a draw from no role's stream
     assert {"reference_sample", "signal", "S", "T", "population"} <= used
     first = {}

@@ -17,7 +17,7 @@ STORED = Path(__file__).resolve().parent / "configs" / "demo_validity.json"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("demo", help="the default experiment, end to end, with its certificate (~25 s)",
+    p = sub.add_parser("demo", help="the default experiment, end to end, with its certificate (~12 s)",
                        description=DESCRIPTION, epilog=EPILOG)
     p.add_argument("--out", default="depthcert_demo", metavar="DIR",
                    help="output folder (default: ./depthcert_demo)")
@@ -29,7 +29,7 @@ def add_parser(sub) -> None:
 
 DESCRIPTION = """\
 The default experiment of `depthcert run` on a synthetic regression teacher (the
-config is depthcert/configs/demo.toml; about 25 s on 2 idle cores): train a weak reference
+config is depthcert/configs/demo.toml; about 12 s on 2 idle cores): train a weak reference
 network, insert a readout block at the top, train it, measure, and certify the
 improvement of the test loss by both routes.
 

@@ -45,7 +45,7 @@ Paper A (Theorems 1-3: insert a zero-initialised residual block, train it, bound
 model's test loss), machine-checks their proofs, measures every quantity they need on
 real training runs, and scans a network for depth saturation (Paper B).
 
-Start with `depthcert demo` (about 25 s on 2 idle cores): one experiment end to end, with its
+Start with `depthcert demo` (about 12 s on 2 idle cores): one experiment end to end, with its
 certificate. Each command's own page, `depthcert COMMAND --help`, says what it reads,
 what it writes, and gives an example."""
 

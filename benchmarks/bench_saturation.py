@@ -52,39 +52,12 @@ from numerics.estimators._site_scan import accumulate_site_stats  # noqa: E402
 from numerics.families import ProtocolBlock  # noqa: E402
 from numerics.models import PostNormResMLP  # noqa: E402
 from numerics.sites import SiteProbe, resolve_sites  # noqa: E402
+from tests.zoo.nets import ResNet2d  # noqa: E402  (the 2-D post-norm ResNet of the test zoo, GroupNorm)
 from numerics.zoo import CharGPT  # noqa: E402
 
 F32 = torch.float32
 FAMILIES = ["linear", "affine", "readout"]
 TARGETS = {"scan_over_plain": ("<=", 1.3)}
-
-
-class Block2d(nn.Module):
-    """``x = norm(x + conv(relu(conv(x))))`` on ``(N, C, H, W)``; GroupNorm(4, C) or BatchNorm (eval)."""
-
-    def __init__(self, c: int, norm: str = "group"):
-        super().__init__()
-        self.conv1, self.conv2 = nn.Conv2d(c, c, 3, padding=1), nn.Conv2d(c, c, 3, padding=1)
-        self.norm = nn.GroupNorm(4, c) if norm == "group" else nn.BatchNorm2d(c)
-
-    def forward(self, x):
-        return self.norm(x + self.conv2(torch.relu(self.conv1(x))))
-
-
-class ResNet2d(nn.Module):
-    """Stem conv to ``c`` channels, ``depth`` post-norm blocks, global average pool, linear head."""
-
-    def __init__(self, c: int = 24, depth: int = 3, classes: int = 10, norm: str = "group"):
-        super().__init__()
-        self.stem = nn.Conv2d(1, c, 3, padding=1)
-        self.blocks = nn.ModuleList(Block2d(c, norm) for _ in range(depth))
-        self.head = nn.Linear(c, classes)
-
-    def forward(self, x):
-        x = self.stem(x)
-        for b in self.blocks:
-            x = b(x)
-        return self.head(x.mean(dim=(2, 3)))
 
 
 class BertClassifier(nn.Module):
@@ -224,7 +197,7 @@ def _cases(quick: bool):
     else:
         sizes = dict(c=24, n2d=(4096, 300), bert=(100, 64, 2, 4, 128, 512), gpt=(98, 128, 4, 4, 64, 512),
                      mlp=(64, 256, 8, 4096))
-    res = ResNet2d(sizes["c"]).eval()
+    res = ResNet2d("gn", sizes["c"]).eval()
     vocab, hidden, layers, heads, seq, n_bert = sizes["bert"]
     bert = BertClassifier(vocab, hidden, layers, heads, seq).eval()
     gv, gd, gl, gh, gt, n_gpt = sizes["gpt"]

@@ -16,36 +16,18 @@ import functools
 import torch
 from torch import nn
 
+from tests.zoo.nets import ResNet2d
+
 __all__ = ["DigitsResNet", "digits", "metrics", "trained"]
 
 
-class Block2d(nn.Module):
-    """``x = norm(x + conv2(relu(conv1(x))))`` on an NCHW state."""
-
-    def __init__(self, c: int, norm: str):
-        super().__init__()
-        self.conv1 = nn.Conv2d(c, c, 3, padding=1)
-        self.conv2 = nn.Conv2d(c, c, 3, padding=1)
-        self.norm = nn.GroupNorm(4, c) if norm == "group" else nn.BatchNorm2d(c)
-
-    def forward(self, x):
-        return self.norm(x + self.conv2(torch.relu(self.conv1(x))))
-
-
-class DigitsResNet(nn.Module):
-    """Stem conv ``1 -> c``, ``depth`` post-norm blocks, global average pool, linear head (10 classes)."""
+class DigitsResNet(ResNet2d):
+    """The zoo's 2-D post-norm ResNet (:class:`tests.zoo.nets.ResNet2d`: stem ``1 -> c``, ``depth`` blocks
+    ``x = norm(x + conv2(relu(conv1(x))))``, global average pool, linear head, 10 classes); ``norm``:
+    ``"group"`` (GroupNorm(4, c)) or ``"batch"`` (BatchNorm, used in eval mode)."""
 
     def __init__(self, c: int = 24, depth: int = 3, norm: str = "group"):
-        super().__init__()
-        self.stem = nn.Conv2d(1, c, 3, padding=1)
-        self.blocks = nn.ModuleList(Block2d(c, norm) for _ in range(depth))
-        self.head = nn.Linear(c, 10)
-
-    def forward(self, x):
-        x = self.stem(x)
-        for blk in self.blocks:
-            x = blk(x)
-        return self.head(x.mean(dim=(2, 3)))
+        super().__init__("gn" if norm == "group" else "bn", c, depth)
 
 
 def digits(dtype=torch.float32) -> dict:

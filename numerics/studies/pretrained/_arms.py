@@ -18,7 +18,7 @@ import copy
 
 import torch
 
-from numerics.studies.pretrained._mlm import MLMNet, _gather, mlm_loss
+from numerics.studies.pretrained._mlm import MLMNet, _gather, layer_output, mlm_loss
 
 __all__ = ["encoder_states", "heldout_losses", "train_arm"]
 
@@ -31,14 +31,10 @@ def encoder_states(net: MLMNet, x: torch.Tensor, chunk: int = 64) -> list[torch.
             h = net.embeddings(input_ids=xb)
             hs = [h]
             for layer in net.encoder.layer:
-                h = _out(layer(h))
+                h = layer_output(layer(h))
                 hs.append(h)
             out.append(hs)
     return [torch.cat([o[j] for o in out]) for j in range(len(out[0]))]
-
-
-def _out(h):
-    return h[0] if isinstance(h, tuple) else h
 
 
 def _logits(net: MLMNet, layers, first: int, h: torch.Tensor, pos: torch.Tensor, block=None) -> torch.Tensor:
@@ -46,7 +42,7 @@ def _logits(net: MLMNet, layers, first: int, h: torch.Tensor, pos: torch.Tensor,
     if block is not None:
         h = h + block(h)
     for layer in layers[first:]:
-        h = _out(layer(h))
+        h = layer_output(layer(h))
     return net.head(_gather(h, pos))
 
 

@@ -56,8 +56,7 @@ class MLMNet(nn.Module):
     def hidden(self, x: torch.Tensor) -> torch.Tensor:
         h = self.embeddings(input_ids=x)
         for layer in self.encoder.layer:
-            h = layer(h)
-            h = h[0] if isinstance(h, tuple) else h
+            h = layer_output(layer(h))
         return h
 
     def readout(self, h: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
@@ -118,6 +117,11 @@ def train_head(net: MLMNet, x: torch.Tensor, y: torch.Tensor, steps: int, lr: fl
     for p in net.parameters():
         p.requires_grad_(False)
     return losses
+
+
+def layer_output(h):
+    """The hidden state of a ``BertLayer`` call (a tensor, or the first entry of a tuple in other versions)."""
+    return h[0] if isinstance(h, tuple) else h
 
 
 def _gather(h: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:

@@ -16,25 +16,18 @@
 """
 from __future__ import annotations
 
-import weakref
-
 import torch
+
+from numerics.studies.run._localised import once_per_fixed
 
 __all__ = ["SCAN_N", "SCAN_CHUNKS", "localised_gap", "paper_gap", "scan_seed", "site_scan"]
 
 #: The probe size of the scan and its betting chunks (those of ``dc.saturation``).
 SCAN_N, SCAN_CHUNKS = 200_000, 16
-_CACHE: dict[int, tuple[weakref.ref, dict]] = {}
-
-
+@once_per_fixed
 def site_scan(fixed) -> dict:
     """The betting test at the run's site on the probe sample and its ``n_needed_improvable`` (module docstring)."""
-    hit = _CACHE.get(id(fixed))
-    if hit is not None and hit[0]() is fixed:
-        return hit[1]
-    out = _scan(fixed)
-    _CACHE[id(fixed)] = (weakref.ref(fixed), out)
-    return out
+    return _scan(fixed)
 
 
 def scan_seed(fixed) -> int:

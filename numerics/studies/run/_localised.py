@@ -142,17 +142,25 @@ class LocalisedClass:
     phi2_mean: float | None = None
 
 
-_CACHE: dict[int, tuple[weakref.ref, LocalisedClass]] = {}
+def once_per_fixed(compute):
+    """``compute(fixed)`` memoised per stage-1 object (by identity, held weakly: a new ``Fixed`` computes again)."""
+    cache: dict[int, tuple[weakref.ref, object]] = {}
+
+    def cached(fixed):
+        hit = cache.get(id(fixed))
+        if hit is not None and hit[0]() is fixed:
+            return hit[1]
+        out = compute(fixed)
+        cache[id(fixed)] = (weakref.ref(fixed), out)
+        return out
+    cached.__doc__, cached.__name__ = compute.__doc__, compute.__name__
+    return cached
 
 
+@once_per_fixed
 def localised_class(fixed) -> LocalisedClass:
     """The :class:`LocalisedClass` of a run's stage 1 (computed once per :class:`Fixed`)."""
-    hit = _CACHE.get(id(fixed))
-    if hit is not None and hit[0]() is fixed:
-        return hit[1]
-    cls = _compute(fixed)
-    _CACHE[id(fixed)] = (weakref.ref(fixed), cls)
-    return cls
+    return _compute(fixed)
 
 
 def _cap(fixed, opts: Mapping, fields: Mapping) -> tuple[float, str, bool]:

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from depthcert.errors import InputError
-from plumbing.io import atomic_write_text
+from plumbing.io import atomic_write, atomic_write_text
 
 __all__ = ["ROLES", "add_user_arguments", "load_object", "run_user"]
 
@@ -177,17 +177,12 @@ def _call(args, command: str, model, roles, out: Path) -> dict:
 
 def _save_grown(model, path: Path) -> str:
     """``torch.save`` (atomic) of ``{"format", "state_dict", "insertions"}``: loadable with ``weights_only=True``."""
-    import os
-
     import torch
 
     from depthcert.api._attach import FORMAT, insertions
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save({"format": FORMAT, "state_dict": model.state_dict(), "insertions": insertions(model)}, tmp)
-    os.replace(tmp, path)
-    return str(path)
+    saved = {"format": FORMAT, "state_dict": model.state_dict(), "insertions": insertions(model)}
+    return str(atomic_write(path, lambda tmp: torch.save(saved, tmp)))
 
 
 def run_user(args: argparse.Namespace, command: str) -> int:

@@ -27,7 +27,7 @@ from depthcert.api._loss import check_per_sample
 from depthcert.api._scan import eval_mode
 from depthcert.api._verdict import t_interval
 
-__all__ = ["insertion_record", "per_sample_gains", "split_curvature"]
+__all__ = ["insertion_record", "per_sample_gains", "per_sample_losses", "split_curvature"]
 
 
 def split_curvature(curv) -> tuple[tuple, tuple | None]:
@@ -43,32 +43,47 @@ def split_curvature(curv) -> tuple[tuple, tuple | None]:
 
 @torch.no_grad()
 def per_sample_gains(old: nn.Module, new: nn.Module, x: torch.Tensor, y: torch.Tensor, loss,
-                     batch_size: int = 256) -> torch.Tensor:
-    """``D_i = l_i(old) - l_i(new)``, shape ``(n,)``, float64 (both models in eval mode)."""
+                     batch_size: int = 256, old_losses: torch.Tensor | None = None) -> torch.Tensor:
+    """``D_i = l_i(old) - l_i(new)``, shape ``(n,)``, float64 (both models in eval mode);
+    ``old_losses``: ``l_i(old)`` if already measured (:func:`per_sample_losses`)."""
+    if old_losses is None:
+        old_losses = per_sample_losses(old, x, y, loss, batch_size)
+    return old_losses - per_sample_losses(new, x, y, loss, batch_size)
+
+
+@torch.no_grad()
+def per_sample_losses(net: nn.Module, x: torch.Tensor, y: torch.Tensor, loss, batch_size: int = 256) -> torch.Tensor:
+    """``l_i(net)``, shape ``(n,)``, float64 (in eval mode)."""
     out = []
-    with eval_mode(old), eval_mode(new):
+    with eval_mode(net):
         for i in range(0, x.shape[0], batch_size):
             xb, yb = x[i:i + batch_size], y[i:i + batch_size]
-            a = check_per_sample(loss(old(xb), yb), xb.shape[0], loss).double()
-            b = check_per_sample(loss(new(xb), yb), xb.shape[0], loss).double()
-            out.append(a - b)
+            out.append(check_per_sample(loss(net(xb), yb), xb.shape[0], loss).double())
     return torch.cat(out)
 
 
-def _family_gain(model, site, proto, G, family, seed, step, gain, loss, level) -> dict:
+def _family_gain(model, site, proto, G, family, seed, step, gain, loss, level, shared) -> dict:
+    """One family's jumpboard: ``beta_f`` and ``V`` on the step sample (on ``model``, before the copy),
+    its per-sample gains on the gain sample in the copy with the block attached. ``shared``: the
+    recording of ``model`` before the site and ``model``'s gain-sample losses, measured once."""
+    info: dict = {}
+    block, beta = jumpboard_block(model, site, proto, G, family, "jumpboard", seed, step, loss, shared["replay"], info,
+                                  shared["known"])
     net = copy.deepcopy(model)
-    block, beta = jumpboard_block(net, site, proto, G, family, "jumpboard", seed, step, loss)
     attach_unit(net, site, block)
-    D = per_sample_gains(model, net, gain[0], gain[1], loss)
+    D = per_sample_gains(model, net, gain[0], gain[1], loss, old_losses=shared["old_gain"])
     n = int(D.numel())
     mean, sd = float(D.mean()), float(D.std(unbiased=True))
     lo, hi = t_interval(mean, sd, n, level) if math.isfinite(sd) else (-math.inf, math.inf)
-    in_sample = float(per_sample_gains(model, net, step[0], step[1], loss).mean())   # chooses the candidate
+    in_sample = info.get("gain_step")   # chooses the candidate: measured at the step on the step sample
+    if in_sample is None:
+        in_sample = float(per_sample_gains(model, net, step[0], step[1], loss).mean())
     return {"gain": mean, "sd": sd, "lo": lo, "hi": hi, "beta": beta, "V_norm": float(block.V.detach().norm()),
             "gain_step": in_sample}
 
 
-def insertion_record(model, site: str, proto, G, families, seed: int, step, gain, loss, level: float) -> dict | None:
+def insertion_record(model, site: str, proto, G, families, seed: int, step, gain, loss, level: float,
+                     known=None) -> dict | None:
     """The suggested insertion at ``site``: per family, the jumpboard block's immediate gain on the
     gain sample (``gain``: mean, ``sd``, ``lo``/``hi``: the level-``(1 - level)`` interval of the
     population gain); None when there is no gain sample.
@@ -76,12 +91,18 @@ def insertion_record(model, site: str, proto, G, families, seed: int, step, gain
     Args:
         proto: the site's scanned :class:`~numerics.families.ProtocolBlock`; ``G``: its ``(d, r)``
             cross-gradient on the probe. step, gain: ``(x, y)`` samples (docstring of ``depthcert.api._gain``).
+        known: ``(R(0), G_x)``: the step sample's mean loss and the site's cross-gradient on it (or None).
     """
     if gain is None:
         return None
     fams = [f for f in families if f in proto.slices]
+    from numerics._replay import SiteReplay
+
+    shared = {"replay": SiteReplay(model, site), "old_gain": per_sample_losses(model, gain[0], gain[1], loss),
+              "known": known}
     return {"site": site, "init": "jumpboard", "level": level, "n_gain": int(gain[0].shape[0]),
             "n_step": int(step[0].shape[0]),
             "source": "probe: site and G_f; step sample (first half of the curvature sample): beta_f and V; "
                       "gain sample (its second half, disjoint): the per-sample gains and the t interval",
-            "families": {f: _family_gain(model, site, proto, G, f, seed, step, gain, loss, level) for f in fams}}
+            "families": {f: _family_gain(model, site, proto, G, f, seed, step, gain, loss, level, shared)
+                         for f in fams}}

@@ -34,6 +34,11 @@ from depthcert.api._suggestion import RefusedInsertion, nonnegative_beta
 from numerics.estimators import curvature_along
 from numerics.families import FAMILIES, ProtocolBlock
 
+#: **Choice**: how ``beta`` is measured on the step sample (``numerics.estimators.curvature_along``):
+#: ``"descent"``, the least ``beta`` whose descent inequality holds at its own step (one backward,
+#: then forwards); ``dc.insert_block``'s jumpboard uses the same.
+BETA = "descent"
+
 __all__ = ["INITS", "family_block", "insert_block", "jumpboard_block"]
 
 INITS = ("zero", "jumpboard")
@@ -52,16 +57,23 @@ def _check(model, site, family, init, scan) -> None:
         raise ValueError(f"init == {init!r}, must be one of {list(INITS)}.")
 
 
-def _jumpboard(net, site: str, block: ProtocolBlock, G_f: torch.Tensor, curvature, loss):
-    """``(V, beta_f)``: Theorem 1's step along ``-G_f`` (zero and None when there is no descent)."""
+def _jumpboard(net, site: str, block: ProtocolBlock, G_f: torch.Tensor, curvature, loss, replay=True,
+               info: dict | None = None, known=None):
+    """``(V, beta_f)``: Theorem 1's step along ``-G_f`` (zero and None when there is no descent);
+    ``info`` (if given) receives the step sample's measured gain at that step (``"gain_step"``);
+    ``known``: ``(R(0), G_x)`` on the step sample (the family's columns), so that the slope costs no pass."""
     if not float(G_f.norm()) > 0:
         return torch.zeros_like(block.V), None
     xc, yc = curvature
+    kn = None if known is None else (known[0], float((known[1] * G_f.to(known[1].dtype)).sum() / G_f.norm()))
     with eval_mode(net):
-        est, slope, _, _ = curvature_along(net, site, block, xc, yc, G_f, G_f, loss)
+        est, slope, _, realised = curvature_along(net, site, block, xc, yc, G_f, G_f, loss, method=BETA, replay=replay,
+                                                  known=kn)
     if not slope > 0:
         return torch.zeros_like(block.V), est.beta
-    beta = nonnegative_beta(est.beta, slope, _mean_loss(net, xc, yc, loss))
+    beta = nonnegative_beta(est.beta, slope, _mean_loss(net, xc, yc, loss)) if BETA != "descent" else est.beta
+    if info is not None and beta == est.beta:
+        info["gain_step"] = realised
     return (-(slope / beta) * G_f / G_f.norm()).to(block.V.dtype), beta
 
 
@@ -74,17 +86,21 @@ def _mean_loss(net: nn.Module, x: torch.Tensor, y: torch.Tensor, loss, batch_siz
 
 
 def jumpboard_block(net: nn.Module, site: str, proto: ProtocolBlock, G: torch.Tensor, family: str, init: str,
-                    seed: int, curvature, loss):
+                    seed: int, curvature, loss, replay=True, info: dict | None = None, known=None):
     """``(block, beta_f)``: one family of the scan's block ``proto`` at ``site`` (features of
     ``site_seed(seed, site)``), ``V`` set by ``init`` from the scan's ``G`` (``(d, r)``, all
-    families' columns) and the step sample ``curvature = (x, y)``; ``beta_f`` is None for ``"zero"``."""
+    families' columns) and the step sample ``curvature = (x, y)``; ``beta_f`` is None for ``"zero"``.
+    ``replay``: as :func:`numerics.estimators.curvature_along` (a shared recording of ``net`` before
+    the site); ``info``: receives ``"gain_step"``; ``known``: ``(R(0), G_x)`` on the step sample, all
+    families' columns (:func:`_jumpboard`)."""
     block = ProtocolBlock(proto.state_shape, [family], proto.width, site_seed(seed, site), proto.V.dtype,
                           layout=proto.layout).to(proto.V.device)
     block.positions = proto.positions
     beta = None
     if init == "jumpboard":
         cols = torch.as_tensor(proto.slices[family], dtype=torch.long, device=proto.V.device)
-        V, beta = _jumpboard(net, site, block, G[:, cols], curvature, loss)
+        V, beta = _jumpboard(net, site, block, G[:, cols], curvature, loss, replay, info,
+                             None if known is None else (known[0], known[1][:, cols]))
         with torch.no_grad():
             block.V.copy_(V)
     return block, beta

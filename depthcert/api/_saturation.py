@@ -6,10 +6,10 @@ from torch import nn
 from depthcert.api._data import as_stream
 from depthcert.api._docstring import doc
 from depthcert.api._gain import insertion_record, split_curvature
-from depthcert.api._insert import _mean_loss
+from depthcert.api._insert import BETA
 from depthcert.api._loss import as_loss
 from depthcert.api._report import SaturationReport
-from depthcert.api._scan import accumulate, eval_mode, site_blocks
+from depthcert.api._scan import accumulate, eval_mode, site_blocks, step_gradients
 from depthcert.api._suggestion import suggest
 from depthcert.api._verdict import DEFAULT_EPS, gain_ucb, n_to_reject, n_to_saturate, verdict
 from numerics.estimators import adaptive_test, curvature_along, site_projection_scores
@@ -53,9 +53,14 @@ def _split(data, curvature_data, model, batch_size: int, curvature_n: int, n_chu
     return stream.part(k, len(stream)), stream.take(k), f"a disjoint part of data: its first {k} samples"
 
 
-def _curvature(model, site, block, acc, curv, loss, R0: float) -> dict:
-    """Theorem 1 along ``-G`` and ``-G Sigma^+`` on the step sample (``R0``: its mean loss; the gains
-    use ``beta_eff``, :func:`depthcert.api._suggestion.nonnegative_beta`; ``first_order_gain``: the raw plug-in)."""
+def _slope(G_x, D) -> float:
+    return float((G_x * D.to(G_x.dtype)).sum() / D.norm())
+
+
+def _curvature(model, site, block, acc, curv, loss, R0: float, G_x=None) -> dict:
+    """Theorem 1 along ``-G`` and ``-G Sigma^+`` on the step sample (``R0``: its mean loss; ``G_x``: the
+    site's cross-gradient on it, which gives both slopes without a pass; the gains use ``beta_eff``,
+    :func:`depthcert.api._suggestion.nonnegative_beta`; ``first_order_gain``: the raw plug-in)."""
     from numerics._numerics import psd_pinv
     from numerics._replay import SiteReplay
 
@@ -66,20 +71,25 @@ def _curvature(model, site, block, acc, curv, loss, R0: float) -> dict:
         return out
     xc, yc = curv
     rep = SiteReplay(model, site)   # both directions' passes share one recording of the part before the site
-    be, _, gain_e, real_e = curvature_along(model, site, block, xc, yc, G, G, loss, replay=rep)
-    bn, _, gain_n, _ = curvature_along(model, site, block, xc, yc, G, G @ psd_pinv(acc.Sigma), loss, replay=rep)
+    D_n = G @ psd_pinv(acc.Sigma)
+    known = (lambda D: (R0, _slope(G_x, D))) if G_x is not None else (lambda D: None)
+    be, _, gain_e, real_e = curvature_along(model, site, block, xc, yc, G, G, loss, replay=rep, method=BETA,
+                                            known=known(G))
+    bn, _, gain_n, _ = curvature_along(model, site, block, xc, yc, G, D_n, loss, replay=rep, method=BETA,
+                                       known=known(D_n))
     out.update(beta=be.beta, beta_natural=bn.beta, gain_euclidean=min(gain_e, R0), predicted_gain=min(gain_n, R0),
                first_order_gain=gain_n, realised_gain=real_e,
                beta_self_consistent=bool(be.self_consistent and bn.self_consistent))
     return out   # min(g, R0) == slope^2 / (2 max(beta, slope^2 / (2 R0))): Theorem 1 at beta_eff
 
 
-def _record(model, site, block, acc, curv, loss, level_site: float, eps: float, R0: float = float("inf")) -> dict:
+def _record(model, site, block, acc, curv, loss, level_site: float, eps: float, R0: float = float("inf"),
+            G_x=None) -> dict:
     rec = {"site": site, "layout": block.layout, "d": block.d, "P": block.positions, "r": block.r, "n": acc.n}
     P = site_projection_scores(acc.G, acc.Sigma, block.slices)
     rec.update({f"P_{f}": P.get(f) for f in ("linear", "affine", "readout", "block")}, P_all=P["all"])
     rec.update(G_sq=acc.u_statistic, G_norm=float(acc.G.norm()), AG_max=acc.ag_max, rho_phi=acc.phi_max)
-    rec.update(_curvature(model, site, block, acc, curv, loss, R0))
+    rec.update(_curvature(model, site, block, acc, curv, loss, R0, G_x))
     test = adaptive_test(acc, level_site)
     sigma2 = acc.x_sq / acc.n
     beta = rec["beta"]
@@ -97,11 +107,13 @@ def _scan(model, probe, blocks, loss_fn, n_chunks, samples, level, eps, fams, se
     step, gain = samples
     with eval_mode(model):
         accs = accumulate(model, probe, blocks, loss_fn, n_chunks=n_chunks)
-        R0 = _mean_loss(model, step[0], step[1], loss_fn)   # no gain above the loss it would lower
-        records = [_record(model, s, blocks[s], accs[s], step, loss_fn, level / len(blocks), eps, R0) for s in blocks]
+        G_step, R0 = step_gradients(model, step[0], step[1], blocks, loss_fn)   # R0: no gain above the loss it would lower
+        records = [_record(model, s, blocks[s], accs[s], step, loss_fn, level / len(blocks), eps, R0, G_step[s])
+                   for s in blocks]
         model_v = verdict(records, eps)
         best = model_v["best_site"]
-        ins = insertion_record(model, best, blocks[best], accs[best].G, fams, seed, step, gain, loss_fn, level)
+        ins = insertion_record(model, best, blocks[best], accs[best].G, fams, seed, step, gain, loss_fn, level,
+                               known=(R0, G_step[best]))
     return accs, records, model_v, ins
 
 
@@ -209,8 +221,9 @@ def _notes(curv_note: str, k: int, ins) -> list[str]:
             "its second half (gain sample) the insertion's measured gain",
             f"each of the {k} sites tested at level/{k} (Bonferroni); 'saturated' = every site's upper "
             "confidence bound on the first-order gain ||G||^2/(2 beta) below eps (Chebyshev, plug-in variance)",
-            "beta is measured on the step sample (a plug-in); predicted_gain is Theorem 1's gain along "
-            "-G Sigma_phi^+ with beta raised to the least curvature a nonnegative loss allows (never above the step "
-            "sample's loss, step_loss); first_order_gain is the raw plug-in; certified_gain uses the betting test's "
-            "lower confidence bound on ||G||",
+            "beta is measured on the step sample (a plug-in): the least beta, from the least curvature a "
+            "nonnegative loss allows up, whose descent inequality holds at its own step slope/beta (so Theorem 1's "
+            "gain holds exactly on that sample; never above the segment's largest curvature); predicted_gain is that "
+            "gain along -G Sigma_phi^+ (never above the step sample's loss, step_loss); first_order_gain is the raw "
+            "plug-in; certified_gain uses the betting test's lower confidence bound on ||G||",
             gain_note, "radii (rho_phi) are norms of the whole state over its P positions (THEORY §10)"]

@@ -23,7 +23,7 @@ from numerics.estimators import SiteAccumulator
 from numerics.families import ProtocolBlock, to_tokens
 from numerics.sites import SiteProbe, module_at
 
-__all__ = ["accumulate", "eval_mode", "site_blocks", "site_seed"]
+__all__ = ["accumulate", "eval_mode", "site_blocks", "site_seed", "step_gradients"]
 
 
 @contextlib.contextmanager
@@ -97,3 +97,25 @@ def accumulate(model: nn.Module, stream: DataStream, blocks: Mapping[str, Protoc
                 for s, acc in accs.items():
                     acc.update(to_tokens(ms[s], blocks[s].layout), blocks[s].phi(probe.states[s]))
     return accs
+
+
+def step_gradients(model: nn.Module, x: torch.Tensor, y: torch.Tensor, blocks: Mapping[str, ProtocolBlock], loss,
+                   batch_size: int = 256) -> tuple[dict[str, torch.Tensor], float]:
+    """``({site: G_x}, R_x)`` on a sample ``(x, y)``: every site's cross-gradient ``(1/n) sum_i X_i``
+    (``(d, r)``, float64) and the mean loss, from one forward + one backward per batch (in eval mode:
+    the slope ``<G_x, D^>`` of every direction at every site then costs no pass)."""
+    names, n = list(blocks), x.shape[0]
+    sums = {s: torch.zeros(blocks[s].d, blocks[s].r, dtype=torch.float64, device=x.device) for s in names}
+    total = 0.0
+    with eval_mode(model), SiteProbe(model, names) as probe:
+        for i in range(0, n, batch_size):
+            probe.reset()
+            values = check_per_sample(loss(model(x[i:i + batch_size]), y[i:i + batch_size]),
+                                      x[i:i + batch_size].shape[0], loss)
+            total += float(values.detach().double().sum())
+            ms = probe.grads(values.sum())
+            with torch.no_grad():
+                for s in names:
+                    m, phi = to_tokens(ms[s], blocks[s].layout), blocks[s].phi(probe.states[s])
+                    sums[s] += (m.reshape(-1, m.shape[-1]).T @ phi.reshape(-1, phi.shape[-1])).double()
+    return {s: g / max(n, 1) for s, g in sums.items()}, total / max(n, 1)

@@ -81,8 +81,9 @@ def _math_attention():
 
 
 def _derivatives(model, site, block, x, y, loss, base_V, direction, order: int):
-    """Per-sample losses ``(n,)`` and, for ``order == 2``, ``dR/ds``, ``d2R/ds2`` of their sum at ``s = 0``
-    for ``V = base_V + s direction`` (``order == 0``: the losses only, without a graph)."""
+    """Per-sample losses ``(n,)`` and ``dR/ds`` (``order >= 1``: one backward), ``d2R/ds2`` (``order == 2``:
+    double backward) of their sum at ``s = 0`` for ``V = base_V + s direction`` (``order == 0``: the
+    losses only, without a graph)."""
     s = torch.zeros((), dtype=base_V.dtype, requires_grad=order > 0)
     V = base_V + s * direction
 
@@ -93,7 +94,9 @@ def _derivatives(model, site, block, x, y, loss, base_V, direction, order: int):
         values = per_sample_loss(model(x), y, loss)   # fused attention kernels lack double backward
         if order == 0:
             return values, 0.0, 0.0
-        (d1,) = torch.autograd.grad(values.sum(), s, create_graph=True)
+        (d1,) = torch.autograd.grad(values.sum(), s, create_graph=order == 2)
+        if order == 1:
+            return values.detach(), float(d1), 0.0
         (d2,) = torch.autograd.grad(d1, s) if d1.requires_grad else (torch.zeros(()),)
     return values.detach(), float(d1.detach()), float(d2)
 
@@ -129,36 +132,84 @@ def _evaluator(model, site, block, x, y, loss, D_hat, batch_size, rep):
     return at
 
 
+def _grid_beta(at, slope: float, c0: float, n_grid: int, max_iter: int, rtol: float, floor: float) -> BetaEstimate:
+    """The largest second derivative on ``n_grid`` points of ``[0, slope/beta]``, until self-consistent."""
+    beta, seen, k, done = max(abs(c0), floor), c0, 0, slope <= 0
+    while not done and k < max_iter:
+        k += 1
+        seen = max(at(i * slope / ((n_grid - 1) * beta))[2] for i in range(n_grid))
+        done = seen <= beta * (1 + rtol)
+        beta = max(beta, seen)
+    return BetaEstimate(beta, c0, seen, k, done)
+
+
+def _descent_beta(at, R0: float, slope: float, max_iter: int, rtol: float, floor: float) -> BetaEstimate:
+    """The least ``beta`` (from ``slope^2 / (2 R0)`` up) whose descent inequality holds at its own step.
+
+    ``chord(beta) = 2 (R(tau) - R0 + slope tau) / tau^2`` at ``tau = slope / beta`` (one forward); the
+    inequality holds at ``beta`` iff ``chord(beta) <= beta``. Up: while it fails, ``beta`` is raised to
+    ``chord``, times ``chord / beta`` when that ratio exceeds 2 (far from the answer the ratio repeats),
+    at most 16-fold (16-fold when ``R(tau)`` is not finite). Down: from a ``beta`` where it holds, try
+    ``max(chord, last failing beta) (1 + rtol)`` while that is below ``beta / 1.1``. Every forward counts
+    against ``max_iter``. The result is a ``beta`` at which it held (``R0 - R(tau) >= slope^2 / (2 beta)``
+    exactly on the sample), or, never held, the last one tried (``self_consistent`` False).
+    """
+    beta, failed, passed, k = (max(slope * slope / (2 * R0), floor) if R0 > 0 else floor), 0.0, None, 0
+
+    def chord_at(b: float) -> float:
+        R = at(slope / b, order=0)[0]
+        return 2 * (R - R0 + slope * slope / b) * b * b / (slope * slope) if math.isfinite(R) else math.inf
+
+    while k < max_iter:
+        k, chord = k + 1, chord_at(beta)
+        if chord <= beta:
+            passed = (beta, chord)
+        elif passed is None:
+            ratio = chord / beta
+            failed, beta = beta, min(chord * (ratio if ratio > 2 else 1.0), 16 * beta)
+            continue
+        else:
+            failed = beta
+        trial = max(passed[1] if chord <= beta else chord, failed) * (1 + rtol)
+        if trial >= passed[0] / 1.1:
+            break
+        beta = trial
+    if passed is None:
+        return BetaEstimate(beta, math.nan, chord, k, False)
+    return BetaEstimate(passed[0], math.nan, passed[1], k, True)
+
+
 def curvature_along(model, site: str, block, x: torch.Tensor, y: torch.Tensor, G: torch.Tensor,
                     D: torch.Tensor, loss: str, *, n_grid: int = 5, max_iter: int = 10, rtol: float = 1e-3,
-                    floor: float = 1e-8, batch_size: int = 256, replay: SiteReplay | bool = True
+                    floor: float = 1e-8, batch_size: int = 256, replay: SiteReplay | bool = True,
+                    method: str = "grid", known: tuple[float, float] | None = None
                     ) -> tuple[BetaEstimate, float, float, float]:
     """``beta`` along ``-D`` at ``site`` (THEORY §2 A-smooth), the slope, Theorem 1's gain bound and the realised gain.
 
-    With ``D^ = D/||D||`` and ``slope = <G_x, D^>`` (``G_x`` the gradient on the sample ``x``
-    itself, so that the bound and the realised gain refer to one sample; > 0 for ``D`` close to
-    ``G`` or ``G Sigma^+``), the curvature ``c(tau) = d^2/dtau^2 R(V = -tau D^)`` is maximised on ``n_grid`` points of
-    ``[0, slope/beta]`` until self-consistent, starting from ``beta_0 = max(|c(0)|, floor)``
-    (a concave start must not make the segment unbounded); then Theorem 1 with
-    ``eta = 1/beta`` along ``D^`` gives ``R(0) - R(-tau* D^) >= slope^2 / (2 beta)``,
-    ``tau* = slope / beta``. The realised ``R(0) - R(-tau* D^)`` on the same sample checks it
-    (a grid estimate of ``beta`` can miss curvature between grid points).
+    With ``D^ = D/||D||`` and ``slope = <G_x, D^>`` (``G_x`` the gradient on ``x`` itself: the bound and
+    the realised gain refer to one sample), Theorem 1 with ``eta = 1/beta`` gives
+    ``R(0) - R(-tau* D^) >= slope^2 / (2 beta)``, ``tau* = slope / beta``. ``method="grid"``: the
+    curvature ``d^2/dtau^2 R(-tau D^)`` maximised on ``n_grid`` points of ``[0, slope/beta]`` until
+    self-consistent, from ``max(|c(0)|, floor)`` (double backward; a grid can miss curvature between
+    its points). ``method="descent"`` (**Choice** of ``dc.saturation``, ``dc.insert_block``): the least
+    ``beta`` whose descent inequality holds at its own step (:func:`_descent_beta`: one backward for the
+    slope, then one forward per iterate; its conclusion then holds exactly on ``x``; it is at most the
+    segment's largest curvature; ``curvature_at_zero`` NaN).
 
     Args:
         model, site, block: the network, a site name and its ``ProtocolBlock`` (features).
-        x, y: the sample defining ``R`` (a probe subsample).
-        G: ``(d, r)`` cross-gradient (kept for the signature; the slope is measured on ``x``);
-        D: ``(d, r)`` direction (non-zero), e.g. from a larger probe.
-        replay: True (the part before the site run once per batch, :mod:`numerics._replay`), a
-            :class:`~numerics._replay.SiteReplay` of ``(model, site, x)`` with this ``batch_size``
-            to share between calls, or False (every pass a full forward). The numbers are the same.
-
-    Each ``tau`` is evaluated once (``tau = 0`` starts every grid); the realised gain needs the
-    loss only (a forward without a graph).
+        x, y: the sample defining ``R``; G: kept for the signature; D: ``(d, r)`` direction (non-zero).
+        replay: True (the part before the site run once per batch, :mod:`numerics._replay`), a shared
+            :class:`~numerics._replay.SiteReplay` of ``(model, site, x)``, or False. Same numbers.
+        method: ``"grid"`` or ``"descent"``.
+        known: ``(R(0), slope)`` on ``x`` if already measured (``"descent"``: no pass at 0; e.g. every
+            site's ``G_x`` from one backward over ``x``, ``slope = <G_x, D^>``).
 
     Returns:
         ``(BetaEstimate, slope, gain_bound, realised_gain)``; both gains 0 when ``slope <= 0``.
     """
+    if method not in ("grid", "descent"):
+        raise ValueError(f"method == {method!r}, must be one of ['descent', 'grid'].")
     norm = float(D.norm())
     if not norm > 0:
         raise ValueError("||D|| == 0, must be > 0 (no first-order direction).")
@@ -166,18 +217,17 @@ def curvature_along(model, site: str, block, x: torch.Tensor, y: torch.Tensor, G
     model.eval()
     at = _evaluator(model, site, block, x, y, loss, D_hat, batch_size,
                     SiteReplay(model, site) if replay is True else (replay or None))
-
-    R0, slope, c0 = at(0.0)   # slope on this sample (= <G_x, D^>), so the theorem holds exactly on it
-    beta, seen, k, done = max(abs(c0), floor), c0, 0, slope <= 0
-    while not done and k < max_iter:
-        k += 1
-        seen = max(at(i * slope / ((n_grid - 1) * beta))[2] for i in range(n_grid))
-        done = seen <= beta * (1 + rtol)
-        beta = max(beta, seen)
-    est = BetaEstimate(beta, c0, seen, k, done)
+    R0, slope, c0 = (float(known[0]), float(known[1]), math.nan) if method == "descent" and known is not None \
+        else at(0.0, order=2 if method == "grid" else 1)
+    if method == "descent" and not slope > 0:
+        R0, slope, c0 = at(0.0)        # no descent: the curvature at 0 is the only beta there is
+    if method == "grid" or not slope > 0:
+        est = _grid_beta(at, slope, c0, n_grid, max_iter, rtol, floor)
+    else:
+        est = _descent_beta(at, R0, slope, max_iter, rtol, floor)
     if slope <= 0:
         return est, slope, 0.0, 0.0
-    return est, slope, slope**2 / (2 * beta), R0 - at(slope / beta, order=0)[0]
+    return est, slope, slope**2 / (2 * est.beta), R0 - at(slope / est.beta, order=0)[0]
 
 
 @torch.no_grad()

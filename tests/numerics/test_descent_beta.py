@@ -1,0 +1,131 @@
+"""``curvature_along(..., method="descent")``: the least ``beta`` whose descent inequality holds at its own step.
+
+Expected values come from closed forms (a quadratic loss) or from the inequality evaluated
+independently with :func:`numerics.estimators.loss_change`, never from the estimator re-typed.
+"""
+import math
+
+import pytest
+import torch
+
+from numerics.estimators import curvature_along, loss_change
+from numerics.families import ProtocolBlock
+
+
+def _quadratic_setup(seed: int):
+    torch.manual_seed(seed)
+    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Identity(),
+                              torch.nn.Linear(4, 2)).double()
+    x, y = torch.randn(60, 3, dtype=torch.float64), torch.randn(60, 2, dtype=torch.float64)
+    block = ProtocolBlock((4,), ["linear", "affine", "readout"], 3, 0, torch.float64)
+    D = torch.randn(4, block.r, dtype=torch.float64)
+    return net, x, y, block, D
+
+
+def _gain_at(net, site, block, D, beta, slope, x, y, loss):
+    """``R(0) - R(-(slope / beta) D^)`` measured by inserting the block (an independent path)."""
+    V = -(slope / beta) * D / D.norm()
+    return loss_change(net, site, block, V.to(block.V.dtype), x, y, loss)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_descent_beta_of_a_quadratic_is_its_curvature_or_the_nonnegative_floor(seed):
+    """Squared loss before a linear head: R is quadratic along D with curvature
+    c = 2 E||A (D^ phi)||^2, so the least beta with R(0) - R(tau) >= slope^2/(2 beta) at
+    tau = slope/beta is max(c, slope^2 / (2 R(0))) (the floor every nonnegative loss allows)."""
+    net, x, y, block, D = _quadratic_setup(seed)
+    sign = 1.0
+    est, slope, bound, realised = curvature_along(net, "2", block, x, y, D, D, "squared", method="descent")
+    if slope <= 0:   # descend along -D: flip D so that the slope is positive
+        D, sign = -D, -1.0
+        est, slope, bound, realised = curvature_along(net, "2", block, x, y, D, D, "squared", method="descent")
+    assert slope > 0 and sign in (1.0, -1.0)
+    with torch.no_grad():
+        phi = block.phi(torch.tanh(net[0](x))).squeeze(1)
+        c = float(2 * ((phi @ (D / D.norm()).T) @ net[3].weight.T).pow(2).sum(1).mean())
+        R0 = float((net(x) - y).pow(2).sum(1).mean())
+    assert est.beta == pytest.approx(max(c, slope**2 / (2 * R0)), rel=2e-3) and est.self_consistent
+    assert math.isnan(est.curvature_at_zero)
+    assert bound == pytest.approx(slope**2 / (2 * est.beta), rel=1e-12)
+    assert realised == pytest.approx(_gain_at(net, "2", block, D, est.beta, slope, x, y, "squared"), rel=1e-9)
+    assert realised >= bound * (1 - 1e-9)
+    # the mutant beta / 2 (when above the floor) breaks the inequality: at twice the step the gain is 0
+    if c / 2 > slope**2 / (2 * R0):
+        assert _gain_at(net, "2", block, D, est.beta / 2, slope, x, y, "squared") < slope**2 / est.beta - 1e-9
+
+
+def _ce_setup(seed: int):
+    torch.manual_seed(seed)
+    net = torch.nn.Sequential(torch.nn.Linear(5, 16), torch.nn.Tanh(), torch.nn.Linear(16, 16),
+                              torch.nn.LayerNorm(16), torch.nn.Linear(16, 4)).double().eval()
+    x = torch.randn(200, 5, dtype=torch.float64)
+    y = torch.randint(0, 4, (200,))
+    block = ProtocolBlock((16,), ["linear", "affine", "readout"], 4, seed, torch.float64)
+    return net, x, y, block
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_descent_beta_on_cross_entropy_meets_theorem_1_at_its_step_and_beta_halved_does_not(seed):
+    """A nonlinear top (LayerNorm then a linear head, cross-entropy): when self-consistent, the
+    measured gain at tau* = slope/beta is at least slope^2/(2 beta) on the sample (the conclusion
+    of Theorem 1, exact by construction), re-measured by inserting the block; the grid estimate's
+    beta (the largest curvature on its grid) is not below it by more than the grid can miss."""
+    net, x, y, block = _ce_setup(seed)
+    G = torch.randn(16, block.r, dtype=torch.float64)
+    est, slope, bound, realised = curvature_along(net, "3", block, x, y, G, G, "cross_entropy", method="descent")
+    if slope <= 0:
+        G = -G
+        est, slope, bound, realised = curvature_along(net, "3", block, x, y, G, G, "cross_entropy",
+                                                      method="descent")
+    assert slope > 0 and est.self_consistent and est.iterations <= 10
+    measured = _gain_at(net, "3", block, G, est.beta, slope, x, y, "cross_entropy")
+    assert measured == pytest.approx(realised, rel=1e-9, abs=1e-15)
+    assert measured >= slope**2 / (2 * est.beta) * (1 - 1e-12)
+    grid = curvature_along(net, "3", block, x, y, G, G, "cross_entropy", n_grid=9)[0]
+    assert est.beta <= 1.5 * max(grid.beta, slope**2 / (2 * float(
+        torch.nn.functional.cross_entropy(net(x), y).detach())))
+
+
+def test_descent_beta_halved_breaks_the_inequality_somewhere():
+    """Power: over the five cross-entropy setups, beta / 2 fails the descent inequality at its own
+    (twice as long) step in at least one (the check can fail)."""
+    fails = 0
+    for seed in range(5):
+        net, x, y, block = _ce_setup(seed)
+        G = torch.randn(16, block.r, dtype=torch.float64)
+        est, slope, _, _ = curvature_along(net, "3", block, x, y, G, G, "cross_entropy", method="descent")
+        if slope <= 0:
+            G = -G
+            est, slope, _, _ = curvature_along(net, "3", block, x, y, G, G, "cross_entropy", method="descent")
+        half = est.beta / 2
+        fails += _gain_at(net, "3", block, G, half, slope, x, y, "cross_entropy") < slope**2 / (2 * half)
+    assert fails >= 1
+
+
+def test_method_is_validated():
+    net, x, y, block, D = _quadratic_setup(0)
+    with pytest.raises(ValueError, match="method == 'newton', must be one of"):
+        curvature_along(net, "2", block, x, y, D, D, "squared", method="newton")
+
+
+def test_site_wide_slopes_equal_each_directions_own_backward():
+    """``step_gradients`` (one backward for every site) gives ``G_x``; ``<G_x, D^>`` equals the slope that
+    ``curvature_along`` measures by its own backward along ``D`` at the site, and passing it as
+    ``known`` gives the same ``beta``; a wrong slope (halved) gives a different one."""
+    from depthcert.api._loss import as_loss
+    from depthcert.api._scan import step_gradients
+
+    net, x, y, block = _ce_setup(3)
+    G_x, R0 = step_gradients(net, x, y, {"3": block}, as_loss("cross_entropy"), batch_size=64)
+    D = G_x["3"] + 0.1 * G_x["3"].norm() * torch.randn(16, block.r, dtype=torch.float64)   # a descent direction
+    slope_x = float((G_x["3"] * D).sum() / D.norm())
+    est, slope, _, _ = curvature_along(net, "3", block, x, y, D, D, "cross_entropy", method="descent")
+    assert slope == pytest.approx(slope_x, rel=1e-9, abs=1e-14)
+    assert R0 == pytest.approx(float(torch.nn.functional.cross_entropy(net(x), y).detach()), rel=1e-12)
+    assert slope > 0
+    if slope > 0:
+        again = curvature_along(net, "3", block, x, y, D, D, "cross_entropy", method="descent", known=(R0, slope_x))[0]
+        assert again.beta == pytest.approx(est.beta, rel=1e-9)
+        wrong = curvature_along(net, "3", block, x, y, D, D, "cross_entropy", method="descent",
+                                known=(R0, slope_x / 2))[0]
+        assert wrong.beta != pytest.approx(est.beta, rel=1e-3)

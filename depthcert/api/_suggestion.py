@@ -18,7 +18,8 @@ Since the candidate is chosen before the gain sample is looked at, its interval 
 
 **Choice** (a gain a nonnegative loss can have): a plug-in curvature ``beta`` measured on a grid
 can miss the curvature between grid points and predict a drop ``slope^2 / (2 beta)`` larger
-than the loss itself. For a loss ``>= 0`` that is ``beta``-smooth on the step's segment, Theorem 1 gives ``0 <= R(step) <= R(0) - slope^2 / (2 beta)``, so ``beta >= slope^2 / (2 R(0))``;
+than the loss itself. For a loss ``>= 0`` that is ``beta``-smooth on the step's segment, Theorem 1
+gives ``0 <= R(step) <= R(0) - slope^2 / (2 beta)``, so ``beta >= slope^2 / (2 R(0))``;
 every jumpboard and every reported Theorem-1 gain uses ``beta_eff = max(beta, slope^2 / (2
 R(0)))`` (``R(0)``: the step sample's mean loss), so that no predicted gain exceeds the loss it
 would lower. The uncorrected plug-in is kept, named ``first_order_gain``. (The scan's ``beta``, the

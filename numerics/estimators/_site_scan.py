@@ -147,26 +147,30 @@ def _descent_beta(at, R0: float, slope: float, max_iter: int, rtol: float, floor
     """The least ``beta`` (from ``slope^2 / (2 R0)`` up) whose descent inequality holds at its own step.
 
     ``chord(beta) = 2 (R(tau) - R0 + slope tau) / tau^2`` at ``tau = slope / beta`` (one forward); the
-    inequality holds at ``beta`` iff ``chord(beta) <= beta``. Up: while it fails, ``beta`` is raised to
-    ``chord``, times ``chord / beta`` when that ratio exceeds 2 (far from the answer the ratio repeats),
-    at most 16-fold (16-fold when ``R(tau)`` is not finite). Down: from a ``beta`` where it holds, try
-    ``max(chord, last failing beta) (1 + rtol)`` while that is below ``beta / 1.1``. Every forward counts
-    against ``max_iter``. The result is a ``beta`` at which it held (``R0 - R(tau) >= slope^2 / (2 beta)``
-    exactly on the sample), or, never held, the last one tried (``self_consistent`` False).
+    inequality holds at ``beta`` iff ``chord(beta) <= beta``. Up: while it fails, ``beta`` is raised
+    16-fold when the step did not lower the loss at all (``R(tau) >= R0``, or not finite: far from the
+    answer the chord says little), else to ``chord``, times ``chord / beta`` when that ratio exceeds 2,
+    at most 16-fold. Down: from a ``beta`` where it holds, try ``max(chord, last failing beta) (1 + rtol)``
+    while that is below ``beta / 1.1``. Every forward counts against ``max_iter``. The result is a ``beta``
+    at which it held (``R0 - R(tau) >= slope^2 / (2 beta)`` exactly on the sample), or, never held, the
+    last one tried (``self_consistent`` False).
     """
     beta, failed, passed, k = (max(slope * slope / (2 * R0), floor) if R0 > 0 else floor), 0.0, None, 0
 
-    def chord_at(b: float) -> float:
+    def chord_at(b: float) -> tuple[float, bool]:
         R = at(slope / b, order=0)[0]
-        return 2 * (R - R0 + slope * slope / b) * b * b / (slope * slope) if math.isfinite(R) else math.inf
+        if not math.isfinite(R):
+            return math.inf, False
+        return 2 * (R - R0 + slope * slope / b) * b * b / (slope * slope), R < R0
 
     while k < max_iter:
-        k, chord = k + 1, chord_at(beta)
+        k += 1
+        chord, lowered = chord_at(beta)
         if chord <= beta:
             passed = (beta, chord)
         elif passed is None:
             ratio = chord / beta
-            failed, beta = beta, min(chord * (ratio if ratio > 2 else 1.0), 16 * beta)
+            failed, beta = beta, 16 * beta if not lowered else min(chord * (ratio if ratio > 2 else 1.0), 16 * beta)
             continue
         else:
             failed = beta

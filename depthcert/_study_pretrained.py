@@ -113,6 +113,7 @@ def _certificate(net, rep, corpus, cfg: dict, log) -> dict:
     """``dc.certify_insertion`` for arm (a) on signal / S / T (mask seed 0), every route, and the held-out test."""
     from depthcert.api import certify_insertion
     from numerics.studies.pretrained._mlm import loss_bound, mlm_loss
+    from numerics.studies.pretrained._stats import heldout_paired
 
     sure = loss_bound(net.head)
     n_s = cfg.get("cert_s_n")
@@ -123,12 +124,14 @@ def _certificate(net, rep, corpus, cfg: dict, log) -> dict:
     rows = [{k: r.get(k) for k in ("route", "bound", "certified", "missing", "failure_probability") if k in r}
             for r in cert.rows]
     log(f"certificate at {rep.best_site}: {cert.route} certified={cert.certified} bound={cert.bound} ({t:.0f} s)")
+    q = cert.quantities
     return {"site": rep.best_site, "route": cert.route, "certified": bool(cert.certified), "bound": cert.bound,
             "L_test_old": cert.quantities.get("L_test_old"), "rows": rows, "seconds": t,
             "constants": {"B": sure["B"], "B_is": "sure: ln V + 2 max|logit| through the head's LayerNorm and tied decoder",
                           "L_top": "not derivable (attention and LayerNorm above the site)", "kappa": "not derivable",
                           "rho_phi": "plug-in on the signal sample (certify_insertion's default)"},
-            "M": int(S[0].shape[0])}
+            "M": int(S[0].shape[0]),
+            "heldout_paired": heldout_paired(q["L_T_new"] - q["L_T_old"], q["var_T_dnew"], int(q["K"]), sure["B"])}
 
 
 def _summary(per_seed: list[dict], rep, sites: list[str]) -> dict:

@@ -79,7 +79,7 @@ def _family_gain(model, site, proto, G, family, seed, step, gain, loss, level, s
     if in_sample is None:
         in_sample = float(per_sample_gains(model, net, step[0], step[1], loss).mean())
     return {"gain": mean, "sd": sd, "lo": lo, "hi": hi, "beta": beta, "V_norm": float(block.V.detach().norm()),
-            "gain_step": in_sample}
+            "gain_step": in_sample, "_V": block.V.detach().clone()}
 
 
 def insertion_record(model, site: str, proto, G, families, seed: int, step, gain, loss, level: float,
@@ -91,14 +91,23 @@ def insertion_record(model, site: str, proto, G, families, seed: int, step, gain
     Args:
         proto: the site's scanned :class:`~numerics.families.ProtocolBlock`; ``G``: its ``(d, r)``
             cross-gradient on the probe. step, gain: ``(x, y)`` samples (docstring of ``depthcert.api._gain``).
-        known: ``(R(0), G_x)``: the step sample's mean loss and the site's cross-gradient on it (or None).
+        known: ``(R(0), G_x)``: the step sample's mean loss and the site's cross-gradient on it (or None;
+            ``R(0)`` is re-measured by the path of every ``R(tau)``, :func:`numerics.estimators.site_loss`).
+
+    Each family's record holds ``_V``, the checked block's ``V`` (``dc.saturation`` moves it to the report).
     """
     if gain is None:
         return None
     fams = [f for f in families if f in proto.slices]
     from numerics._replay import SiteReplay
 
-    shared = {"replay": SiteReplay(model, site), "old_gain": per_sample_losses(model, gain[0], gain[1], loss),
+    from numerics.estimators import site_loss
+
+    replay = SiteReplay(model, site)
+    if known is not None:   # R(0) by the path of every R(tau) (the same for every family), G_x of the site
+        with eval_mode(model):
+            known = (site_loss(model, site, proto, step[0], step[1], loss, replay=replay), known[1])
+    shared = {"replay": replay, "old_gain": per_sample_losses(model, gain[0], gain[1], loss) if fams else None,
               "known": known}
     return {"site": site, "init": "jumpboard", "level": level, "n_gain": int(gain[0].shape[0]),
             "n_step": int(step[0].shape[0]),

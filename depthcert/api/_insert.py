@@ -8,11 +8,13 @@ same state layout), so the scan's statistics of that family's columns are its st
 
 * ``init="zero"`` -- ``V = 0``: ``h = 0``, the copy computes exactly the model's function.
 * ``init="jumpboard"`` -- Theorem 1's step along ``-G_f`` (``G_f`` the scan's cross-gradient of
-  the family's columns): ``V = -(slope / beta_f) G_f / ||G_f||``, ``beta_f`` the curvature along
-  ``-G_f`` on the scan's step sample (the first half of its curvature sample), raised to the
-  least curvature a nonnegative loss allows (:func:`depthcert.api._suggestion.nonnegative_beta`),
-  and ``slope = <G_x, G_f/||G_f||>`` on it. The scan's :meth:`SaturationReport.gain_interval` is
-  the confidence interval of this insertion's immediate gain, measured on the other half.
+  the family's columns): ``V = -(slope / beta_f) G_f / ||G_f||``, ``beta_f`` along ``-G_f`` on the
+  scan's step sample (the first half of its curvature sample): the least value, from the least
+  curvature a nonnegative loss allows (:func:`depthcert.api._suggestion.nonnegative_beta`) up,
+  whose descent inequality holds at its own step (``BETA``), and ``slope = <G_x, G_f/||G_f||>`` on
+  it. The scan's :meth:`SaturationReport.gain_interval` is the confidence interval of this
+  insertion's immediate gain, measured on the other half; the jumpboard the scan checked is
+  inserted as checked (its stored ``V``).
 
 A jumpboard is inserted only when the scan checked it: the scan's suggestion
 (``rep.suggestion``), or a family at the checked site whose gain interval lies above zero.
@@ -71,7 +73,7 @@ def _jumpboard(net, site: str, block: ProtocolBlock, G_f: torch.Tensor, curvatur
                                                   known=kn)
     if not slope > 0:
         return torch.zeros_like(block.V), est.beta
-    beta = nonnegative_beta(est.beta, slope, _mean_loss(net, xc, yc, loss)) if BETA != "descent" else est.beta
+    beta = est.beta if BETA == "descent" else nonnegative_beta(est.beta, slope, _mean_loss(net, xc, yc, loss))
     if info is not None and beta == est.beta:
         info["gain_step"] = realised
     return (-(slope / beta) * G_f / G_f.norm()).to(block.V.dtype), beta
@@ -108,7 +110,15 @@ def jumpboard_block(net: nn.Module, site: str, proto: ProtocolBlock, G: torch.Te
 
 def family_block(net: nn.Module, site: str, family: str, init: str, scan: SaturationReport):
     """``(block, beta_f)``: the scan's block of one family at ``site``, ``V`` set by ``init``
-    (``beta_f``: the curvature along ``-G_f`` on the scan's step sample; None for ``init="zero"``)."""
+    (``beta_f``: the curvature along ``-G_f`` on the scan's step sample; None for ``init="zero"``).
+    A jumpboard the scan checked on its gain sample is that very block (its ``V`` and ``beta_f``)."""
+    checked = (scan._checked or {}).get((site, family)) if init == "jumpboard" else None
+    if checked is not None:
+        block, _ = jumpboard_block(net, site, scan._blocks[site], scan._stats[site].G, family, "zero", scan.seed,
+                                   scan._curvature, scan._loss)
+        with torch.no_grad():
+            block.V.copy_(checked[0])
+        return block, checked[1]
     return jumpboard_block(net, site, scan._blocks[site], scan._stats[site].G, family, init, scan.seed,
                            scan._curvature, scan._loss)
 

@@ -126,6 +126,8 @@ class SaturationReport:
     _stats: Any = dataclasses.field(default=None, repr=False, compare=False)
     _curvature: Any = dataclasses.field(default=None, repr=False, compare=False)
     _loss: Any = dataclasses.field(default=None, repr=False, compare=False)
+    #: ``{(site, family): (V, beta_f)}``: the jumpboard blocks the gain sample checked (insert_block reuses them)
+    _checked: Any = dataclasses.field(default=None, repr=False, compare=False)
 
     def site(self, name: str) -> dict:
         """The record of one site.

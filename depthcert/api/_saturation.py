@@ -12,7 +12,7 @@ from depthcert.api._report import SaturationReport
 from depthcert.api._scan import accumulate, eval_mode, site_blocks, step_gradients
 from depthcert.api._suggestion import suggest
 from depthcert.api._verdict import DEFAULT_EPS, gain_ucb, n_to_reject, n_to_saturate, verdict
-from numerics.estimators import adaptive_test, curvature_along, site_projection_scores
+from numerics.estimators import adaptive_test, curvature_along, site_loss, site_projection_scores
 
 __all__ = ["DEFAULT_FAMILIES", "saturation"]
 
@@ -72,7 +72,8 @@ def _curvature(model, site, block, acc, curv, loss, R0: float, G_x=None) -> dict
     xc, yc = curv
     rep = SiteReplay(model, site)   # both directions' passes share one recording of the part before the site
     D_n = G @ psd_pinv(acc.Sigma)
-    known = (lambda D: (R0, _slope(G_x, D))) if G_x is not None else (lambda D: None)
+    R0_path = site_loss(model, site, block, xc, yc, loss, replay=rep) if G_x is not None else None   # R(0) as R(tau)
+    known = (lambda D: (R0_path, _slope(G_x, D))) if G_x is not None else (lambda D: None)
     be, _, gain_e, real_e = curvature_along(model, site, block, xc, yc, G, G, loss, replay=rep, method=BETA,
                                             known=known(G))
     bn, _, gain_n, _ = curvature_along(model, site, block, xc, yc, G, D_n, loss, replay=rep, method=BETA,
@@ -207,10 +208,12 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
     blocks = site_blocks(model, sites, layout, curv[0][:2], fams, width, seed)   # refuses batch-norm in train mode
     accs, records, model_v, ins = _scan(model, probe, blocks, loss_fn, n_chunks, (step, gain), level, eps, list(families), seed)
     sug, why = suggest(ins)
+    checked = {(ins["site"], f): (r.pop("_V"), r["beta"]) for f, r in ins["families"].items()} if ins else {}
     return SaturationReport(**model_v, level=level, eps=eps, n=len(probe), n_curvature=int(step[0].shape[0]),
                             curvature_source=curv_note, seed=seed, loss=loss if isinstance(loss, str) else "callable",
                             sites=records, notes=_notes(curv_note, len(blocks), ins), insertion=ins, suggestion=sug,
-                            suggestion_reason=why, _blocks=blocks, _stats=accs, _curvature=step, _loss=loss_fn)
+                            suggestion_reason=why, _blocks=blocks, _stats=accs, _curvature=step, _loss=loss_fn,
+                            _checked=checked)
 
 
 def _notes(curv_note: str, k: int, ins) -> list[str]:
@@ -223,7 +226,7 @@ def _notes(curv_note: str, k: int, ins) -> list[str]:
             "confidence bound on the first-order gain ||G||^2/(2 beta) below eps (Chebyshev, plug-in variance)",
             "beta is measured on the step sample (a plug-in): the least beta, from the least curvature a "
             "nonnegative loss allows up, whose descent inequality holds at its own step slope/beta (so Theorem 1's "
-            "gain holds exactly on that sample; never above the segment's largest curvature); predicted_gain is that "
+            "gain holds on that sample at the step taken when beta_self_consistent); predicted_gain is that "
             "gain along -G Sigma_phi^+ (never above the step sample's loss, step_loss); first_order_gain is the raw "
             "plug-in; certified_gain uses the betting test's lower confidence bound on ||G||",
             gain_note, "radii (rho_phi) are norms of the whole state over its P positions (THEORY §10)"]

@@ -9,6 +9,8 @@
   ``tau -> R(V = -tau D/||D||)`` on the segment ``[0, slope/beta]`` (self-consistent grid
   iteration as :func:`~numerics.estimators.smoothness_beta_report`, second derivatives by
   double backward), and Theorem 1's gain bound ``slope^2 / (2 beta)``, ``slope = <G, D/||D||>``.
+  ``method="descent"``: the least ``beta`` whose descent inequality holds at its own step, by forwards.
+* :func:`site_loss` -- ``R(V = 0)`` on a sample by the path of :func:`curvature_along`.
 * :func:`loss_change` -- ``R(f) - R(f with h_V inserted at the site)`` on a sample.
 """
 from __future__ import annotations
@@ -26,7 +28,7 @@ from numerics.estimators._smoothness import BetaEstimate
 from numerics.families import from_tokens, to_tokens
 from numerics.sites import SiteProbe, add_at_site
 
-__all__ = ["accumulate_site_stats", "curvature_along", "loss_change"]
+__all__ = ["accumulate_site_stats", "curvature_along", "loss_change", "site_loss"]
 
 
 def _batches(n: int, lo: int, hi: int, size: int):
@@ -115,9 +117,19 @@ def _mean_loss_derivatives(model, site, block, x, y, loss, base_V, direction, ba
             with replay.forward((i, j)):
                 again = _derivatives(model, site, block, x[i:j], y[i:j], loss, base_V, direction, 0)[0]
             replay.confirm((i, j), values, again)
-        for k, v in enumerate((float(values.sum()), d1, d2)):
+        for k, v in enumerate((float(values.double().sum()), d1, d2)):
             totals[k] += v
     return [t / n for t in totals]
+
+
+def site_loss(model, site: str, block, x: torch.Tensor, y: torch.Tensor, loss: str, *, batch_size: int = 256,
+              replay: SiteReplay | bool = True) -> float:
+    """``R(V = 0)`` on ``x`` by exactly the path of :func:`curvature_along`'s ``R(tau)`` (the zero block added at
+    ``site``, the replay, the attention kernel, float64 sums): the ``R(0)`` of every direction at ``site``."""
+    model.eval()
+    zero = torch.zeros_like(block.V)
+    rep = SiteReplay(model, site) if replay is True else (replay or None)
+    return _mean_loss_derivatives(model, site, block, x, y, loss, zero, zero, batch_size, rep, order=0)[0]
 
 
 def _evaluator(model, site, block, x, y, loss, D_hat, batch_size, rep):
@@ -149,37 +161,40 @@ def _descent_beta(at, R0: float, slope: float, max_iter: int, rtol: float, floor
     ``chord(beta) = 2 (R(tau) - R0 + slope tau) / tau^2`` at ``tau = slope / beta`` (one forward); the
     inequality holds at ``beta`` iff ``chord(beta) <= beta``. Up: while it fails, ``beta`` is raised
     16-fold when the step did not lower the loss at all (``R(tau) >= R0``, or not finite: far from the
-    answer the chord says little), else to ``chord``, times ``chord / beta`` when that ratio exceeds 2,
-    at most 16-fold. Down: from a ``beta`` where it holds, try ``max(chord, last failing beta) (1 + rtol)``
-    while that is below ``beta / 1.1``. Every forward counts against ``max_iter``. The result is a ``beta``
-    at which it held (``R0 - R(tau) >= slope^2 / (2 beta)`` exactly on the sample), or, never held, the
-    last one tried (``self_consistent`` False).
+    answer the chord says little), else to ``chord * (chord / beta) * (1 + rtol)`` (the ratio repeats
+    far from the answer), at most 16-fold. Down: from a ``beta`` where it holds, try
+    ``max(chord, last failing beta, floor) (1 + rtol)`` while that is below ``beta / 1.1``. Every forward
+    counts against ``max_iter``. The result: the smallest ``beta`` at which it held (``R0 - R(tau) >=
+    slope^2 / (2 beta)`` on the sample), ``max_curvature`` its chord and ``iterations`` the forwards; or,
+    never held, the last ``beta`` evaluated (``self_consistent`` False).
     """
-    beta, failed, passed, k = (max(slope * slope / (2 * R0), floor) if R0 > 0 else floor), 0.0, None, 0
+    s2 = slope * slope
+    beta = max(s2 / (2 * R0), floor) if R0 > 0 else floor
+    failed, passed, tried, chord, k = 0.0, None, beta, math.nan, 0
 
     def chord_at(b: float) -> tuple[float, bool]:
         R = at(slope / b, order=0)[0]
         if not math.isfinite(R):
             return math.inf, False
-        return 2 * (R - R0 + slope * slope / b) * b * b / (slope * slope), R < R0
+        return 2 * (R - R0 + s2 / b) * b * b / s2, R < R0
 
     while k < max_iter:
-        k += 1
+        k, tried = k + 1, beta
         chord, lowered = chord_at(beta)
         if chord <= beta:
             passed = (beta, chord)
+            trial = max(chord, failed, floor) * (1 + rtol)
         elif passed is None:
-            ratio = chord / beta
-            failed, beta = beta, 16 * beta if not lowered else min(chord * (ratio if ratio > 2 else 1.0), 16 * beta)
+            failed = beta
+            beta = min(16 * beta, chord * (chord / beta) * (1 + rtol)) if lowered else 16 * beta
             continue
         else:
-            failed = beta
-        trial = max(passed[1] if chord <= beta else chord, failed) * (1 + rtol)
+            failed, trial = beta, chord * (1 + rtol)
         if trial >= passed[0] / 1.1:
             break
         beta = trial
     if passed is None:
-        return BetaEstimate(beta, math.nan, chord, k, False)
+        return BetaEstimate(tried, math.nan, chord, k, False)
     return BetaEstimate(passed[0], math.nan, passed[1], k, True)
 
 
@@ -197,8 +212,8 @@ def curvature_along(model, site: str, block, x: torch.Tensor, y: torch.Tensor, G
     self-consistent, from ``max(|c(0)|, floor)`` (double backward; a grid can miss curvature between
     its points). ``method="descent"`` (**Choice** of ``dc.saturation``, ``dc.insert_block``): the least
     ``beta`` whose descent inequality holds at its own step (:func:`_descent_beta`: one backward for the
-    slope, then one forward per iterate; its conclusion then holds exactly on ``x``; it is at most the
-    segment's largest curvature; ``curvature_at_zero`` NaN).
+    slope, then one forward per iterate; when self-consistent its conclusion holds on ``x`` at the step
+    taken; the least such ``beta`` is at most the segment's largest curvature; ``curvature_at_zero`` NaN).
 
     Args:
         model, site, block: the network, a site name and its ``ProtocolBlock`` (features).
@@ -206,14 +221,16 @@ def curvature_along(model, site: str, block, x: torch.Tensor, y: torch.Tensor, G
         replay: True (the part before the site run once per batch, :mod:`numerics._replay`), a shared
             :class:`~numerics._replay.SiteReplay` of ``(model, site, x)``, or False. Same numbers.
         method: ``"grid"`` or ``"descent"``.
-        known: ``(R(0), slope)`` on ``x`` if already measured (``"descent"``: no pass at 0; e.g. every
-            site's ``G_x`` from one backward over ``x``, ``slope = <G_x, D^>``).
+        known: ``(R(0) or None, slope)`` on ``x`` (``"descent"``: the slope from e.g. every site's ``G_x``
+            of one backward, ``<G_x, D^>``; ``R(0)`` by the path of every ``R(tau)``: :func:`site_loss`).
 
     Returns:
         ``(BetaEstimate, slope, gain_bound, realised_gain)``; both gains 0 when ``slope <= 0``.
     """
     if method not in ("grid", "descent"):
         raise ValueError(f"method == {method!r}, must be one of ['descent', 'grid'].")
+    if not (isinstance(max_iter, int) and max_iter >= 1):
+        raise ValueError(f"max_iter == {max_iter!r}, must be an int >= 1.")
     norm = float(D.norm())
     if not norm > 0:
         raise ValueError("||D|| == 0, must be > 0 (no first-order direction).")
@@ -221,14 +238,13 @@ def curvature_along(model, site: str, block, x: torch.Tensor, y: torch.Tensor, G
     model.eval()
     at = _evaluator(model, site, block, x, y, loss, D_hat, batch_size,
                     SiteReplay(model, site) if replay is True else (replay or None))
-    R0, slope, c0 = (float(known[0]), float(known[1]), math.nan) if method == "descent" and known is not None \
-        else at(0.0, order=2 if method == "grid" else 1)
-    if method == "descent" and not slope > 0:
-        R0, slope, c0 = at(0.0)        # no descent: the curvature at 0 is the only beta there is
-    if method == "grid" or not slope > 0:
-        est = _grid_beta(at, slope, c0, n_grid, max_iter, rtol, floor)
-    else:
-        est = _descent_beta(at, R0, slope, max_iter, rtol, floor)
+    R0, slope, c0 = (at(0.0, order=0)[0] if known[0] is None else float(known[0]), float(known[1]), math.nan) \
+        if method == "descent" and known is not None else at(0.0, order=2 if method == "grid" else 1)
+    descent = method == "descent" and slope > 0 and slope * slope > 0 and math.isfinite(R0)
+    if method == "descent" and not descent:
+        R0, slope, c0 = at(0.0)        # no usable descent: the curvature at 0 is the only beta there is
+    est = _descent_beta(at, R0, slope, max_iter, rtol, floor) if descent else \
+        _grid_beta(at, slope, c0, n_grid, max_iter, rtol, floor)
     if slope <= 0:
         return est, slope, 0.0, 0.0
     return est, slope, slope**2 / (2 * est.beta), R0 - at(slope / est.beta, order=0)[0]

@@ -94,6 +94,23 @@ def test_the_reported_gain_is_that_of_the_block_insert_block_inserts():
     assert hi - lo > rep.insertion["families"]["readout"]["hi"] - rep.insertion["families"]["readout"]["lo"]
 
 
+def test_in_float32_insert_block_returns_the_very_block_the_gain_sample_checked():
+    """float32 (where a re-measured step would differ in the 5th digit): every family's jumpboard that
+    dc.insert_block inserts has the V (norm, bit for bit) and the beta the scan recorded, and its loss
+    drop on the gain sample, measured on the returned model, is the recorded gain."""
+    task = TeacherClassification(4, 3, depth=1, width=8, seed=0, logit_scale=2.0)
+    net = PostNormResMLP(4, 8, 1, 3, seed=1, dtype=torch.float32)
+    (x, y), (xc, yc) = task.sample(1024, seed=10_000), task.sample(200, seed=10_001)
+    x, xc = x.float(), xc.float()
+    rep = dc.saturation(net, (x, y), sites=["norms.0"], curvature_data=(xc, yc), curvature_n=200, width=4)
+    for fam, rec in rep.insertion["families"].items():
+        new = dc.insert_block(net, rep.best_site, family=fam, init="jumpboard", scan=rep, force=True)
+        (V_name,) = [n for n in dc.new_parameters(new) if n.endswith(".V")]
+        assert float(new.get_parameter(V_name).detach().norm()) == rec["V_norm"]
+        D = realised_gain(net, new, xc[100:], yc[100:], "cross_entropy")
+        assert rec["gain"] == pytest.approx(float(D.mean()), rel=1e-6, abs=1e-9)
+
+
 def test_gain_interval_bad_input():
     net, draw = _teacher_world()
     rep = dc.saturation(net, draw(512, 0), sites=["norms.0"], curvature_n=64, width=4)

@@ -39,6 +39,26 @@ def _figures(study: dict, out: Path) -> list[str]:
     return ["pretrained.png"]
 
 
+def _certificate_lines(cert: dict | None) -> list[str]:
+    """The certificate of arm (a): every route's row, the constants (sure or not) and the held-out paired test."""
+    if not cert:
+        return []
+    num = lambda v: "—" if v is None else f"{v:.4g}"   # noqa: E731
+    lines = ["", f"Certificate of arm (a) (`dc.certify_insertion` at `{cert['site']}`, `M` = {cert['M']} sequences): "
+             f"route `{cert['route']}`, certified **{cert['certified']}**, `L_test(f_old)` = {num(cert.get('L_test_old'))}.",
+             "", "| route | bound | certified | missing |", "|---|---|---|---|"]
+    lines += [f"| {r['route']} | {num(r.get('bound'))} | {r.get('certified')} | {', '.join(r.get('missing') or []) or ''} |"
+              for r in cert["rows"]]
+    lines += ["", "Constants: " + "; ".join(f"`{k}` {v}" for k, v in cert["constants"].items()) + "."]
+    held = cert.get("heldout_paired")
+    if held:
+        lines += ["", f"Held-out paired test on `T` ({held['K']} sequences, level {held['level']}): mean of "
+                  f"`l(f_new) - l(f_old)` = {held['mean_T']:+.4g}; upper bound {held['t']['bound']:+.4g} (Student t, "
+                  f"{held['t']['validity']}; certified {held['t']['certified']}), {held['bernstein']['bound']:+.4g} "
+                  f"(empirical Bernstein, range {held['bernstein']['range']:.3g}; certified {held['bernstein']['certified']})."]
+    return lines
+
+
 def write_report(study: dict, out: Path, rep=None) -> Path:
     """Write ``study.json``, ``report.md``, ``pretrained.png`` (and ``scan.png``: the scan's own plot) to ``out``."""
     out = Path(out)
@@ -65,6 +85,7 @@ def write_report(study: dict, out: Path, rep=None) -> Path:
               f"{rc['n_sites']} sites = **{rc['value']:+.2f}** [{lo:+.2f}, {hi:+.2f}] ({rc['method']}, "
               f"{rc['n_seeds']} seeds).", "", "| site | readout score P_readout | realised gain (mean over seeds) |", "|---|---|---|"]
     lines += [f"| {s['site']} | {s['P_readout']:.3g} | {s['realised_gain']:+.4f} |" for s in study["sites"]]
+    lines += _certificate_lines(study.get("certificate"))
     lines += ["", "Roles (by document, no document in two roles): " +
               ", ".join(f"{r} {v['sequences']} sequences / {v['documents']} documents" for r, v in study["roles"].items()),
               "", f"Wall time: {study['wall_s'] / 60:.1f} min.", ""] + [f"![{f}]({f})" for f in figs]

@@ -89,3 +89,39 @@ def test_staged_arm_equals_the_grown_network_and_leaves_f_old_alone(model_and_co
     res = train_arm(net, {"kind": "layer", "site": 2}, S, T, steps=2, batch=4, lr=1e-3, seed=0)
     assert res["n_params"] == sum(p.numel() for p in net.encoder.layer[2].parameters())
     assert all(torch.equal(before[k], v) for k, v in net.state_dict().items())
+
+
+def test_heldout_paired_bounds_t_from_scipy_and_bernstein_covers():
+    """The t bound is scipy's one-sided upper confidence limit; the empirical Bernstein bound with the
+    sure range 2B covers the true mean of bounded differences at its level (Monte Carlo, 400 draws),
+    and a wrong sign (the bound on the other side) does not."""
+    from numerics.studies.pretrained._stats import heldout_paired
+
+    rng = np.random.default_rng(0)
+    B, K, level = 3.0, 60, 0.05
+    d = np.clip(rng.normal(-0.2, 0.8, K), -B, B)
+    got = heldout_paired(d.mean(), d.var(ddof=1), K, B, level)
+    upper = stats.ttest_1samp(d, 0.0, alternative="less").confidence_interval(1 - level).high
+    assert got["t"]["bound"] == pytest.approx(upper, rel=1e-10)
+    assert got["bernstein"]["bound"] > got["t"]["bound"] and got["bernstein"]["range"] == 2 * B
+    draws = np.clip(rng.normal(-0.2, 0.8, (400, K)), -B, B)
+    true_mean = float(np.clip(rng.normal(-0.2, 0.8, 2_000_000), -B, B).mean())
+    bounds = np.array([heldout_paired(r.mean(), r.var(ddof=1), K, B, level)["bernstein"]["bound"] for r in draws])
+    assert (bounds >= true_mean).mean() >= 1 - level
+    mirrored = 2 * draws.mean(1) - bounds           # the same distance on the wrong side: a lower bound
+    assert (mirrored >= true_mean).mean() < 0.05
+
+
+def test_the_report_shows_the_certificate_route_table_and_the_heldout_test(tmp_path):
+    from numerics.studies.pretrained._report import _certificate_lines
+    from numerics.studies.pretrained._stats import heldout_paired
+
+    cert = {"site": "encoder.layer.1", "M": 100, "route": "direct_route", "certified": False, "L_test_old": 5.3,
+            "rows": [{"route": "direct_route", "bound": 9.1, "certified": False, "missing": ["L_loss", "L_top"]},
+                     {"route": "population_route", "bound": None, "certified": False, "missing": []}],
+            "constants": {"B": 12.0, "L_top": "not derivable"},
+            "heldout_paired": heldout_paired(-0.01, 0.04, 200, 12.0)}
+    text = "\n".join(_certificate_lines(cert))
+    assert "| direct_route | 9.1 | False | L_loss, L_top |" in text and "| population_route | — |" in text
+    assert "Held-out paired test on `T` (200 sequences" in text and "empirical Bernstein" in text
+    assert _certificate_lines(None) == []

@@ -131,7 +131,8 @@ def _certificate(net, rep, corpus, cfg: dict, log) -> dict:
                           "L_top": "not derivable (attention and LayerNorm above the site)", "kappa": "not derivable",
                           "rho_phi": "plug-in on the signal sample (certify_insertion's default)"},
             "M": int(S[0].shape[0]),
-            "heldout_paired": heldout_paired(q["L_T_new"] - q["L_T_old"], q["var_T_dnew"], int(q["K"]), sure["B"])}
+            "heldout_paired": heldout_paired(q["L_T_new"] - q["L_T_old"], q["var_T_dnew"], int(q["K"]), sure["B"])
+            if "L_T_new" in q else {"not_run": "; ".join(cert.notes) or "no f_new was measured on T"}}
 
 
 def _summary(per_seed: list[dict], rep, sites: list[str]) -> dict:

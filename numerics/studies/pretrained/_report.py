@@ -51,7 +51,9 @@ def _certificate_lines(cert: dict | None) -> list[str]:
               for r in cert["rows"]]
     lines += ["", "Constants: " + "; ".join(f"`{k}` {v}" for k, v in cert["constants"].items()) + "."]
     held = cert.get("heldout_paired")
-    if held:
+    if held and "not_run" in held:
+        lines += ["", f"Held-out paired test on `T`: not run ({held['not_run']})."]
+    elif held:
         lines += ["", f"Held-out paired test on `T` ({held['K']} sequences, level {held['level']}): mean of "
                   f"`l(f_new) - l(f_old)` = {held['mean_T']:+.4g}; upper bound {held['t']['bound']:+.4g} (Student t, "
                   f"{held['t']['validity']}; certified {held['t']['certified']}), {held['bernstein']['bound']:+.4g} "

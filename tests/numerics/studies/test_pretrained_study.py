@@ -125,3 +125,6 @@ def test_the_report_shows_the_certificate_route_table_and_the_heldout_test(tmp_p
     assert "| direct_route | 9.1 | False | L_loss, L_top |" in text and "| population_route | — |" in text
     assert "Held-out paired test on `T` (200 sequences" in text and "empirical Bernstein" in text
     assert _certificate_lines(None) == []
+    none = dict(cert, rows=[{"route": "direct_route", "bound": None, "certified": False, "missing": []}],
+                heldout_paired={"not_run": "no first-order descent direction at the site"})
+    assert "Held-out paired test on `T`: not run (no first-order descent direction" in "\n".join(_certificate_lines(none))

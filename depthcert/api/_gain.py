@@ -83,7 +83,7 @@ def _family_gain(model, site, proto, G, family, seed, step, gain, loss, level, s
 
 
 def insertion_record(model, site: str, proto, G, families, seed: int, step, gain, loss, level: float,
-                     known=None) -> dict | None:
+                     known=None, replay=None) -> dict | None:
     """The suggested insertion at ``site``: per family, the jumpboard block's immediate gain on the
     gain sample (``gain``: mean, ``sd``, ``lo``/``hi``: the level-``(1 - level)`` interval of the
     population gain); None when there is no gain sample.
@@ -91,6 +91,7 @@ def insertion_record(model, site: str, proto, G, families, seed: int, step, gain
     Args:
         proto: the site's scanned :class:`~numerics.families.ProtocolBlock`; ``G``: its ``(d, r)``
             cross-gradient on the probe. step, gain: ``(x, y)`` samples (docstring of ``depthcert.api._gain``).
+        replay: a :class:`numerics._replay.SiteReplay` of ``(model, site)`` on ``step`` to reuse (or None).
         known: ``(R(0), G_x)``: the step sample's mean loss and the site's cross-gradient on it (or None;
             ``R(0)`` is re-measured by the path of every ``R(tau)``, :func:`numerics.estimators.site_loss`).
 
@@ -103,7 +104,7 @@ def insertion_record(model, site: str, proto, G, families, seed: int, step, gain
 
     from numerics.estimators import site_loss
 
-    replay = SiteReplay(model, site)
+    replay = replay if replay is not None else SiteReplay(model, site)   # (model, site, step) recorded once
     if known is not None:   # R(0) by the path of every R(tau) (the same for every family), G_x of the site
         with eval_mode(model):
             known = (site_loss(model, site, proto, step[0], step[1], loss, replay=replay), known[1])

@@ -57,7 +57,7 @@ def _slope(G_x, D) -> float:
     return float((G_x * D.to(G_x.dtype)).sum() / D.norm())
 
 
-def _curvature(model, site, block, acc, curv, loss, R0: float, G_x=None) -> dict:
+def _curvature(model, site, block, acc, curv, loss, R0: float, G_x=None, replays=None) -> dict:
     """Theorem 1 along ``-G`` and ``-G Sigma^+`` on the step sample (``R0``: its mean loss; ``G_x``: the
     site's cross-gradient on it, which gives both slopes without a pass; the gains use ``beta_eff``,
     :func:`depthcert.api._suggestion.nonnegative_beta`; ``first_order_gain``: the raw plug-in)."""
@@ -70,7 +70,8 @@ def _curvature(model, site, block, acc, curv, loss, R0: float, G_x=None) -> dict
     if not float(G.norm()) > 0:
         return out
     xc, yc = curv
-    rep = SiteReplay(model, site)   # both directions' passes share one recording of the part before the site
+    rep = SiteReplay(model, site)   # both directions' passes (and the insertion check) share one recording
+    rep = replays.setdefault(site, rep) if replays is not None else rep
     D_n = G @ psd_pinv(acc.Sigma)
     R0_path = site_loss(model, site, block, xc, yc, loss, replay=rep) if G_x is not None else None   # R(0) as R(tau)
     known = (lambda D: (R0_path, _slope(G_x, D))) if G_x is not None else (lambda D: None)
@@ -85,12 +86,12 @@ def _curvature(model, site, block, acc, curv, loss, R0: float, G_x=None) -> dict
 
 
 def _record(model, site, block, acc, curv, loss, level_site: float, eps: float, R0: float = float("inf"),
-            G_x=None) -> dict:
+            G_x=None, replays=None) -> dict:
     rec = {"site": site, "layout": block.layout, "d": block.d, "P": block.positions, "r": block.r, "n": acc.n}
     P = site_projection_scores(acc.G, acc.Sigma, block.slices)
     rec.update({f"P_{f}": P.get(f) for f in ("linear", "affine", "readout", "block")}, P_all=P["all"])
     rec.update(G_sq=acc.u_statistic, G_norm=float(acc.G.norm()), AG_max=acc.ag_max, rho_phi=acc.phi_max)
-    rec.update(_curvature(model, site, block, acc, curv, loss, R0, G_x))
+    rec.update(_curvature(model, site, block, acc, curv, loss, R0, G_x, replays))
     test = adaptive_test(acc, level_site)
     sigma2 = acc.x_sq / acc.n
     beta = rec["beta"]
@@ -109,12 +110,13 @@ def _scan(model, probe, blocks, loss_fn, n_chunks, samples, level, eps, fams, se
     with eval_mode(model):
         accs = accumulate(model, probe, blocks, loss_fn, n_chunks=n_chunks)
         G_step, R0 = step_gradients(model, step[0], step[1], blocks, loss_fn)   # R0: no gain above the loss it would lower
-        records = [_record(model, s, blocks[s], accs[s], step, loss_fn, level / len(blocks), eps, R0, G_step[s])
+        replays: dict = {}
+        records = [_record(model, s, blocks[s], accs[s], step, loss_fn, level / len(blocks), eps, R0, G_step[s], replays)
                    for s in blocks]
         model_v = verdict(records, eps)
         best = model_v["best_site"]
         ins = insertion_record(model, best, blocks[best], accs[best].G, fams, seed, step, gain, loss_fn, level,
-                               known=(R0, G_step[best]))
+                               known=(R0, G_step[best]), replay=replays.get(best))
     return accs, records, model_v, ins
 
 

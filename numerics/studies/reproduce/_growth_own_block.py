@@ -103,12 +103,9 @@ def _gains(cells, arm: str, key: str) -> np.ndarray:
     return np.array([(c["arms"][arm][key] - c["arms"]["grown"][key]) / c["arms"][arm][key] for c in cells])
 
 
-def _verdict(lo: float, hi: float, threshold: float) -> str:
-    return "reproduced" if lo > threshold else "not reproduced" if hi < threshold else "inconclusive"
-
-
 def _conventions(cells, n: int, sds: Mapping) -> list[dict]:
-    """Per scratch schedule and loss: the paired gain's interval, verdict and MDE (from its own pilot sd)."""
+    """Per scratch schedule and loss: the paired gain's interval, its interval rule (above 0 for test loss,
+    above the Choice margin for train loss; the claim's ``decide`` applies it) and MDE (from its own pilot sd)."""
     from numerics.studies.reproduce import _power as pw
 
     out = []
@@ -121,15 +118,17 @@ def _conventions(cells, n: int, sds: Mapping) -> list[dict]:
                         "statistic": f"mean relative {what}-loss gain (L_scratch - L_grown) / L_scratch = {m:.2%} "
                                      f"[{lo:.2%}, {hi:.2%}] (Student-t 95%), interval {rule}",
                         "arm": arm, "loss": what, "estimate": m, "interval": [lo, hi],
-                        "verdict": _verdict(lo, hi, thr),
+                        "rule": {"kind": "above", "threshold": thr},
                         "mde": pw.mde(sds[f"{arm}/{what}"], n) if f"{arm}/{what}" in sds else None})
     return out
 
 
 def _measured(conv, checked, c0, n: int, mde, sd) -> str:
+    from numerics.studies.reproduce._claims import convention_rule
+
     def part(what):
         return ", ".join(f"vs {c['arm']} {c['estimate']:.2%} [{c['interval'][0]:.2%}, {c['interval'][1]:.2%}] "
-                         f"({c['verdict']}" + ("" if c["mde"] is None else f", MDE {c['mde']:.3g}") + ")"
+                         f"({convention_rule(c).decide(c)}" + ("" if c["mde"] is None else f", MDE {c['mde']:.3g}") + ")"
                          for c in conv if c["loss"] == what)
 
     counted = c0["arms"]["grown"]["counted"]

@@ -30,6 +30,31 @@ __all__ = ["REDUCTIONS", "ag_max_plateau", "ag_max_plateau_level",
 #: The loss reductions of the level claim: the per-sample loss, the gradient of a batch mean over B.
 REDUCTIONS = (("per-sample loss", 1), ("batch mean over 128 (the training batch)", 128), ("batch mean over 1024", 1024))
 DIAG_THRESHOLDS = (0.5, 0.6, 1 / math.sqrt(2), 0.8, 0.9)
+#: Sensitivity of the Choice thresholds (the claim's own value in the middle): the plateau's |late/early| bound,
+#: the change-point rule's remaining drop, the coincidence's |log2(D_AG / D_loss)| bound.
+PLATEAU_THRESHOLDS = (0.25, 0.5, 1.0)
+ONSET_DROPS = (0.05, 0.1, 0.2)
+COINCIDENCE_BOUNDS = (0.5, 1.0, 2.0)
+
+
+def _plateau_sensitivity(t: dict) -> str:
+    from numerics.studies.reproduce._claims import Rule
+
+    out = [f"{thr:g}: " + Rule("plateau").decide({"details": {"tests": {**t["tests"], "flat": t["ratio"][2] < thr}}})
+           for thr in PLATEAU_THRESHOLDS]
+    return "verdict at |late/early| bound " + ", ".join(out) + " (Choice: 0.5)"
+
+
+def _onset_sensitivity(D, log_ag, loss, interval) -> str:
+    from numerics.studies.reproduce._claims import Rule
+
+    def at(drop):
+        a, b = plateau_onset(D, np.exp(log_ag.mean(0)), drop), plateau_onset(D, loss.mean(0), drop)
+        return f"{drop:.0%}: " + ("no onset to compare" if a is None or b is None else f"{int(a)} vs {int(b)}")
+
+    within = [f"{2 ** b:.3g}: " + Rule("within", b).decide({"interval": interval}) for b in COINCIDENCE_BOUNDS]
+    return ("onsets (AG_max vs test loss) at remaining drop " + ", ".join(at(d) for d in ONSET_DROPS)
+            + " (Choice: 10%); verdict at 'coincide' within a factor " + ", ".join(within) + " (Choice: 2)")
 
 
 def _mde_se(se: float, n: int) -> float | None:
@@ -228,11 +253,11 @@ def ag_max_plateau(ctx) -> dict:
         t = plateau_tests(D, log_ag, ctx.suite.n_boot)
         e, r = t["early_slope"], t["ratio"]
         note = (f"early slope {e[0]:.3g} [{e[1]:.3g}, {e[2]:.3g}], |late/early| {ratio_text(*r)}; "
-                "geometric mean: " + ", ".join(f"D={int(d)}: {v:.3g}" for d, v in zip(D, np.exp(log_ag.mean(0)))))
+                f"{_plateau_sensitivity(t)}; geometric mean: " + ", ".join(f"D={int(d)}: {v:.3g}" for d, v in zip(D, np.exp(log_ag.mean(0)))))
         convs.append(_conv(name, "early slope of log AG_max vs log D", *e, _mde_se(t["early_se"], log_ag.shape[0]),
                            note, details={"tests": t["tests"]}))
     D, _, loss = ag_curves(cells, *AG_CONVENTIONS[-1][1:])
-    measured = ("; ".join(f"{c['convention']}: {c['note'].split('; geometric')[0]}" for c in convs)
+    measured = ("; ".join(f"{c['convention']}: {c['note'].split('; verdict at')[0]}" for c in convs)
                 + "; mean test loss: " + ", ".join(f"D={int(d)}: {v:.3g}" for d, v in zip(D, loss.mean(0))))
     ev = _evidence(measured, convs[0]["estimate"], convs[0]["interval"], _ag_figure(ctx), conventions=convs)
     return _with_mde(ctx, "ag_max_plateau", ev, len({c["config"]["seed"] for c in cells}))
@@ -274,7 +299,7 @@ def ag_max_plateau_test_loss(ctx) -> dict:
         note = f"AG_max onset {a if a is None else int(a)}, test-loss onset {b if b is None else int(b)}"
         if a is None or b is None:
             convs.append(_conv(name, "log2(D_AG / D_loss)", math.nan, math.nan, math.nan, verdict="inconclusive",
-                               note=note + ": no onset to compare"))
+                               note=note + ": no onset to compare; " + _onset_sensitivity(D, log_ag, loss, [math.nan] * 2)))
             continue
         rng = np.random.default_rng(0)
         idx = rng.integers(0, log_ag.shape[0], size=(ctx.suite.n_boot, log_ag.shape[0]))
@@ -283,8 +308,9 @@ def ag_max_plateau_test_loss(ctx) -> dict:
         lo, hi = (np.quantile(fin, [0.025, 0.975]) if fin.size >= boot.size / 2 else (-math.inf, math.inf))
         convs.append(_conv(name, "log2(D_AG / D_loss)", math.log2(a / b), lo, hi,
                            _mde_se(float(fin.std(ddof=1)) if fin.size > 1 else math.nan, log_ag.shape[0]),
-                           note + f"; {fin.size}/{boot.size} bootstrap draws with both onsets"))
-    measured = "; ".join(f"{c['convention']}: {c['note']}" + ("" if c.get("verdict") else
+                           note + f"; {fin.size}/{boot.size} bootstrap draws with both onsets; "
+                           + _onset_sensitivity(D, log_ag, loss, [lo, hi])))
+    measured = "; ".join(f"{c['convention']}: {c['note'].split('; onsets (')[0]}" + ("" if c.get("verdict") else
                          f", log2 ratio {c['estimate']:.2g} [{c['interval'][0]:.2g}, {c['interval'][1]:.2g}]")
                          for c in convs)
     ev = _evidence(measured, convs[0]["estimate"], convs[0]["interval"], _ag_figure(ctx), conventions=convs)

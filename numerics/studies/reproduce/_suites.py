@@ -176,10 +176,10 @@ SUITES["mnist1d"] = mnist1d_suite(
     power=PILOT_POWER, own_block={"growth": {"max_depth": 2}},   # Choice: depth 1 -> 2 (cost, below)
     expected=("about 73 min on 2 idle CPU cores with --workers 2: ~8800 core-seconds, from the pilot's per-cell times "
               "scaled to this recipe (1300 steps: x3.25 for training) and halved (the pilot ran under load ~2x); about "
-              "twice that on the shared development machine (measured: 49.1 min with --workers 2 on the 2-core development "
-              "machine, docs/reproduce-mnist1d/)); plus about 1.5 core-hours for the own_block sweep (10 seeds x ~540 s, "
-              "grown from depth 1 to 2: estimated from the pilot's 183 s per mnist1d-quick cell scaled by "
-              "sample-gradients; to depth 4 it would be ~4.6 core-hours)"))
+              "twice that on the shared development machine; plus about 1.5 core-hours for the own_block sweep (10 seeds "
+              "x ~540 s, grown from depth 1 to 2: estimated from the pilot's 183 s per mnist1d-quick cell scaled by "
+              "sample-gradients; to depth 4 it would be ~4.6 core-hours). Measured on 2 idle cores with --workers 2, "
+              "own_block sweep and validity included: 42.7 min (the own_block sweep 8.1 min, ~97 s per seed)"))
 SUITES["mnist1d-full"] = mnist1d_suite(
     {**_M_FULL, "task": {**_M_FULL["task"], "n_population": 20000},
      "reference": {**_M_FULL["reference"], "steps": 1500, "anneal_steps": 500}},

@@ -9,7 +9,7 @@ import torch
 from numerics.studies.reproduce import _growth_own_block as gob
 from numerics.studies.reproduce import _own_block_cell as cellmod
 from numerics.studies.reproduce import _suites
-from numerics.studies.reproduce._claims import MNIST1D_CLAIMS
+from numerics.studies.reproduce._claims import MNIST1D_CLAIMS, decide
 from numerics.zoo_cnn1d import ResBlock1d, ResCNN1d
 
 TINY = {**_suites.MNIST1D_BASE, "task": {"kind": "mnist1d", "n_test": 128, "n_population": 128},
@@ -185,10 +185,31 @@ def test_summary_verdicts_follow_both_scratch_conventions(cell):
     assert rule.decide(gob.summarise(_synthetic(cell, down), sd=0.01)) == "not reproduced"
     mixed = gob.summarise(_synthetic(cell, up, list(down)), sd=0.01)
     assert rule.decide(mixed) == "inconclusive"
-    assert {c["verdict"] for c in mixed["details"]["conventions"] if c["loss"] == "test"} == \
-           {"reproduced", "not reproduced"}
+    claim = next(c for c in MNIST1D_CLAIMS if c.id == gob.CLAIM_ID)
+    verdict, convs = decide(claim, mixed)        # each convention decided by its own interval rule, no preset
+    assert verdict == "convention-dependent" and all("verdict" not in c for c in mixed["details"]["conventions"])
+    assert {c["verdict"] for c in convs if c["convention"].startswith("test")} == {"reproduced", "not reproduced"}
     weak = gob.summarise(_synthetic(cell, rng.normal(0, 0.3, 3)), sd=0.3)
     assert "NOT resolvable" in weak["measured"] and weak["details"]["mde"] > 0.118
+
+
+
+def _train_verdicts(cell, gain: float) -> set:
+    claim = next(c for c in MNIST1D_CLAIMS if c.id == gob.CLAIM_ID)
+    rng, cells = np.random.default_rng(1), []
+    for c, g in zip(_synthetic(cell, [0.0] * 6), gain + rng.normal(0, 0.005, 6)):
+        lg = c["arms"]["grown"]["L_train"]
+        c["arms"]["scratch_phases"]["L_train"] = c["arms"]["scratch_pooled"]["L_train"] = lg / (1 - g)
+        cells.append(c)
+    return {c["verdict"] for c in decide(claim, gob.summarise(cells, sd=0.01))[1] if c["convention"].startswith("train")}
+
+
+def test_train_conventions_are_decided_by_their_own_comparable_margin(cell):
+    """A train-loss gain of -2% is 'comparable' (above the -5% Choice margin) although below the claim's 0;
+    -12% is significantly worse than comparable: 'not reproduced' (the full suite's case that once crashed)."""
+    assert gob.COMPARABLE_MARGIN == pytest.approx(0.05)
+    assert _train_verdicts(cell, -0.02) == {"reproduced"}
+    assert _train_verdicts(cell, -0.12) == {"not reproduced"}
 
 
 def test_registry_entry_and_suite_sweep():

@@ -10,7 +10,8 @@ import torch
 from numerics.studies import reproduce as rp
 from numerics.studies.reproduce import _mnist1d_conventions as mc
 from numerics.studies.reproduce import _mnist1d_signals as sg
-from numerics.studies.reproduce._claims import (CLAIM_SETS, PRESET_VERDICTS, Claim, Rule, decide, summarise)
+from numerics.studies.reproduce._claims import (CLAIM_SETS, PRESET_VERDICTS, Claim, Rule, convention_rule, decide,
+                                                 summarise)
 from numerics.studies.reproduce._seeds import SEED_WORDS
 
 ALL = [c for claims in CLAIM_SETS.values() for c in claims]
@@ -87,6 +88,19 @@ def test_a_convention_cannot_preset_a_decided_verdict():
     with pytest.raises(ValueError, match="only a rule decides"):
         decide(claim, ev)
     assert "not reproduced" not in PRESET_VERDICTS and "reproduced" not in PRESET_VERDICTS
+
+
+def test_a_convention_is_decided_by_its_own_interval_rule_when_it_names_one():
+    claim = Claim("p", "Paper A", "w", "m:f", "x", Rule("above", 0.0))
+    conv = {"convention": "c", "statistic": "x", "interval": [-0.03, -0.01]}
+    ev = {"details": {"conventions": [conv, {**conv, "convention": "d", "rule": {"kind": "above", "threshold": -0.05}}]}}
+    verdict, out = decide(claim, ev)
+    assert [c["verdict"] for c in out] == ["not reproduced", "reproduced"] and verdict == "convention-dependent"
+    for bad in ({"kind": "plateau"}, {"kind": "anything", "threshold": 0}):
+        with pytest.raises(ValueError, match="rule kind"):
+            decide(claim, {"details": {"conventions": [{**conv, "rule": bad}]}})
+    with pytest.raises(ValueError, match="names no rule"):
+        convention_rule(conv)
 
 
 def test_the_summary_names_convention_dependence():

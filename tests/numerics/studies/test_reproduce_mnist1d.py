@@ -345,3 +345,20 @@ def test_stderr_identity_of_the_site_signal():
     U = ((X.sum(0) ** 2).sum() - sq) / (n * (n - 1))
     direct = math.sqrt((sq - n * (G ** 2).sum()) / (n * (n - 1)))
     assert math.sqrt((G ** 2).sum() - U) == pytest.approx(direct, rel=1e-12)
+
+
+def test_choice_thresholds_show_their_sensitivity():
+    """The plateau's |late/early| bound and the coincidence's change-point rule and factor: the verdict at each
+    neighbouring threshold, computed by hand for these curves."""
+    from numerics.studies.reproduce._mnist1d_conventions import _onset_sensitivity, _plateau_sensitivity
+
+    t = {"tests": {"early_drop": True, "early_rise": False, "flat": True}, "ratio": [0.2, 0.05, 0.4]}
+    assert "0.25: inconclusive, 0.5: reproduced, 1: reproduced" in _plateau_sensitivity(t)
+    rise = {"tests": {"early_drop": False, "early_rise": True, "flat": True}, "ratio": [0.2, 0.05, 0.4]}
+    assert _plateau_sensitivity(rise).count("not reproduced") == 3
+    D = np.array([1.0, 2, 4, 8, 16])
+    log_ag = np.log([[1.0, 0.5, 0.25, 0.24, 0.24]])
+    loss = np.array([[2.0, 1.5, 1.3, 1.2, 1.15]])
+    text = _onset_sensitivity(D, log_ag, loss, [-0.9, -0.6])
+    assert "5%: 4 vs 8, 10%: 4 vs 8, 20%: 4 vs 4" in text
+    assert "factor 1.41: not reproduced, 2: reproduced, 4: reproduced" in text

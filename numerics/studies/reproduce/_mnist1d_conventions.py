@@ -42,7 +42,7 @@ def _plateau_sensitivity(t: dict) -> str:
 
     out = [f"{thr:g}: " + Rule("plateau").decide({"details": {"tests": {**t["tests"], "flat": t["ratio"][2] < thr}}})
            for thr in PLATEAU_THRESHOLDS]
-    return "verdict at |late/early| bound " + ", ".join(out) + " (Choice: 0.5)"
+    return "verdict at |late/early| bound " + ", ".join(out) + f" (Choice: {pw.FLAT_BOUND:g})"
 
 
 def _onset_sensitivity(D, log_ag, loss, interval) -> str:
@@ -247,18 +247,19 @@ def _ag_conventions(cells):
 def ag_max_plateau(ctx) -> dict:
     from numerics.studies.reproduce._mnist1d_studies import _ag_figure
 
-    cells, convs = _depth_cells(ctx), []
+    cells, convs, short = _depth_cells(ctx), [], []
     for name, key, site in _ag_conventions(cells):
         D, log_ag, loss = ag_curves(cells, key, site)
         t = plateau_tests(D, log_ag, ctx.suite.n_boot)
         e, r = t["early_slope"], t["ratio"]
-        note = (f"early slope {e[0]:.3g} [{e[1]:.3g}, {e[2]:.3g}], |late/early| {ratio_text(*r)}; "
-                f"{_plateau_sensitivity(t)}; geometric mean: " + ", ".join(f"D={int(d)}: {v:.3g}" for d, v in zip(D, np.exp(log_ag.mean(0)))))
+        stats = f"early slope {e[0]:.3g} [{e[1]:.3g}, {e[2]:.3g}], |late/early| {ratio_text(*r)}"
+        short.append(f"{name}: {stats}")
+        note = (stats + f"; {_plateau_sensitivity(t)}; geometric mean: "
+                + ", ".join(f"D={int(d)}: {v:.3g}" for d, v in zip(D, np.exp(log_ag.mean(0)))))
         convs.append(_conv(name, "early slope of log AG_max vs log D", *e, _mde_se(t["early_se"], log_ag.shape[0]),
                            note, details={"tests": t["tests"]}))
     D, _, loss = ag_curves(cells, *AG_CONVENTIONS[-1][1:])
-    measured = ("; ".join(f"{c['convention']}: {c['note'].split('; verdict at')[0]}" for c in convs)
-                + "; mean test loss: " + ", ".join(f"D={int(d)}: {v:.3g}" for d, v in zip(D, loss.mean(0))))
+    measured = ("; ".join(short) + "; mean test loss: " + ", ".join(f"D={int(d)}: {v:.3g}" for d, v in zip(D, loss.mean(0))))
     ev = _evidence(measured, convs[0]["estimate"], convs[0]["interval"], _ag_figure(ctx), conventions=convs)
     return _with_mde(ctx, "ag_max_plateau", ev, len({c["config"]["seed"] for c in cells}))
 
@@ -292,12 +293,13 @@ def onset_difference(D, log_ag, loss) -> float:
 def ag_max_plateau_test_loss(ctx) -> dict:
     from numerics.studies.reproduce._mnist1d_studies import _ag_figure
 
-    cells, convs = _depth_cells(ctx), []
+    cells, convs, short = _depth_cells(ctx), [], []
     for name, key, site in _ag_conventions(cells):
         D, log_ag, loss = ag_curves(cells, key, site)
         a, b = plateau_onset(D, np.exp(log_ag.mean(0))), plateau_onset(D, loss.mean(0))
         note = f"AG_max onset {a if a is None else int(a)}, test-loss onset {b if b is None else int(b)}"
         if a is None or b is None:
+            short.append(f"{name}: {note}: no onset to compare")
             convs.append(_conv(name, "log2(D_AG / D_loss)", math.nan, math.nan, math.nan, verdict="inconclusive",
                                note=note + ": no onset to compare; " + _onset_sensitivity(D, log_ag, loss, [math.nan] * 2)))
             continue
@@ -306,13 +308,12 @@ def ag_max_plateau_test_loss(ctx) -> dict:
         boot = np.array([onset_difference(D, log_ag[i], loss[i]) for i in idx])
         fin = boot[np.isfinite(boot)]
         lo, hi = (np.quantile(fin, [0.025, 0.975]) if fin.size >= boot.size / 2 else (-math.inf, math.inf))
+        note += f"; {fin.size}/{boot.size} bootstrap draws with both onsets"
+        short.append(f"{name}: {note}, log2 ratio {math.log2(a / b):.2g} [{lo:.2g}, {hi:.2g}]")
         convs.append(_conv(name, "log2(D_AG / D_loss)", math.log2(a / b), lo, hi,
                            _mde_se(float(fin.std(ddof=1)) if fin.size > 1 else math.nan, log_ag.shape[0]),
-                           note + f"; {fin.size}/{boot.size} bootstrap draws with both onsets; "
-                           + _onset_sensitivity(D, log_ag, loss, [lo, hi])))
-    measured = "; ".join(f"{c['convention']}: {c['note'].split('; onsets (')[0]}" + ("" if c.get("verdict") else
-                         f", log2 ratio {c['estimate']:.2g} [{c['interval'][0]:.2g}, {c['interval'][1]:.2g}]")
-                         for c in convs)
+                           note + "; " + _onset_sensitivity(D, log_ag, loss, [lo, hi])))
+    measured = "; ".join(short)
     ev = _evidence(measured, convs[0]["estimate"], convs[0]["interval"], _ag_figure(ctx), conventions=convs)
     return _with_mde(ctx, "ag_max_plateau_test_loss", ev, len({c["config"]["seed"] for c in cells}))
 

@@ -106,6 +106,10 @@ def _slope(depths: np.ndarray, log_ag: np.ndarray) -> float:
 NO_EARLY_DROP = 1e6
 
 
+#: The plateau rule's bound on the upper end of the ``|late/early|`` interval (**Choice**).
+FLAT_BOUND = 0.5
+
+
 def plateau_ratio(depths, log_ag: np.ndarray) -> float:
     """``|late slope| / |early slope|`` of ``log AG_max`` against ``log D`` (first and last three
     depths, mean over the rows = seeds): small when AG_max drops and then flattens; a late rise
@@ -124,7 +128,7 @@ def plateau_tests(D, log_ag, n_boot: int) -> dict:
     e, elo, ehi, ese = bootstrap_interval(log_ag, early, n_boot)
     r, rlo, rhi, _ = bootstrap_interval(log_ag, lambda b: plateau_ratio(D, b), n_boot)
     return {"early_slope": [e, elo, ehi], "ratio": [r, rlo, rhi], "early_se": ese,
-            "tests": {"early_drop": ehi < 0, "early_rise": elo > 0, "flat": rhi < 0.5}}
+            "tests": {"early_drop": ehi < 0, "early_rise": elo > 0, "flat": rhi < FLAT_BOUND}}
 
 
 def plateau_onset(depths: Sequence[float], curve: Sequence[float], drop: float = 0.1) -> float | None:

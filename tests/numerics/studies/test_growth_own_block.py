@@ -193,7 +193,6 @@ def test_summary_verdicts_follow_both_scratch_conventions(cell):
     assert "NOT resolvable" in weak["measured"] and weak["details"]["mde"] > 0.118
 
 
-
 def _train_verdicts(cell, gain: float) -> set:
     claim = next(c for c in MNIST1D_CLAIMS if c.id == gob.CLAIM_ID)
     rng, cells = np.random.default_rng(1), []

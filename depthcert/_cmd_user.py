@@ -172,7 +172,8 @@ def _call(args, command: str, model, roles, out: Path) -> dict:
     if out is not None:
         cert.table().to_csv(out / "routes.csv", index=False)
         atomic_write_text(out / "certify.json", json.dumps(result, indent=1, default=str))
-    return result, cert.table()[["route", "certified", "bound", "failure_probability", "missing"]]
+    return result, cert.table()[["route", "certified", "bound", "failure_probability", "S_only", "improvement",
+                                 "improvement_over_gain", "missing"]]
 
 
 def _save_grown(model, path: Path) -> str:
@@ -224,4 +225,6 @@ def _summary(command: str, result: dict, out: Path | None, rows) -> str:
         table = rows.to_string(index=False)
     if command == "saturation":
         return f"{table}\n{result['verdict']} (best site {result['best_site']}){where}"
-    return f"{table}\ncertified={result['certified']} ({result['route']}, bound {result['bound']}){where}"
+    shares = [f"{r['route']}: {r['share_note']}" for r in result["routes"] if r.get("certified")]
+    return (f"{table}\ncertified={result['certified']} ({result['route']}, bound {result['bound']}){where}"
+            + "".join(f"\n{line}" for line in shares))

@@ -37,6 +37,7 @@ import math
 import torch
 
 from bounds.confidence import empirical_bernstein_lower
+from bounds.route_roles import annotate_row
 from bounds.routes import Setup
 from bounds.variant_routes import VariantInputs
 from depthcert.api._constants import after_block, from_constants
@@ -66,14 +67,19 @@ class Certificate:
     bound : float or None
         Its bound on ``L_test(f_new)`` (None: not evaluable).
     rows : list of dict
-        Every route of the table: ``route``, ``certified``, ``bound``, ``improvement``,
-        ``failure_probability``, ``missing``, ``message``.
+        Every route of the table: ``route``, ``certified``, ``bound``, ``improvement`` (``L_T_old - bound``,
+        with its sign; meaningful where certified), ``failure_probability``, ``missing``, ``message``; which
+        samples it read: ``roles`` (per role of ``signal``, ``S``, ``T``, ``population``, ``monte_carlo``,
+        ``probe``: the stage and what it read, or ``"not read"``), ``S_only`` (no statistic of ``T`` beyond its
+        size and the sure range), ``T_statistics``; how much it certifies: ``realised_gain`` (``L_T_old -
+        L_T_new`` of the trained ``f_new``), ``improvement_over_loss``, ``improvement_over_gain`` (None where
+        the realised gain is ``<= 0``), ``negligible`` and ``share_note`` (:mod:`bounds.route_roles`).
     quantities : dict
         What each role sample measured (``L_T_old``, ``delta_R``, ``delta_erm``, ...).
     constants : dict
         The constants used (``B``, ``L_loss``, ``L_top``, ``kappa``, ``A_norm``).
     notes : list of str
-        Which sample fixed what.
+        Which sample fixed what; the last: how much the chosen route certifies (its ``share_note``).
     M_needed : int or None
         The smallest ``|S|`` at which the chosen route would certify, every other statistic held at
         its measured value (None: no size would, with the terms that do not shrink named in ``gap``).
@@ -333,8 +339,10 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
                            var_T_jump_S=q["var_T_jump_S"], phi_sq_sum=q["phi_sq_sum"])
     rows = _class_check(evaluate_table(lambda: _setup(q, c, level), level, TableInputs(inputs, q, loss), c), q)
     rows, gap = certificate_gap(rows, scan, site, lambda: _setup(q, c, level), q, c, loss, level)
+    rows = [annotate_row(r["route"], r, q["L_T_old"], q["L_T_new"], "signal") for r in rows]   # roles, how much
     row = _chosen(rows, route)
-    return Certificate(bool(row["certified"]), row["route"], row["bound"], rows, q, c, _cert_notes(route, rho_phi, q),
+    return Certificate(bool(row["certified"]), row["route"], row["bound"], rows, q, c,
+                       _cert_notes(route, rho_phi, q) + [f"{row['route']}: {row['share_note']}"],
                        row["M_needed"], row["n_needed_improvable"], row["M_needed_ratio"], gap)
 
 
@@ -372,8 +380,8 @@ def _chosen(rows: list, route) -> dict:
 
 def _nothing_to_certify(route: str, q: dict, c: dict) -> Certificate:
     note = "no first-order descent direction at the site on signal (G = 0 or slope <= 0): nothing to certify"
-    rows = [{"route": route, "certified": False, "bound": None, "improvement": None,
-             "failure_probability": None, "missing": [], "message": note}]
+    rows = [annotate_row(route, {"route": route, "certified": False, "bound": None, "improvement": None,
+                                 "failure_probability": None, "missing": [], "message": note}, None, None, "signal")]
     return Certificate(False, route, None, rows, q, c, [note])
 
 

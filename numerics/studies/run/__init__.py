@@ -58,7 +58,7 @@ from numerics.zoo_cnn1d_adapter import check_run_model
 from numerics.studies.run._draw import (DELTA_R_LEVEL, Certificate, Evaluation, SampleGroup, Selection, certify_draw,
                                         draw_samples, evaluate_draw, select_blocks)
 from numerics.studies.run._outputs import bounds_config, format_table, to_json, to_toml, write_outputs  # noqa: F401
-from numerics.studies.run._result import RunResult, assemble, route_dicts
+from numerics.studies.run._result import RunResult, annotate_routes, assemble, route_dicts
 from numerics.studies.run._stages import Fixed, is_exact_class, prepare_fixed, streams_of
 from numerics.studies.run._localised import LOCALISED_SCHEMA, LocalisedClass, localised_class, localised_options
 from numerics.studies.run._localised_draw import LocalisedCertificate, certify_localised
@@ -310,6 +310,7 @@ def _run(cfg: RunConfig, streams, say) -> dict:
     timings["total_s"] = time.perf_counter() - t0
     result = assemble(fixed, group, sel, ev, cert, extras, timings)
     result["routes"].update(localised_route_dicts(loc))     # THEORY §6b (Choice): beside the paper's routes
+    annotate_routes(result)     # every row: which sample fixed what, and how much it certifies
     result["localised"] = localised_section(loc)
     if loc.gap is not None:     # Paper A's closed-form min_M beside the scan's n_needed_improvable
         from numerics.studies.run._gap import paper_gap

@@ -185,8 +185,12 @@ def heldout_paired(mean_T: float, var_T: float, K: int, r_d: float, level: float
     paired test on ``T`` (**Choice**, not Paper A's)."""
     from bounds.confidence import empirical_bernstein_lower
 
+    from bounds.route_roles import explicit_roles
+
     bound = -float(empirical_bernstein_lower(-mean_T, var_T, K, 2.0 * r_d, level))
-    return {"route": "heldout_paired", "theorem": "heldout_paired", "bound": bound,
+    roles = explicit_roles({"signal": ["the ball of V (r_d at its cap)"], "S": ["f_new (the localised (C2) choice)"],
+                            "T": ["d_new's mean and variance (Bernstein tail H_T_heldout)"]}, ["mean_T(d_new)", "V_T_dnew"])
+    return {"route": "heldout_paired", "theorem": "heldout_paired", "bound": bound, **roles,
             "bound_on": "R(f_new) - R(f_old) (population risk difference)", "failure_probability": level,
             "certified": bool(bound < 0), "improvement": -bound, "margin_shortfall": max(0.0, bound),
             "terms": [{"name": "mean_T(d_new)", "value": mean_T, "role": "estimate", "sample": "T"},

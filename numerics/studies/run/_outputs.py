@@ -96,9 +96,10 @@ def format_table(result: Mapping) -> str:
     from numerics.studies.run._localised_result import localised_lines
 
     lines += localised_lines(result)
-    from numerics.studies.run._terms_table import terms_lines
+    from numerics.studies.run._terms_table import roles_lines, terms_lines
 
     lines += terms_lines(result)     # every route's bound decomposed into its terms
+    lines += roles_lines(result)     # which samples each route read, and how much it certifies
     lines += _diagnostics_lines(result.get("diagnostics"))
     lines += ["", f"total time {result['timings']['total_s']:.1f} s"] + [f"note: {n}" for n in result["notes"]]
     return "\n".join(lines)

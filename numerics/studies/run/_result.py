@@ -9,7 +9,8 @@ from plumbing.results import StudyResult
 from numerics.studies.run._draw import DELTA_R_LEVEL, Certificate, Evaluation, SampleGroup, Selection
 from numerics.studies.run._stages import Fixed
 
-__all__ = ["DRAWN_WITH_DATA_KEYS", "FIXED_BEFORE_DATA_KEYS", "RunResult", "assemble", "route_dicts", "variants_section"]
+__all__ = ["DRAWN_WITH_DATA_KEYS", "FIXED_BEFORE_DATA_KEYS", "RunResult", "annotate_routes", "assemble", "route_dicts",
+           "variants_section"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,6 +64,33 @@ def route_dicts(cert: Certificate, L_test_new: float, R_new: float, R_new_stderr
         out.update({name: _route(r, L_test_new) for name, r in cert.variants.variants.items()})
         out["any_with_variants"] = cert.variants.any_route.to_dict()
     return out
+
+
+#: The rows that are unions of other rows ("some route certifies"): their roles are the union of the included ones.
+_UNIONS = ("any", "any_with_variants")
+
+
+def annotate_routes(result: dict) -> dict:
+    """Every row of ``result["routes"]`` with the samples it read (``roles``, ``S_only``) and how much it
+    certifies against the trained ``f_new``'s realised gain on ``T`` (:func:`bounds.route_roles.annotate_row`,
+    the path ``dc.certify_insertion`` takes too); ``Delta_R``'s lower bound is the population sample's here.
+    ``population_risk`` (a bound on ``R(f_new)``) is measured against the Monte-Carlo ``R(f_old) - R(f_new)``."""
+    from bounds.route_roles import annotate_row, merge_roles
+
+    routes = result["routes"]
+    for name, row in list(routes.items()):
+        if name in _UNIONS or not isinstance(row, dict):
+            continue
+        old, new = (result["R_old"], result["R_new"]) if name == "population_risk" else (result["L_test_old"],
+                                                                                         result["L_test_new"])
+        given = {k: row[k] for k in ("roles", "S_only", "T_statistics")} if "roles" in row else None   # its own
+        routes[name] = annotate_row(name, row, old, new, "population", roles=given)
+    for name in _UNIONS:
+        if name in routes:
+            included = [routes[k] for k, on in routes[name].get("routes_included", {}).items() if on and k in routes]
+            merged = merge_roles([r for r in included if r.get("roles") is not None]) if included else None
+            routes[name] = {**routes[name], **(merged or {})}
+    return result
 
 
 def variants_section(cert: Certificate) -> dict | None:

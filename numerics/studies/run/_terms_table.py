@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-__all__ = ["route_terms", "terms_lines"]
+__all__ = ["roles_lines", "route_terms", "terms_lines"]
 
 #: Paper A's routes: their terms live in ``variants.paper_terms`` under these names.
 _PAPER = {"population": "population_route", "direct": "direct_route"}
@@ -57,4 +57,37 @@ def terms_lines(result: Mapping) -> list[str]:
         r = result["routes"][name]
         verdict = "CERTIFIED" if r.get("certified") else "no"
         lines.append(f"  {name:<40} bound {_fmt(r.get('bound'))}  {verdict}: " + "; ".join(_term(t) for t in terms))
+    return lines
+
+
+def _reads(r: Mapping) -> str:
+    if r.get("S_only") is None:
+        return "roles not derived"
+    if r["S_only"]:
+        return "S-only (T: its size and the sure range)"
+    return "train-and-test (T: " + ", ".join(r.get("T_statistics") or []) + ")"
+
+
+def roles_lines(result: Mapping) -> list[str]:
+    """Per route: which samples it read (``routes.<name>.roles``, ``S_only``) and how much it certifies
+    (``improvement`` = L_test(f_old) - bound, its share of L_test(f_old) and of the trained f_new's realised gain).
+
+    Example:
+        >>> res = {"routes": {"x": {"certified": True, "improvement": 1e-6, "improvement_over_loss": 2.5e-5,
+        ...                         "S_only": False, "T_statistics": ["V_T_dnew"],
+        ...                         "share_note": "a negligible step"}}}
+        >>> print(roles_lines(res)[-1])
+          x                                        train-and-test (T: V_T_dnew); improvement 1e-06 (0.0025% of the loss): a negligible step
+    """
+    rows = {k: r for k, r in result.get("routes", {}).items() if isinstance(r, Mapping) and "share_note" in r}
+    if not rows:
+        return []
+    lines = ["", "which samples each route read (routes.<name>.roles; S-only: no statistic of T beyond its size and the "
+                 "sure range) and how much it certifies (improvement = L_test(f_old) - bound, against the trained "
+                 "f_new's realised gain L_T_old - L_T_new on the same T)"]
+    for name, r in rows.items():
+        loss = r.get("improvement_over_loss")
+        share = "" if loss is None else f" ({100 * loss:.3g}% of the loss)"
+        imp = r.get("improvement")
+        lines.append(f"  {name:<40} {_reads(r)}; improvement {_fmt(imp)}{share}: {r['share_note']}")
     return lines

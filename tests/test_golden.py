@@ -26,11 +26,20 @@ ADDED = {"": ("localised", "population_is"), ".routes": ("localised_", "heldout_
 ADDED_ITEMS = {".fixed_before_data.roles": ("scan_probe",)}
 #: The same keys as columns of a sweep's results.csv.
 ADDED_COLUMNS = ("localised.", "routes.localised_", "routes.heldout_paired.", "population_is", "streams.scan_probe")
+#: Fields added to every route row ``.routes.<name>`` (issue 34: which samples it read, how much it certifies).
+ADDED_ROUTE_FIELDS = ("roles", "S_only", "T_statistics", "roles_note", "realised_gain", "improvement_over_loss",
+                      "improvement_over_gain", "negligible", "share_note")
+
+
+def _route_field(where: str, key: str) -> bool:
+    """``key`` is one of :data:`ADDED_ROUTE_FIELDS` directly in a route row (``.routes.<name>``)."""
+    parts = where.split(".")
+    return len(parts) == 3 and parts[1] == "routes" and key in ADDED_ROUTE_FIELDS
 
 
 def _added(where: str, key: str) -> bool:
     allowed = ADDED.get(where, ())
-    return key in allowed or any(a.endswith("_") and key.startswith(a) for a in allowed)
+    return key in allowed or any(a.endswith("_") and key.startswith(a) for a in allowed) or _route_field(where, key)
 
 
 def _differences(old, new, where="") -> list[str]:
@@ -62,7 +71,13 @@ def _csv_rows(path: Path) -> list[dict]:
             return text
     with open(path, newline="") as fh:
         return [{k: value(v) for k, v in row.items() if not k.startswith("timings.") and not k.endswith("wall_s")
-                 and not k.startswith(ADDED_COLUMNS)} for row in csv.DictReader(fh)]
+                 and not k.startswith(ADDED_COLUMNS) and not _route_column(k)} for row in csv.DictReader(fh)]
+
+
+def _route_column(column: str) -> bool:
+    """A results.csv column of :data:`ADDED_ROUTE_FIELDS` (``routes.<name>.<field>[.<role>]``)."""
+    parts = column.split(".")
+    return len(parts) >= 3 and parts[0] == "routes" and parts[2] in ADDED_ROUTE_FIELDS
 
 
 def test_differences_sees_a_changed_number_and_a_missing_key():
@@ -75,6 +90,10 @@ def test_differences_sees_a_changed_number_and_a_missing_key():
     assert _differences({"routes": {"a": 1}}, {"routes": {"a": 1, "other": 2}})       # only the listed new keys
     assert _differences({"a": 1}, {"a": 1, "localised_x": 2})                         # ... and only where listed
     assert _differences({"routes": {"localised_x": 1}}, {"routes": {}})               # a missing key is a difference
+    assert _differences({"routes": {"a": {"x": 1}}}, {"routes": {"a": {"x": 1, "S_only": True, "roles": {}}}}) == []
+    assert _differences({"routes": {"a": {"x": 1}}}, {"routes": {"a": {"x": 1, "other": 2}}})   # only the listed fields
+    assert _differences({"a": {"x": 1}}, {"a": {"x": 1, "S_only": True}})              # ... and only in a route row
+    assert _route_column("routes.direct.roles.T") and not _route_column("routes.direct.bound")
     roles = {"fixed_before_data": {"roles": ["a"]}}
     assert _differences(roles, {"fixed_before_data": {"roles": ["a", "scan_probe"]}}) == []   # the listed new item
     assert _differences(roles, {"fixed_before_data": {"roles": ["a", "other"]}})              # ... and only it

@@ -41,10 +41,18 @@ def _row(record: Mapping, params_keys: Sequence[str], key: str) -> dict:
     row = {"cell": key, "status": sweep.get("status", "ok")}
     row.update({k: params.get(k) for k in params_keys})
     row.update({f"config.{k}": v for k, v in flatten_scalars(record.get("config", {})).items()})
-    row.update(flatten_scalars({k: v for k, v in record.items() if k not in _SKIP}))
+    row.update({k: v for k, v in flatten_scalars({k: v for k, v in record.items() if k not in _SKIP}).items()
+                if not _route_roles_text(k)})
     if sweep.get("error"):
         row["error"] = sweep["error"]
     return row
+
+
+def _route_roles_text(column: str) -> bool:
+    """``routes.<name>.roles.<role>``: the words of which sample a route read, the same in every cell (each cell's
+    ``result.json`` keeps them; the table keeps ``S_only``)."""
+    parts = column.split(".")
+    return len(parts) == 4 and parts[0] == "routes" and parts[2] == "roles"
 
 
 def results_frame(records: Sequence[tuple[str, Mapping]], params_keys: Sequence[str]):

@@ -158,3 +158,35 @@ def test_localised_table_of_bounds_names_the_key(tiny_run, key, value, match):
     with pytest.raises(InputError, match=match):
         localised_inputs_from_dict(cfg)
     assert localised_inputs_from_dict({}) is None
+
+
+def test_every_route_row_says_which_samples_it_read_and_how_much_it_certifies(tiny_run):
+    """Issue 34, items 1-2: ``roles``/``S_only`` as derived from each route's theorem object (Delta_R: the
+    population sample here), the union rows' as the union of theirs; the share fields recomputed from the
+    row's bound and the run's losses; the text output lists them."""
+    from bounds.route_roles import ROLE_ORDER, route_roles
+    from numerics.studies.run import format_table
+
+    res, _ = tiny_run
+    routes = res["routes"]
+    for name, r in routes.items():
+        assert set(r["roles"]) == set(ROLE_ORDER), name
+        if name not in ("any", "any_with_variants", "heldout_paired"):
+            assert r["S_only"] is route_roles(name, "population")["S_only"], name
+            old, new = (res["R_old"], res["R_new"]) if name == "population_risk" else (res["L_test_old"], res["L_test_new"])
+            assert r["realised_gain"] == pytest.approx(old - new, rel=1e-12, abs=1e-15), name
+            assert r["improvement"] == pytest.approx(old - r["bound"], rel=1e-9, abs=1e-12), name
+            assert r["improvement_over_loss"] == pytest.approx((old - r["bound"]) / old, rel=1e-9, abs=1e-12), name
+            expected = (old - r["bound"]) / (old - new) if old - new > 0 else None
+            assert r["improvement_over_gain"] == (None if expected is None else pytest.approx(expected, rel=1e-9)), name
+    assert routes["heldout_paired"]["S_only"] is False and "variance" in routes["heldout_paired"]["roles"]["T"]
+    assert routes["localised_train_exact_bernstein"]["S_only"] is False
+    assert routes["localised_train_exact_hoeffding"]["S_only"] is True
+    assert "Delta_R" in routes["population"]["roles"]["population"]
+    included = [k for k, on in routes["any"]["routes_included"].items() if on]
+    assert routes["any"]["S_only"] is all(routes[k]["S_only"] for k in included)
+    text = format_table(res)
+    assert "which samples each route read" in text
+    line = next(ln for ln in text.splitlines() if ln.strip().startswith("localised_train_exact_bernstein ")
+                and "train-and-test" in ln)
+    assert routes["localised_train_exact_bernstein"]["share_note"] in line

@@ -22,7 +22,8 @@ derived where they exist with --derive-constants (a post-norm state, a linear or
 linear head); a route without them is listed with what it misses and not evaluated."""
 
 EPILOG = epilog(
-    [("stdout", "one row per route (bound, failure probability, certified), the route fixed by default"),
+    [("stdout", "one row per route (bound, failure probability, certified), the route fixed by default; each row's "
+                "S_only, improvement and its share of the realised gain, and how much each certified route covers"),
      ("DIR/certify.json", "with --out: every number, which sample fixed what, the notes"),
      ("DIR/routes.csv", "with --out: the route table")],
     ["depthcert certify --model net.py:make_model --data net.py:roles --B 4.0 --L-top 2.0 --out runs/certify"],

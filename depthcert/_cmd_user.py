@@ -225,6 +225,5 @@ def _summary(command: str, result: dict, out: Path | None, rows) -> str:
         table = rows.to_string(index=False)
     if command == "saturation":
         return f"{table}\n{result['verdict']} (best site {result['best_site']}){where}"
-    shares = [f"{r['route']}: {r['share_note']}" for r in result["routes"] if r.get("certified")]
-    return (f"{table}\ncertified={result['certified']} ({result['route']}, bound {result['bound']}){where}"
-            + "".join(f"\n{line}" for line in shares))
+    shares = "".join(f"\n  - {r['route']}: {r['share_note']}" for r in result["routes"] if r.get("certified"))
+    return f"{table}{shares}\ncertified={result['certified']} ({result['route']}, bound {result['bound']}){where}"

@@ -61,7 +61,8 @@ def test_the_certify_text_says_a_negligible_step():
             {"route": "direct_route", "certified": False, "share_note": "not certified: improvement -1"}]
     text = _summary("certify", {"routes": rows, "certified": False, "route": "direct_route", "bound": 1.0}, None,
                     _Table())
-    assert "localised_train_linearised_bernstein: the certificate covers a negligible step (0.5%" in text
+    assert "  - localised_train_linearised_bernstein: the certificate covers a negligible step (0.5%" in text
+    assert text.splitlines()[-1].startswith("certified=False (direct_route, bound")
     assert "not certified: improvement -1" not in text
 
 

@@ -165,7 +165,8 @@ def merge_roles(rows: list) -> dict:
 
 
 def _pct(x: float) -> str:
-    return f"{100 * x:.3g}%"
+    """A share as a percentage, or as a multiple where it is 10 times or more (either sign)."""
+    return f"{100 * x:.3g}% of" if abs(x) < 10 else f"{x:.3g} times"
 
 
 def certified_share(improvement, certified: bool, loss_old: float, loss_new: float) -> dict:
@@ -191,11 +192,11 @@ def certified_share(improvement, certified: bool, loss_old: float, loss_new: flo
         note = (f"the trained f_new realised no gain on T (L_T_old - L_T_new = {gain:.3g} <= 0): the ratio to the "
                 "realised gain is undefined")
     elif negligible:
-        note = f"the certificate covers a negligible step ({_pct(over_gain)} of the block's realised gain)"
+        note = f"the certificate covers a negligible step ({_pct(over_gain)} the block's realised gain)"
     elif certified:
-        note = f"the certificate covers {_pct(over_gain)} of the block's realised gain"
+        note = f"the certificate covers {_pct(over_gain)} the block's realised gain"
     else:
-        note = f"not certified: improvement {imp:.3g} ({_pct(over_gain)} of the block's realised gain)"
+        note = f"not certified: improvement {imp:.3g} ({_pct(over_gain)} the block's realised gain)"
     return {"realised_gain": gain, "improvement_over_loss": over_loss, "improvement_over_gain": over_gain,
             "negligible": negligible, "share_note": note}
 

@@ -35,7 +35,7 @@ ROLE_ORDER = ("signal", "S", "T", "population", "monte_carlo", "probe")
 STAGES = {"signal": "before S (fixes what the class and the levels need)",
           "S": "training (after the signal; f_new chosen on S)",
           "T": "test (after S, f_new fixed)",
-          "population": "an independent Monte-Carlo sample (before T is read)",
+          "population": "an independent Monte-Carlo sample",
           "monte_carlo": "sign draws, with S",
           "probe": "diagnostics only"}
 #: The placeholder of ``Delta_R``'s role: the caller says which sample gave its lower bound.
@@ -70,7 +70,7 @@ MEASURED_ON = {
     "Sigma_ub": ("signal", "||Sigma_phi||'s upper bound (or the sure rho_phi^2)"),
 }
 #: What every route's class reads of the signal sample (or the config), before ``S``.
-SIGNAL_FIXES = "the direction, step and cap chosen before S (f~_pop, the ball of V)"
+SIGNAL_FIXES = "the direction, step and cap (f~_pop, the ball of V)"
 #: What of ``T`` an S-only route may read: its size (the sure range is a constant, no statistic).
 T_SIZE = ("K", "eps_K", "L_test_old")
 #: **Choice**: a certified improvement below this share of the block's realised gain covers a negligible step.

@@ -64,7 +64,8 @@ def _reads(r: Mapping) -> str:
     if r.get("S_only") is None:
         return "roles not derived"
     if r["S_only"]:
-        return "S-only (T: its size and the sure range)"
+        t_read = (r.get("roles") or {}).get("T", "") != "not read"
+        return "S-only (T: " + ("its size and the sure range" if t_read else "not read") + ")"
     return "train-and-test (T: " + ", ".join(r.get("T_statistics") or []) + ")"
 
 

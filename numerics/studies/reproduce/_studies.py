@@ -19,7 +19,7 @@ from numerics.studies.sweeps import load_cells
 
 __all__ = ["bound_validity", "covariance_near_diagonal", "exponent_agreement", "growth_vs_scratch",
            "joint_scaling_rebound", "ag_max_plateau", "plateau_ratio", "NO_EARLY_DROP",
-           "local_insertion_shrinking", "signal_decay"]
+           "local_insertion_shrinking", "signal_decay", "unpowered_guarantees"]
 
 CONFIDENCE = 0.95
 TEST_LEVEL = 0.05
@@ -232,7 +232,10 @@ def bound_validity(ctx) -> dict:
     The statistic counts the true guarantees (routes and events) whose observed failure
     rate is significantly above the stated probability; it is reported only when the
     study shows power (some deliberately weakened guarantee is flagged), else NaN.
+    ``details["unpowered"]`` (:func:`unpowered_guarantees`) names what no weakened guarantee
+    covers; the claim's rule reproduces only when it is empty.
     """
+    from numerics.studies.reproduce._claims import validity_power_note
     from numerics.studies.validity import run_validity
 
     v = ctx.suite.validity
@@ -243,6 +246,7 @@ def bound_validity(ctx) -> dict:
     weak = {k: p for k, p in s["power"].items() if p["weakened"]}
     flagged = [k for k, p in weak.items() if p["flagged"]]
     n = float(len(sig)) if flagged else float("nan")
+    unpowered = unpowered_guarantees(s)
     routes = "; ".join(f"{k}: {r['violations']}/{s['draws']} violated (stated {r['stated_failure_probability']:.3g}, "
                        f"rate interval [{r['violation_interval'][0]:.3g}, {r['violation_interval'][1]:.3g}])"
                        for k, r in s["routes"].items())
@@ -251,4 +255,19 @@ def bound_validity(ctx) -> dict:
                 f"{len(flagged)}/{len(weak)} weakened guarantees flagged; 'some route certifies' in "
                 f"{cert['certified']}/{s['draws']} (interval [{cert['certification_interval'][0]:.3g}, "
                 f"{cert['certification_interval'][1]:.3g}])")
-    return _evidence(measured, n, (n, n), [str(out / "slack.png")], significant=sig, flagged=flagged)
+    details = {"significant": sig, "flagged": flagged, "unpowered": unpowered}
+    return _evidence(measured + validity_power_note(details), n, (n, n), [str(out / "slack.png")], **details)
+
+
+def unpowered_guarantees(summary: dict) -> list[str]:
+    """The events the validity study's routes rest on (``routes.*.events``, the part after a route's ``/``) for which
+    no weakened version was flagged (``power.*``: ``weakened`` and ``flagged``), and the routes that name no event:
+    0 violations of these are no evidence. Sorted; empty when power is shown for all."""
+    powered = {p["event"] for p in summary["power"].values() if p.get("weakened") and p.get("flagged")}
+    out: set[str] = set()
+    for name, r in summary["routes"].items():
+        events = [e.rsplit("/", 1)[-1] for e in r.get("events", [])]
+        if not events:
+            out.add(f"route {name} (names no event)")
+        out |= {f"event {e}" for e in events if e not in powered}
+    return sorted(out)

@@ -221,7 +221,8 @@ def ag_max_plateau(ctx) -> dict:
     measured = (f"|late/early slope| of log AG_max vs log D = {ratio_text(ratio, lo, hi)} over {len(rows)} seeds; "
                 "geometric-mean AG_max per depth: " + ", ".join(f"D={int(d)}: {v:.3g}" for d, v in zip(depths, mean))
                 + f"; first depth below {rows[0]['plateau_threshold']:g}: {plateau}; early slope of log AG_max vs log D "
-                f"{t['early_slope'][0]:.3g} [{t['early_slope'][1]:.3g}, {t['early_slope'][2]:.3g}]")
+                f"{t['early_slope'][0]:.3g} [{t['early_slope'][1]:.3g}, {t['early_slope'][2]:.3g}]; |late/early| on the "
+                f"linear scale (AG_max itself) {ratio_text(*t['ratio_linear'])}")
     return _evidence(measured, ratio, (lo, hi), depths=depths.tolist(), AG_max=np.exp(log_ag).tolist(),
                      tests=t["tests"])
 

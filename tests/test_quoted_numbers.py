@@ -192,6 +192,23 @@ QUOTES: tuple[Quote, ...] = (
     Quote("README.md", _t("processes more sample-gradients, gives +", None, "% [+", None, "%, +", None, "%]: not counted"),
           FULL, ((*claim("growth_vs_scratch"), "evidence", "estimate"), (*claim("growth_vs_scratch"), "evidence", "interval", 0),
                  (*claim("growth_vs_scratch"), "evidence", "interval", 1)), pct1),
+    # --- RESULTS: the demo setup's 200 draws and the 60 held-out setups (depthcert/configs/demo_validity.json)
+    Quote("docs/RESULTS.md", _t("Holm over all ", None, " routes and events: nothing rejected, `validity.json: family_wise`"),
+          DEMO, (("family_wise", "tests"),)),
+    Quote("docs/RESULTS.md", _t("Monte-Carlo error in ", None, "/", None, " draws against a stated 0.02; Hoeffding tails at "
+                                "level 0.05 with `K -> 10^4 K`: ", None, "/200 and ", None, "/200; a plain `mean - 1.645 SE` "
+                                "bound on `Delta_R` stated at 5e-4: ", None, "/200"), DEMO,
+          (("power", "eps_M x 0.01", "failures"), ("draws",), ("power", "Hoeffding H_new K x 10000", "failures"),
+           ("power", "Hoeffding H_old K x 10000", "failures"), ("power", "Delta_R: mean - 1.645 SE", "failures"))),
+    Quote("docs/RESULTS.md", _t("stayed below ", None, " of that wrong tail in every draw (`power.*.class_sup_over_tail`)"),
+          DEMO, (("power", "population_tight_hoeffding: fixed tail f_new on S (H_S_new)", "class_sup_over_tail", "max"),),
+          "{:.3f}"),
+    Quote("docs/RESULTS.md", _t("The 200 draws took ", None, " min ", None, " s (one process, one thread, while the held-out "
+                                "study ran on the other core; the blocks of 8 draws trained together); the 60 held-out "
+                                "setups ", None, " min ", None, " s."), DEMO,
+          (("wall_time", re.compile(r"^(\d+) min")), ("wall_time", re.compile(r"^\d+ min (\d+) s")),
+           ("held_out_setups", "wall_time", re.compile(r"^(\d+) min")),
+           ("held_out_setups", "wall_time", re.compile(r"^\d+ min (\d+) s"))), "{:.0f}"),
     # --- RESULTS: MiniLM (docs/reproduce-pretrained/study.json)
     Quote("docs/RESULTS.md", _t("It took **", None, " min** wall on 2 cores"), PRETRAINED, (("wall_s",),), minutes1),
     Quote("docs/RESULTS.md", _t("It cost ", None, " s = **", None, "x** one"), PRETRAINED,
@@ -206,6 +223,15 @@ QUOTES: tuple[Quote, ...] = (
     Quote("docs/RESULTS.md", _t("the sure range `2B = ", None, "` is +", None, ": vacuous"), PRETRAINED,
           (("certificate", "heldout_paired", "bernstein", "range"), ("certificate", "heldout_paired", "bernstein", "bound")),
           ("{:.0f}", "{:.2f}")),
+    # the arms table: held-out loss on T, the paired drop vs (e) with its 95% t interval, trained parameters
+    *(Quote("docs/RESULTS.md", re.escape(f"| ({letter}) ") + r"[^|]*\| " + NUM + r" \| \+" + NUM + r" \[\+" + NUM + r", \+"
+            + NUM + r"\] \| ([\d,]+) \|", PRETRAINED,
+            (("arms", where("name", f"{letter}_"), "heldout_loss"),
+             ("arms", where("name", f"{letter}_"), "paired_interval", "mean"),
+             ("arms", where("name", f"{letter}_"), "paired_interval", "interval", 0),
+             ("arms", where("name", f"{letter}_"), "paired_interval", "interval", 1),
+             ("arms", where("name", f"{letter}_"), "trained_parameters")), ("{:.4f}",) * 4 + ("{:,}",))
+      for letter in "abcd"),
     # --- RESULTS: 200 draws of one MNIST-1D setup (docs/validity-mnist1d-200)
     Quote("docs/RESULTS.md", _t("Stored in [`docs/validity-mnist1d-200/`](validity-mnist1d-200/README.md). It took ", None,
                                 " min on 2 shared cores, ", None, " s per draw."), V200,
@@ -245,6 +271,12 @@ QUOTES: tuple[Quote, ...] = (
           ((*CERT, "certified"), ("draws",), (*CERT, "certification_interval", 0)), ("{}", "{}", pct1)),
     Quote("docs/RESULTS.md", _t("`M_needed / n_needed_improvable` has median **", None, "** (min ", None, ", max ", None, ")"),
           SEEDS30, tuple(("localised_comparison", "gap", "ratio", k) for k in ("median", "min", "max")), "{:.1f}"),
+    Quote("docs/RESULTS.md", _t("`M_needed` has median ", None, "·10^4 (", None, "·10^4 to ", None, "·10^5)"), SEEDS30,
+          tuple(("localised_comparison", "gap", "M_needed", k) for k in ("median", "min", "max")),
+          (lambda v: f"{v / 1e4:.1f}", lambda v: f"{v / 1e4:.1f}", lambda v: f"{v / 1e5:.1f}")),
+    Quote("docs/RESULTS.md", _t("improvable at a median of ", None, "·10^3 samples (", None, "·10^3 to ", None, "·10^3)"),
+          SEEDS30, tuple(("localised_comparison", "gap", "n_needed_improvable", k) for k in ("median", "min", "max")),
+          lambda v: f"{v / 1e3:.1f}"),
     # --- RESULTS: the mnist1d suite
     Quote("docs/RESULTS.md", _t("--suite mnist1d`): ", None, " reproduced, ", None, " not reproduced, ", None, " inconclusive, ",
                                 None, " convention-dependent, ", None, " not the seed's setup."), FULL,

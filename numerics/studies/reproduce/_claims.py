@@ -364,7 +364,10 @@ CLAIMS: tuple[Claim, ...] = (
            "seeds)", Rule("plateau", FLAT_BOUND), choice=_PLATEAU, choice_range=_PLATEAU_RANGE),
     _claim("growth_vs_scratch", "Paper B (THEORY §8)", _S + "growth_vs_scratch",
            "mean over seeds of the relative population-risk gain (R_scratch - R_grown) / R_scratch "
-           "(Student-t interval)", Rule("above", 0.0)),
+           "(Student-t interval); the grown arm is the toolkit's protocol-unit growth (not function-preserving), not "
+           "the seed's setup: its verdict is 'not the seed's setup', the rule's verdict shown beside it",
+           Rule("above", 0.0), seed_setup=False,
+           setup="the toolkit's protocol-unit growth (not function-preserving)"),
     _claim("local_insertion_shrinking", "Paper B (THEORY §8)", _S + "local_insertion_shrinking",
            "Kendall's tau between depth and the measured population gain Delta_R of the jumpboard insertion "
            "V = -eta G at the top (bootstrap over cells)", Rule("below", 0.0), choice=_INSERT),

@@ -30,6 +30,9 @@ def _rel(path: str, out: Path) -> str:
 def _by_convention(c) -> str:
     if not c.conventions:
         return c.measured
+    if c.verdict == "not the seed's setup":
+        return (c.measured + f" — not the seed's setup ({c.claim.setup}): its rule on this measurement says "
+                f"{c.conventions[0]['verdict']}, not counted")
     groups: dict = {}
     for v in c.conventions:
         groups.setdefault(v["verdict"], []).append(v["convention"])

@@ -67,6 +67,24 @@ def stored_plateau(ev: dict, level_ev: dict | None) -> dict:
     return {**ev, "details": {**ev["details"], "conventions": convs}}
 
 
+def _stored_result(claim, by_id: dict, out: Path):
+    """The claim decided by the current rules on its stored evidence (its stored verdict where it has none)."""
+    from numerics.studies.reproduce import ClaimResult
+    from numerics.studies.reproduce._claims import decide, validity_power_note
+
+    old = by_id.get(claim.id)
+    if old is None or old["evidence"] is None:
+        return ClaimResult(claim, old["verdict"] if old else "not run",
+                           old["measured"] if old else "not run: not in the stored report", None)
+    ev = _absolute(old["evidence"], out)
+    if claim.id == "ag_max_plateau" and claim.rule.kind == "plateau" and "conventions" in ev.get("details", {}):
+        ev = stored_plateau(ev, (by_id.get("ag_max_plateau_level") or {}).get("evidence"))
+    if claim.rule.kind == "validity" and "power shown" not in ev["measured"]:
+        ev = {**ev, "measured": ev["measured"] + validity_power_note(ev.get("details", {}))}
+    verdict, convs = decide(claim, ev)
+    return ClaimResult(claim, verdict, ev["measured"], ev, tuple(convs) if convs else None)
+
+
 def redecide(out_dir: str | Path, suite: str, refresh: Iterable[str] = ()):
     """Rewrite ``out_dir``'s ``claims.json`` and ``report.md``: each claim of ``suite``'s registry decided by the
     current rules on its stored evidence, the claims in ``refresh`` measured again from ``out_dir/sweeps``.
@@ -75,9 +93,8 @@ def redecide(out_dir: str | Path, suite: str, refresh: Iterable[str] = ()):
         ValueError: ``refresh`` names a claim not in the suite's registry, or the stored report is of another suite.
     """
     from plumbing.io import atomic_write_text, dumps, versions
-    from numerics.studies.reproduce import (SUITES, ClaimResult, ReproduceContext, ReproduceReport, _measure,
-                                            _relative)
-    from numerics.studies.reproduce._claims import CLAIM_SETS, decide, validity_power_note
+    from numerics.studies.reproduce import SUITES, ReproduceContext, ReproduceReport, _measure, _relative
+    from numerics.studies.reproduce._claims import CLAIM_SETS
     from numerics.studies.reproduce._report import render_report
 
     t0, out, s = time.perf_counter(), Path(out_dir), SUITES[suite]
@@ -92,20 +109,7 @@ def redecide(out_dir: str | Path, suite: str, refresh: Iterable[str] = ()):
     ctx = ReproduceContext(s, out, {k: out / "sweeps" / k for k in s.sweeps}, {})
     results = []
     for claim in claims:
-        old = by_id.get(claim.id)
-        if claim.id in refresh:
-            results.append(_measure(claim, ctx))
-        elif old is None or old["evidence"] is None:
-            results.append(ClaimResult(claim, old["verdict"] if old else "not run",
-                                       old["measured"] if old else "not run: not in the stored report", None))
-        else:
-            ev = _absolute(old["evidence"], out)
-            if claim.id == "ag_max_plateau" and claim.rule.kind == "plateau" and "conventions" in ev.get("details", {}):
-                ev = stored_plateau(ev, (by_id.get("ag_max_plateau_level") or {}).get("evidence"))
-            if claim.rule.kind == "validity" and "power shown" not in ev["measured"]:
-                ev = {**ev, "measured": ev["measured"] + validity_power_note(ev.get("details", {}))}
-            verdict, convs = decide(claim, ev)
-            results.append(ClaimResult(claim, verdict, ev["measured"], ev, tuple(convs) if convs else None))
+        results.append(_measure(claim, ctx) if claim.id in refresh else _stored_result(claim, by_id, out))
     sweeps = {k: {**v, **{f: str(out / v[f]) for f in ("out_dir", "table") if f in v}} for k, v in stored["sweeps"].items()}
     report = ReproduceReport(suite, str(out), tuple(results), stored["wall_s"], sweeps, versions(), s.expected)
     took = time.perf_counter() - t0

@@ -30,6 +30,8 @@ __all__ = ["REDUCTIONS", "ag_max_plateau", "ag_max_plateau_level",
 #: The loss reductions of the level claim: the per-sample loss, the gradient of a batch mean over B.
 REDUCTIONS = (("per-sample loss", 1), ("batch mean over 128 (the training batch)", 128), ("batch mean over 1024", 1024))
 DIAG_THRESHOLDS = (0.5, 0.6, 1 / math.sqrt(2), 0.8, 0.9)
+#: The seeds' own plateau level ("near zero, e.g. < 5e-3"; a CIFAR-10 number on its own loss scale).
+SEED_LEVEL = 5e-3
 #: Sensitivity of the Choice thresholds (the claim's own value in the middle): the plateau's |late/early| bound,
 #: the change-point rule's remaining drop, the coincidence's |log2(D_AG / D_loss)| bound.
 PLATEAU_THRESHOLDS = (0.25, 0.5, 1.0)
@@ -40,8 +42,8 @@ COINCIDENCE_BOUNDS = (0.5, 1.0, 2.0)
 def _plateau_sensitivity(t: dict) -> str:
     from numerics.studies.reproduce._claims import Rule
 
-    out = [f"{thr:g}: " + Rule("plateau").decide({"details": {"tests": {**t["tests"], "flat": t["ratio"][2] < thr}}})
-           for thr in PLATEAU_THRESHOLDS]
+    tests = {**t["tests"], "flat_upper": t["tests"].get("flat_upper", t["ratio"][2])}
+    out = [f"{thr:g}: " + Rule("plateau", thr).decide({"details": {"tests": tests}}) for thr in PLATEAU_THRESHOLDS]
     return "verdict at |late/early| bound " + ", ".join(out) + f" (Choice: {pw.FLAT_BOUND:g})"
 
 
@@ -251,13 +253,23 @@ def ag_max_plateau(ctx) -> dict:
     for name, key, site in _ag_conventions(cells):
         D, log_ag, loss = ag_curves(cells, key, site)
         t = plateau_tests(D, log_ag, ctx.suite.n_boot)
-        e, r = t["early_slope"], t["ratio"]
-        stats = f"early slope {e[0]:.3g} [{e[1]:.3g}, {e[2]:.3g}], |late/early| {ratio_text(*r)}"
+        e, r, q = t["early_slope"], t["ratio"], t["ratio_linear"]
+        stats = (f"early slope {e[0]:.3g} [{e[1]:.3g}, {e[2]:.3g}], |late/early| {ratio_text(*r)} (log scale), "
+                 f"{ratio_text(*q)} (linear scale)")
         short.append(f"{name}: {stats}")
         note = (stats + f"; {_plateau_sensitivity(t)}; geometric mean: "
                 + ", ".join(f"D={int(d)}: {v:.3g}" for d, v in zip(D, np.exp(log_ag.mean(0)))))
-        convs.append(_conv(name, "early slope of log AG_max vs log D", *e, _mde_se(t["early_se"], log_ag.shape[0]),
-                           note, details={"tests": t["tests"]}))
+        mde = _mde_se(t["early_se"], log_ag.shape[0])
+        convs.append(_conv(name, "early slope of log AG_max vs log D", *e, mde, note, details={"tests": t["tests"]}))
+        m, lo, hi = pw.t_interval(log_ag[:, -1])
+        level = (f"AG_max at D = {int(D[-1])} {math.exp(m):.3g} [{math.exp(lo):.3g}, {math.exp(hi):.3g}] (per-sample "
+                 f"loss, geometric mean over seeds) against the seed's 5e-3; early slope {e[0]:.3g} [{e[1]:.3g}, {e[2]:.3g}]")
+        short.append(f"{name}, seed's level: AG_max at D = {int(D[-1])} {math.exp(m):.3g} [{math.exp(lo):.3g}, "
+                     f"{math.exp(hi):.3g}]")
+        convs.append(_conv(f"{name}, the seed's level (< 5e-3 at the deepest depth)", "early slope of log AG_max vs "
+                           "log D, and AG_max at the deepest depth", *e, mde, level,
+                           details={"tests": {"early_drop": t["tests"]["early_drop"], "early_rise": t["tests"]["early_rise"],
+                                              "near_zero": math.exp(hi) < SEED_LEVEL, "above_level": math.exp(lo) > SEED_LEVEL}}))
     D, _, loss = ag_curves(cells, *AG_CONVENTIONS[-1][1:])
     measured = ("; ".join(short) + "; mean test loss: " + ", ".join(f"D={int(d)}: {v:.3g}" for d, v in zip(D, loss.mean(0))))
     ev = _evidence(measured, convs[0]["estimate"], convs[0]["interval"], _ag_figure(ctx), conventions=convs)

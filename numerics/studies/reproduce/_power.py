@@ -21,7 +21,8 @@ import numpy as np
 
 from bounds.fitting import percentile_interval
 
-__all__ = ["CONFIDENCE", "NO_EARLY_DROP", "POWER", "plateau_onset", "plateau_ratio", "plateau_tests",
+__all__ = ["CONFIDENCE", "FLAT_BOUND", "NO_EARLY_DROP", "POWER", "plateau_onset", "plateau_ratio", "plateau_ratio_linear",
+           "plateau_tests",
            "bootstrap_interval", "kendall_tau_b", "mde", "required_n", "t_interval", "tau_interval"]
 
 CONFIDENCE = 0.95
@@ -120,15 +121,29 @@ def plateau_ratio(depths, log_ag: np.ndarray) -> float:
     return min(abs(late) / -early, NO_EARLY_DROP) if early < 0 else NO_EARLY_DROP
 
 
+def plateau_ratio_linear(depths, log_ag: np.ndarray) -> float:
+    """``|late slope| / |early slope|`` of AG_max itself (the seeds' geometric mean, linear scale) against ``D``
+    (first and last three depths): small when AG_max drops and then flattens, also towards zero -- a power law
+    ``c D^-a`` has a constant log-log slope (:func:`plateau_ratio` about 1) but a late fall per unit depth that is
+    ``(D_late / D_early)^-(a+1)`` of its early one; :data:`NO_EARLY_DROP` when AG_max does not drop early."""
+    d, g = np.asarray(depths, dtype=float), np.exp(np.asarray(log_ag, dtype=float).mean(axis=0))
+    early, late = float(np.polyfit(d[:3], g[:3], 1)[0]), float(np.polyfit(d[-3:], g[-3:], 1)[0])
+    return min(abs(late) / -early, NO_EARLY_DROP) if early < 0 else NO_EARLY_DROP
+
+
 def plateau_tests(D, log_ag, n_boot: int) -> dict:
-    """The plateau rule's tests: early slope (first three depths) and ``|late/early|`` ratio, each bootstrapped."""
+    """The plateau rule's tests: early slope (first three depths) and the ``|late/early|`` ratios on the log scale
+    (:func:`plateau_ratio`) and the linear scale (:func:`plateau_ratio_linear`), each bootstrapped over seeds;
+    ``flat_upper``: the smaller of the two ratios' upper ends (the rule's bound is compared with it)."""
     def early(b):
         return float(np.polyfit(np.log(D[:3]), b.mean(0)[:3], 1)[0])
 
     e, elo, ehi, ese = bootstrap_interval(log_ag, early, n_boot)
     r, rlo, rhi, _ = bootstrap_interval(log_ag, lambda b: plateau_ratio(D, b), n_boot)
-    return {"early_slope": [e, elo, ehi], "ratio": [r, rlo, rhi], "early_se": ese,
-            "tests": {"early_drop": ehi < 0, "early_rise": elo > 0, "flat": rhi < FLAT_BOUND}}
+    q, qlo, qhi, _ = bootstrap_interval(log_ag, lambda b: plateau_ratio_linear(D, b), n_boot)
+    return {"early_slope": [e, elo, ehi], "ratio": [r, rlo, rhi], "ratio_linear": [q, qlo, qhi], "early_se": ese,
+            "tests": {"early_drop": ehi < 0, "early_rise": elo > 0, "flat": rhi < FLAT_BOUND,
+                      "flat_linear": qhi < FLAT_BOUND, "flat_upper": float(min(rhi, qhi))}}
 
 
 def plateau_onset(depths: Sequence[float], curve: Sequence[float], drop: float = 0.1) -> float | None:

@@ -8,7 +8,8 @@ from pathlib import Path
 __all__ = ["render_report"]
 
 _MARK = {"reproduced": "✅ reproduced", "not reproduced": "❌ not reproduced", "inconclusive": "❔ inconclusive",
-         "not run": "⏸ not run", "convention-dependent": "🔀 convention-dependent"}
+         "not run": "⏸ not run", "convention-dependent": "🔀 convention-dependent",
+         "not the seed's setup": "↪ not the seed's setup"}
 
 
 _SETUP = {False: "Our setups are small synthetic teacher tasks, not the papers' CIFAR/ImageNet/GPT-scale experiments.",
@@ -29,6 +30,9 @@ def _rel(path: str, out: Path) -> str:
 def _by_convention(c) -> str:
     if not c.conventions:
         return c.measured
+    if c.verdict == "not the seed's setup":
+        return (c.measured + f" — not the seed's setup ({c.claim.setup}): its rule on this measurement says "
+                f"{c.conventions[0]['verdict']}, not counted")
     groups: dict = {}
     for v in c.conventions:
         groups.setdefault(v["verdict"], []).append(v["convention"])
@@ -62,7 +66,10 @@ def render_report(report, out: Path) -> str:
              "(`numerics/studies/reproduce/_claims.py`), never tuned to agree. \"The paper says\" quotes the seed "
              "summary (translated into English), nothing else; what the seeds do not give is marked **Choice**; "
              "where they leave a convention open, each convention gets its own verdict and the claim's verdict "
-             "summarises them (`convention-dependent` when they differ). \"Not reproduced\" needs a significant "
+             "summarises them (`convention-dependent` when they differ). A verdict that changes as a **Choice** threshold "
+             "runs over the range a reader may hold is `convention-dependent` too, with the threshold at which it flips; "
+             "a measurement that is not the seed's setup is `not the seed's setup`, never counted as reproduced (the "
+             "rule's verdict on it is shown beside it). \"Not reproduced\" needs a significant "
              "effect against the seed's statement; an effect not detected is \"inconclusive\", with its MDE. "
              "Paper A's results are "
              "qualitative: nothing here tests specific ratios. " + _SETUP[report.suite.startswith("mnist1d")]

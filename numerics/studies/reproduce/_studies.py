@@ -19,7 +19,7 @@ from numerics.studies.sweeps import load_cells
 
 __all__ = ["bound_validity", "covariance_near_diagonal", "exponent_agreement", "growth_vs_scratch",
            "joint_scaling_rebound", "ag_max_plateau", "plateau_ratio", "NO_EARLY_DROP",
-           "local_insertion_shrinking", "signal_decay"]
+           "local_insertion_shrinking", "signal_decay", "unpowered_guarantees"]
 
 CONFIDENCE = 0.95
 TEST_LEVEL = 0.05
@@ -221,7 +221,8 @@ def ag_max_plateau(ctx) -> dict:
     measured = (f"|late/early slope| of log AG_max vs log D = {ratio_text(ratio, lo, hi)} over {len(rows)} seeds; "
                 "geometric-mean AG_max per depth: " + ", ".join(f"D={int(d)}: {v:.3g}" for d, v in zip(depths, mean))
                 + f"; first depth below {rows[0]['plateau_threshold']:g}: {plateau}; early slope of log AG_max vs log D "
-                f"{t['early_slope'][0]:.3g} [{t['early_slope'][1]:.3g}, {t['early_slope'][2]:.3g}]")
+                f"{t['early_slope'][0]:.3g} [{t['early_slope'][1]:.3g}, {t['early_slope'][2]:.3g}]; |late/early| on the "
+                f"linear scale (AG_max itself) {ratio_text(*t['ratio_linear'])}")
     return _evidence(measured, ratio, (lo, hi), depths=depths.tolist(), AG_max=np.exp(log_ag).tolist(),
                      tests=t["tests"])
 
@@ -232,7 +233,10 @@ def bound_validity(ctx) -> dict:
     The statistic counts the true guarantees (routes and events) whose observed failure
     rate is significantly above the stated probability; it is reported only when the
     study shows power (some deliberately weakened guarantee is flagged), else NaN.
+    ``details["unpowered"]`` (:func:`unpowered_guarantees`) names what no weakened guarantee
+    covers; the claim's rule reproduces only when it is empty.
     """
+    from numerics.studies.reproduce._claims import validity_power_note
     from numerics.studies.validity import run_validity
 
     v = ctx.suite.validity
@@ -243,6 +247,7 @@ def bound_validity(ctx) -> dict:
     weak = {k: p for k, p in s["power"].items() if p["weakened"]}
     flagged = [k for k, p in weak.items() if p["flagged"]]
     n = float(len(sig)) if flagged else float("nan")
+    unpowered = unpowered_guarantees(s)
     routes = "; ".join(f"{k}: {r['violations']}/{s['draws']} violated (stated {r['stated_failure_probability']:.3g}, "
                        f"rate interval [{r['violation_interval'][0]:.3g}, {r['violation_interval'][1]:.3g}])"
                        for k, r in s["routes"].items())
@@ -251,4 +256,19 @@ def bound_validity(ctx) -> dict:
                 f"{len(flagged)}/{len(weak)} weakened guarantees flagged; 'some route certifies' in "
                 f"{cert['certified']}/{s['draws']} (interval [{cert['certification_interval'][0]:.3g}, "
                 f"{cert['certification_interval'][1]:.3g}])")
-    return _evidence(measured, n, (n, n), [str(out / "slack.png")], significant=sig, flagged=flagged)
+    details = {"significant": sig, "flagged": flagged, "unpowered": unpowered}
+    return _evidence(measured + validity_power_note(details), n, (n, n), [str(out / "slack.png")], **details)
+
+
+def unpowered_guarantees(summary: dict) -> list[str]:
+    """The events the validity study's routes rest on (``routes.*.events``, the part after a route's ``/``) for which
+    no weakened version was flagged (``power.*``: ``weakened`` and ``flagged``), and the routes that name no event:
+    0 violations of these are no evidence. Sorted; empty when power is shown for all."""
+    powered = {p["event"] for p in summary["power"].values() if p.get("weakened") and p.get("flagged")}
+    out: set[str] = set()
+    for name, r in summary["routes"].items():
+        events = [e.rsplit("/", 1)[-1] for e in r.get("events", [])]
+        if not events:
+            out.add(f"route {name} (names no event)")
+        out |= {f"event {e}" for e in events if e not in powered}
+    return sorted(out)

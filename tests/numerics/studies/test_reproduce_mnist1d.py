@@ -129,12 +129,19 @@ def test_vectorised_tau_equals_scipy():
 
 
 def test_plateau_rule_on_synthetic_agmax_curves():
-    """A drop then flat curve is reproduced; a curve that keeps falling is inconclusive (not evidence against a
-    plateau further on); a curve that rises over the first depths is not reproduced."""
+    """A drop then flat curve is reproduced, and so is a power-law decay towards zero (a plateau approaching zero:
+    its late fall per unit depth is (D_late/D_early)^-(a+1) of its early one, so the linear-scale ratio is small).
+    The rule can still fail: a curve that keeps falling at a constant rate per unit depth (no plateau, linear
+    ratio 1, log ratio > 1) is not reproduced, and a curve that rises over the first depths is not reproduced.
+
+    Replaces the earlier assertion that a power-law decay comes out inconclusive: that assertion encoded the
+    log-scale-only rule's blind spot (a power law has a constant log-log slope, so |late/early| ~ 1 there
+    whatever the depths), the opposite of the seed's 'plateaus near zero'."""
     from numerics.studies.reproduce._power import plateau_tests
 
     D = np.array([1, 2, 4, 8, 12, 16.0])
-    curves = {"plateau": np.log(np.maximum(1 / D, 1 / 6)), "power_law": np.log(1 / D), "rises": np.log(D)}
+    curves = {"plateau": np.log(np.maximum(1 / D, 1 / 6)), "power_law": np.log(1 / D), "rises": np.log(D),
+              "linear_fall": np.log(1.2 - 0.06 * D)}
 
     def draw(curve):
         def one(r):
@@ -149,8 +156,38 @@ def test_plateau_rule_on_synthetic_agmax_curves():
             v = RULES["ag_max_plateau"].decide(draw(curve)(rng))
             rates[k][v] = rates[k].get(v, 0) + 1
     assert rates["plateau"].get("reproduced", 0) > 32
-    assert rates["power_law"].get("reproduced", 0) <= 2 and rates["power_law"].get("not reproduced", 0) == 0
+    assert rates["power_law"].get("reproduced", 0) > 32, rates["power_law"]
+    assert rates["linear_fall"].get("reproduced", 0) <= 2 and rates["linear_fall"].get("not reproduced", 0) == 0
     assert rates["rises"].get("not reproduced", 0) > 36
+
+
+def test_plateau_linear_ratio_against_hand_computed_slopes():
+    """AG = 1/D at D = 1, 2, 4, 8, 12, 16: least-squares slopes by hand, early over (1, 1), (2, 1/2), (4, 1/4) and
+    late over (8, 1/8), (12, 1/12), (16, 1/16)."""
+    from numerics.studies.reproduce._power import plateau_ratio, plateau_ratio_linear
+
+    D = np.array([1, 2, 4, 8, 12, 16.0])
+
+    def slope(x, y):
+        x, y = np.array(x), np.array(y)
+        return ((x - x.mean()) * (y - y.mean())).sum() / ((x - x.mean()) ** 2).sum()
+
+    want = abs(slope([8, 12, 16], [1 / 8, 1 / 12, 1 / 16])) / -slope([1, 2, 4], [1, 0.5, 0.25])
+    assert plateau_ratio_linear(D, np.log(1 / D)[None]) == pytest.approx(want, rel=1e-12)
+    assert want < 0.05 and plateau_ratio(D, np.log(1 / D)[None]) == pytest.approx(1.0, rel=1e-9)
+
+
+def test_plateau_seed_level_convention():
+    """The seed's own level: reproduced when AG_max drops early and its deepest level's interval lies below 5e-3;
+    not reproduced when that interval lies above it or AG_max rises; inconclusive when it straddles 5e-3."""
+    rule = RULES["ag_max_plateau"]
+
+    def v(drop, rise, near, above):
+        return rule.decide({"details": {"tests": {"early_drop": drop, "early_rise": rise, "near_zero": near,
+                                                  "above_level": above, "flat": True, "flat_upper": 0.0}}})
+    assert v(True, False, True, False) == "reproduced"
+    assert v(True, False, False, True) == "not reproduced" and v(False, True, True, False) == "not reproduced"
+    assert v(True, False, False, False) == "inconclusive"          # flat, but the level is what decides here
 
 
 def test_bound_validity_refused_config_is_not_run(tmp_path, monkeypatch):

@@ -1,0 +1,441 @@
+"""Numbers are read, not typed: every number a page quotes from a stored result is checked against the file and
+key it comes from.
+
+``QUOTES`` is the table: one :class:`Quote` per quoted passage -- the page, a regular expression whose groups
+are the quoted numbers (matched on the page with runs of whitespace, line breaks included, read as one space),
+the stored file, one key path per group and how the page renders each stored value. Stored files are read at
+test time, so a study re-run and re-stored passes when its page quotes the new numbers, and fails when the page
+still quotes the old ones.
+
+To add a row: copy the passage from the page into ``text`` (escape regex metacharacters: ``re.escape`` the
+fixed parts, ``([-+\\d.]+)`` for each number), name the file (relative to the repository root) and give one
+path per number: a tuple of JSON keys and list indices, :func:`where` to pick a list element by a field, a
+callable applied to the value so far, or a compiled regex searched in a stored string (its group 1 is the
+value). ``fmt`` is a format string (``"{:.3f}"``) or a callable, one for all groups or one per group.
+Planting a wrong number in a copy of the page must make the row fail (``test_a_planted_wrong_number_fails``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PRETRAINED = "docs/reproduce-pretrained/study.json"
+SEEDS30 = "docs/validity-mnist1d-seeds30/validity.json"
+V200 = "docs/validity-mnist1d-200/validity.json"
+QUICK = "docs/reproduce-mnist1d-quick/claims.json"
+FULL = "docs/reproduce-mnist1d/claims.json"
+DEMO = "depthcert/configs/demo_validity.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class Quote:
+    page: str
+    text: str
+    file: str
+    paths: tuple
+    fmt: Any = "{}"
+
+    def fmts(self) -> list:
+        return list(self.fmt) if isinstance(self.fmt, (list, tuple)) else [self.fmt] * len(self.paths)
+
+
+def where(field: str, prefix: str, exact: bool = False) -> Callable:
+    """Path step: the list element whose ``field`` starts with ``prefix`` (equals it: ``exact``); exactly one."""
+    def pick(items):
+        hits = [x for x in items if (str(x.get(field, "")) == prefix if exact else str(x.get(field, "")).startswith(prefix))]
+        if len(hits) != 1:
+            raise KeyError(f"{len(hits)} elements with {field} starting {prefix!r}")
+        return hits[0]
+    pick.__name__ = f"where({field}^={prefix!r})"
+    return pick
+
+
+def claim(cid: str) -> tuple:
+    return ("claims", where("id", cid, exact=True))
+
+
+def conv(cid: str, name: str, exact: bool = False) -> tuple:
+    return (*claim(cid), "conventions", where("convention", name, exact))
+
+
+def count(verdict: str) -> Callable:
+    def n(report):
+        return sum(c["verdict"] == verdict for c in report["claims"])
+    n.__name__ = f"count({verdict!r})"
+    return n
+
+
+def pct1(v: float) -> str:
+    return f"{100 * v:.1f}"
+
+
+def neg_pct1(v: float) -> str:
+    return f"{-100 * v:.1f}"
+
+
+def minutes0(v: float) -> str:
+    return f"{v / 60:.0f}"
+
+
+def minutes1(v: float) -> str:
+    return f"{v / 60:.1f}"
+
+
+def short_e(v: float) -> str:
+    m, e = f"{v:.1e}".split("e")
+    return f"{m}e{int(e)}"
+
+
+NUM = r"([-+]?[\d.]+(?:e[-+]?\d+)?)"
+NULL = re.compile(r"permutation null \(coordinates permuted independently\) ([\d.]+)")
+RATIO_HI = re.compile(r"\|late/early\| [\d.]+ \[[\d.]+, ([\d.]+)\]")
+
+
+def gm(depth: int) -> re.Pattern:
+    return re.compile(rf"geometric mean: (?:D=\d+: [\d.e+-]+, )*?D={depth}: ([\d.e+-]+)")
+
+
+def _t(*parts: str) -> str:
+    """A regex from fixed text (escaped) and ``None`` for a number."""
+    return "".join(NUM if p is None else re.escape(p) for p in parts)
+
+
+CERT = (*(), "localised_comparison", "use_rate")
+QUOTES: tuple[Quote, ...] = (
+    # --- README: the converged MNIST-1D certificate over 30 seeds (docs/validity-mnist1d-seeds30)
+    Quote("README.md", _t("over 30 held-out seeds at the full sample, ", None, " of ", None, " (Clopper–Pearson [", None,
+                          "%, 100%]"), SEEDS30,
+          ((*CERT, "certified"), ("draws",), (*CERT, "certification_interval", 0)), ("{}", "{}", pct1)),
+    # --- README: the demo and held-out rate table (depthcert/configs/demo_validity.json)
+    *(Quote("README.md", _t(f"| {row} | 100% [", None, "%, 100%] | ", None, "% [", None, "%, ", None, "%]"), DEMO,
+            (("certification", key, "certification_interval", 0),
+             ("held_out_setups", "certification", key, "certification_rate"),
+             ("held_out_setups", "certification", key, "certification_interval", 0),
+             ("held_out_setups", "certification", key, "certification_interval", 1)), pct1)
+      for row, key in (("population (Thm 2)", "population"), ("direct (Thm 3)", "direct"),
+                       ("population risk", "population_risk"))),
+    Quote("README.md", _t("| `population_tight_bernstein` (fixed before the data, **Choice**) | 100% [", None,
+                          "%, 100%] | **", None, "% [", None, "%, ", None, "%]**"), DEMO,
+          (("certification", "population_tight_bernstein", "certification_interval", 0),
+           ("held_out_setups", "certification", "population_tight_bernstein", "certification_rate"),
+           ("held_out_setups", "certification", "population_tight_bernstein", "certification_interval", 0),
+           ("held_out_setups", "certification", "population_tight_bernstein", "certification_interval", 1)), pct1),
+    Quote("README.md", _t("`population_tight_bernstein` (THEORY §6, named in the configs before any held-out draw): ",
+                          None, " of the 60 setups against ", None, " for the better of the paper's routes"), DEMO,
+          (("held_out_setups", "certification", "population_tight_bernstein", "certified"),
+           ("held_out_setups", "certification", "population", "certified"))),
+    # --- README: the mnist1d-quick suite (docs/reproduce-mnist1d-quick)
+    Quote("README.md", _t("--workers 2 --out DIR` (1-D residual CNNs on MNIST-1D; ", None, " min"), QUICK,
+          (("wall_s",),), minutes1),
+    Quote("README.md", _t("per channel ", None, " [", None, ", ", None, "] is not reproduced at 1/sqrt(2), reproduced at "
+                          "any threshold above ", None, "; position-summed ", None, " flips at ", None, " / ", None,
+                          "; whole state ", None, " not reproduced at any threshold in [0.5, 0.9] (permutation nulls ",
+                          None, ", ", None, ", ", None, ")"), QUICK,
+          ((*conv("covariance_near_diagonal", "per channel"), "estimate"),
+           (*conv("covariance_near_diagonal", "per channel"), "interval", 0),
+           (*conv("covariance_near_diagonal", "per channel"), "interval", 1),
+           (*conv("covariance_near_diagonal", "per channel"), "interval", 1),
+           (*conv("covariance_near_diagonal", "position-summed"), "estimate"),
+           (*conv("covariance_near_diagonal", "position-summed"), "interval", 0),
+           (*conv("covariance_near_diagonal", "position-summed"), "interval", 1),
+           (*conv("covariance_near_diagonal", "whole state"), "estimate"),
+           (*conv("covariance_near_diagonal", "per channel"), "note", NULL),
+           (*conv("covariance_near_diagonal", "position-summed"), "note", NULL),
+           (*conv("covariance_near_diagonal", "whole state"), "note", NULL)), "{:.3f}"),
+    Quote("README.md", _t("reproduced at the top site with a batch-mean gradient (", None,
+                          " on the training sample, batch 128)"), QUICK,
+          ((*conv("ag_max_plateau_level", "training sample, top site, batch mean over 128"), "estimate"),), short_e),
+    Quote("README.md", _t("held-out top site falls then flattens for a slope-ratio bound above ", None), QUICK,
+          ((*conv("ag_max_plateau", "held-out probe, top site", True), "note", RATIO_HI),), "{:.3g}"),
+    Quote("README.md", _t("the seed's own level (< 5e-3) is met by no convention (top site ", None, ", ", None, ")"), QUICK,
+          ((*conv("ag_max_plateau_level", "training sample, top site, per-sample"), "estimate"),
+           (*conv("ag_max_plateau_level", "held-out probe, top site, per-sample"), "estimate")), "{:.2f}"),
+    Quote("README.md", _t("not reproduced against one pooled scratch run (test loss ", None, "% [", None, "%, ", None, "%])"),
+          QUICK, ((*conv("growth_own_block", "test loss; scratch trained with one recipe run"), "estimate"),
+                  (*conv("growth_own_block", "test loss; scratch trained with one recipe run"), "interval", 0),
+                  (*conv("growth_own_block", "test loss; scratch trained with one recipe run"), "interval", 1)), pct1),
+    Quote("README.md", _t("not counted (its rule: inconclusive, ", None, "% [", None, "%, ", None, "%])"), QUICK,
+          ((*claim("growth_vs_scratch"), "evidence", "estimate"), (*claim("growth_vs_scratch"), "evidence", "interval", 0),
+           (*claim("growth_vs_scratch"), "evidence", "interval", 1)), lambda v: f"{100 * v:+.1f}".lstrip("+")
+          if v < 0 else f"+{100 * v:.1f}"),
+    # --- README: the full mnist1d suite (docs/reproduce-mnist1d)
+    Quote("README.md", _t("[the stored report](docs/reproduce-mnist1d/report.md)): ", None, " reproduced, ", None,
+                          " not reproduced, ", None, " inconclusive, ", None, " convention-dependent, ", None,
+                          " not the seed's setup"), FULL,
+          ((count("reproduced"),), (count("not reproduced"),), (count("inconclusive"),), (count("convention-dependent"),),
+           (count("not the seed's setup"),))),
+    Quote("README.md", _t("(per channel ", None, " [", None, ", ", None, "]: not reproduced at 1/sqrt(2), reproduced at any "
+                          "threshold above ", None, ", e.g. 0.8; the whole state ", None, " not reproduced"), FULL,
+          ((*conv("covariance_near_diagonal", "per channel"), "estimate"),
+           (*conv("covariance_near_diagonal", "per channel"), "interval", 0),
+           (*conv("covariance_near_diagonal", "per channel"), "interval", 1),
+           (*conv("covariance_near_diagonal", "per channel"), "interval", 1),
+           (*conv("covariance_near_diagonal", "whole state"), "estimate")), "{:.3f}"),
+    Quote("README.md", _t("Bound validity: inconclusive (0/", None, " violations"), FULL,
+          ((*claim("bound_validity"), "measured", re.compile(r"^(\d+) draws")),), "{:.0f}"),
+    Quote("README.md", _t("(Kendall tau ", None, " [", None, ", ", None, "])"), FULL,
+          ((*conv("local_insertion_shrinking", "top site"), "estimate"),
+           (*conv("local_insertion_shrinking", "top site"), "interval", 0),
+           (*conv("local_insertion_shrinking", "top site"), "interval", 1)), "{:.2f}"),
+    Quote("README.md", _t("the grown model's test loss is ", None, "% [", None, "%, ", None, "%] *higher*"), FULL,
+          ((*conv("growth_own_block", "test loss; scratch trained with the grown arm"), "estimate"),
+           (*conv("growth_own_block", "test loss; scratch trained with the grown arm"), "interval", 1),
+           (*conv("growth_own_block", "test loss; scratch trained with the grown arm"), "interval", 0)), neg_pct1),
+    Quote("README.md", _t("processes more sample-gradients, gives +", None, "% [+", None, "%, +", None, "%]: not counted"),
+          FULL, ((*claim("growth_vs_scratch"), "evidence", "estimate"), (*claim("growth_vs_scratch"), "evidence", "interval", 0),
+                 (*claim("growth_vs_scratch"), "evidence", "interval", 1)), pct1),
+    # --- RESULTS: the demo setup's 200 draws and the 60 held-out setups (depthcert/configs/demo_validity.json)
+    Quote("docs/RESULTS.md", _t("Holm over all ", None, " routes and events: nothing rejected, `validity.json: family_wise`"),
+          DEMO, (("family_wise", "tests"),)),
+    Quote("docs/RESULTS.md", _t("Monte-Carlo error in ", None, "/", None, " draws against a stated 0.02; Hoeffding tails at "
+                                "level 0.05 with `K -> 10^4 K`: ", None, "/200 and ", None, "/200; a plain `mean - 1.645 SE` "
+                                "bound on `Delta_R` stated at 5e-4: ", None, "/200"), DEMO,
+          (("power", "eps_M x 0.01", "failures"), ("draws",), ("power", "Hoeffding H_new K x 10000", "failures"),
+           ("power", "Hoeffding H_old K x 10000", "failures"), ("power", "Delta_R: mean - 1.645 SE", "failures"))),
+    Quote("docs/RESULTS.md", _t("stayed below ", None, " of that wrong tail in every draw (`power.*.class_sup_over_tail`)"),
+          DEMO, (("power", "population_tight_hoeffding: fixed tail f_new on S (H_S_new)", "class_sup_over_tail", "max"),),
+          "{:.3f}"),
+    Quote("docs/RESULTS.md", _t("The 200 draws took ", None, " min ", None, " s (one process, one thread, while the held-out "
+                                "study ran on the other core; the blocks of 8 draws trained together); the 60 held-out "
+                                "setups ", None, " min ", None, " s."), DEMO,
+          (("wall_time", re.compile(r"^(\d+) min")), ("wall_time", re.compile(r"^\d+ min (\d+) s")),
+           ("held_out_setups", "wall_time", re.compile(r"^(\d+) min")),
+           ("held_out_setups", "wall_time", re.compile(r"^\d+ min (\d+) s"))), "{:.0f}"),
+    # --- RESULTS: MiniLM (docs/reproduce-pretrained/study.json)
+    Quote("docs/RESULTS.md", _t("It took **", None, " min** wall on 2 cores"), PRETRAINED, (("wall_s",),), minutes1),
+    Quote("docs/RESULTS.md", _t("It cost ", None, " s = **", None, "x** one"), PRETRAINED,
+          (("scan_cost", "scan_s"), ("scan_cost", "ratio")), ("{:.1f}", "{:.2f}")),
+    Quote("docs/RESULTS.md", _t("`L_test(f_old)` = ", None, " on `T`"), PRETRAINED, (("certificate", "L_test_old"),), "{:.3f}"),
+    Quote("docs/RESULTS.md", _t("is sure (", None, " through the head's LayerNorm"), PRETRAINED,
+          (("certificate", "constants", "B"),), "{:.0f}"),
+    Quote("docs/RESULTS.md", _t("gives a mean `l(f_new) - l(f_old)` of ", None, ":"), PRETRAINED,
+          (("certificate", "heldout_paired", "mean_T"),), "{:.4f}"),
+    Quote("docs/RESULTS.md", _t("the Student-t upper bound is ", None, ", an improvement"), PRETRAINED,
+          (("certificate", "heldout_paired", "t", "bound"),), "{:.4f}"),
+    Quote("docs/RESULTS.md", _t("the sure range `2B = ", None, "` is +", None, ": vacuous"), PRETRAINED,
+          (("certificate", "heldout_paired", "bernstein", "range"), ("certificate", "heldout_paired", "bernstein", "bound")),
+          ("{:.0f}", "{:.2f}")),
+    # the arms table: held-out loss on T, the paired drop vs (e) with its 95% t interval, trained parameters
+    *(Quote("docs/RESULTS.md", re.escape(f"| ({letter}) ") + r"[^|]*\| " + NUM + r" \| \+" + NUM + r" \[\+" + NUM + r", \+"
+            + NUM + r"\] \| ([\d,]+) \|", PRETRAINED,
+            (("arms", where("name", f"{letter}_"), "heldout_loss"),
+             ("arms", where("name", f"{letter}_"), "paired_interval", "mean"),
+             ("arms", where("name", f"{letter}_"), "paired_interval", "interval", 0),
+             ("arms", where("name", f"{letter}_"), "paired_interval", "interval", 1),
+             ("arms", where("name", f"{letter}_"), "trained_parameters")), ("{:.4f}",) * 4 + ("{:,}",))
+      for letter in "abcd"),
+    # --- RESULTS: 200 draws of one MNIST-1D setup (docs/validity-mnist1d-200)
+    Quote("docs/RESULTS.md", _t("Stored in [`docs/validity-mnist1d-200/`](validity-mnist1d-200/README.md). It took ", None,
+                                " min on 2 shared cores, ", None, " s per draw."), V200,
+          (("timing", "this_invocation_s"), ("timing", "draw_seconds_median")), (minutes0, "{:.1f}")),
+    Quote("docs/RESULTS.md", _t("Every event had 0 failures in ", None, ". Holm over the ", None, " tests rejected none."), V200,
+          (("draws",), ("family_wise", "tests"))),
+    Quote("docs/RESULTS.md", re.escape("* **") + "(No|One|Two|Three)" + _t(" weakened guarantee is flagged** (power; Holm "
+                                                                             "over the ", None, " power tests, "
+                                                                             "`power_family_wise.rejected`):"), V200,
+          (("power_family_wise", "rejected", len), ("power_family_wise", "tests")),
+          (lambda n: ["No", "One", "Two", "Three"][n], "{}")),
+    Quote("docs/RESULTS.md", _t("stated at 5·10^-4, failed in ", None, " of 200 draws (p = ", None, "·10^-6)."), V200,
+          (("power", "Delta_R: mean - 1.645 SE", "failures"),
+           ("power", "Delta_R: mean - 1.645 SE", "p_value", lambda p: p * 1e6)), ("{}", "{:.1f}")),
+    Quote("docs/RESULTS.md", _t("`H_old` with `K -> 10^4 K` failed in ", None, " of 200 (p = ", None,
+                                ", above Holm's cut-off there, 0.05/", None, " = ", None, ")"), V200,
+          (("power", "Hoeffding H_old K x 10000", "failures"), ("power", "Hoeffding H_old K x 10000", "p_value"),
+           ("power_family_wise", lambda f: f["tests"] - len(f["rejected"])),
+           ("power_family_wise", lambda f: 0.05 / (f["tests"] - len(f["rejected"])))), ("{}", "{:.2g}", "{}", "{:.4f}")),
+    Quote("docs/RESULTS.md", _t("`eps_M x 0.01` (", None, " of 200), `eps_K x 0.01` (", None, " of 200) and `H_new` with "
+                                "`K -> 10^4 K` (", None, " of 200, p = ", None, ")"), V200,
+          (("power", "eps_M x 0.01", "failures"), ("power", "eps_K x 0.01", "failures"),
+           ("power", "Hoeffding H_new K x 10000", "failures"), ("power", "Hoeffding H_new K x 10000", "p_value")),
+          ("{}", "{}", "{}", "{:.2f}")),
+    Quote("docs/validity-mnist1d-200/README.md", _t("It ran on 2 cores shared with another job: ", None, " min wall, ", None,
+                                                    " s per draw (median)."), V200,
+          (("timing", "this_invocation_s"), ("timing", "draw_seconds_median")), (minutes0, "{:.1f}")),
+    # --- RESULTS: 30 held-out MNIST-1D seeds (docs/validity-mnist1d-seeds30)
+    Quote("docs/RESULTS.md", _t("Its last invocation took ", None, " min on 2 cores shared with another job "
+                                "(`timing.this_invocation_s`), ", None, " s per draw (median)."), SEEDS30,
+          (("timing", "this_invocation_s"), ("timing", "draw_seconds_median")), (minutes0, "{:.1f}")),
+    Quote("docs/validity-mnist1d-seeds30/README.md", _t("It ran on 2 cores shared with another job: ", None,
+                                                        " min wall in its last invocation"), SEEDS30,
+          (("timing", "this_invocation_s"),), minutes0),
+    Quote("docs/RESULTS.md", _t("certified **", None, " of ", None, "** held-out seeds, Clopper–Pearson 95% **[", None,
+                                "%, 100%]**"), SEEDS30,
+          ((*CERT, "certified"), ("draws",), (*CERT, "certification_interval", 0)), ("{}", "{}", pct1)),
+    Quote("docs/RESULTS.md", _t("`M_needed / n_needed_improvable` has median **", None, "** (min ", None, ", max ", None, ")"),
+          SEEDS30, tuple(("localised_comparison", "gap", "ratio", k) for k in ("median", "min", "max")), "{:.1f}"),
+    Quote("docs/RESULTS.md", _t("`M_needed` has median ", None, "·10^4 (", None, "·10^4 to ", None, "·10^5)"), SEEDS30,
+          tuple(("localised_comparison", "gap", "M_needed", k) for k in ("median", "min", "max")),
+          (lambda v: f"{v / 1e4:.1f}", lambda v: f"{v / 1e4:.1f}", lambda v: f"{v / 1e5:.1f}")),
+    Quote("docs/RESULTS.md", _t("improvable at a median of ", None, "·10^3 samples (", None, "·10^3 to ", None, "·10^3)"),
+          SEEDS30, tuple(("localised_comparison", "gap", "n_needed_improvable", k) for k in ("median", "min", "max")),
+          lambda v: f"{v / 1e3:.1f}"),
+    # --- RESULTS: the mnist1d suite
+    Quote("docs/RESULTS.md", _t("--suite mnist1d`): ", None, " reproduced, ", None, " not reproduced, ", None, " inconclusive, ",
+                                None, " convention-dependent, ", None, " not the seed's setup."), FULL,
+          ((count("reproduced"),), (count("not reproduced"),), (count("inconclusive"),), (count("convention-dependent"),),
+           (count("not the seed's setup"),))),
+    Quote("docs/RESULTS.md", _t("(", None, "/", None, " weakened guarantees flagged, none for most events"), FULL,
+          ((*claim("bound_validity"), "measured", re.compile(r"power: (\d+)/\d+")),
+           (*claim("bound_validity"), "measured", re.compile(r"power: \d+/(\d+)"))), "{:.0f}"),
+    Quote("docs/RESULTS.md", _t("per channel ", None, " [", None, ", ", None, "] is not reproduced at the **Choice** 0.707 but "
+                                "reproduced at any threshold above ", None, " (position-summed flips at ", None, " / ", None,
+                                "; the whole state, ", None, ", is not reproduced"), FULL,
+          ((*conv("covariance_near_diagonal", "per channel"), "estimate"),
+           (*conv("covariance_near_diagonal", "per channel"), "interval", 0),
+           (*conv("covariance_near_diagonal", "per channel"), "interval", 1),
+           (*conv("covariance_near_diagonal", "per channel"), "interval", 1),
+           (*conv("covariance_near_diagonal", "position-summed"), "interval", 0),
+           (*conv("covariance_near_diagonal", "position-summed"), "interval", 1),
+           (*conv("covariance_near_diagonal", "whole state"), "estimate")), "{:.3f}"),
+    # --- REPRODUCE_MNIST1D
+    Quote("docs/REPRODUCE_MNIST1D.md", _t("per channel (", None, " [", None, ", ", None, "]: not reproduced below ", None,
+                                          ", reproduced above ", None, "), position-summed (", None, " [", None, ", ", None,
+                                          "]: flips at ", None, " and ", None, "); not reproduced at any threshold in "
+                                          "[0.5, 0.9]: whole state (", None, " [", None, ", ", None, "])"), QUICK,
+          tuple((*conv("covariance_near_diagonal", c), *k) for c, ks in (
+              ("per channel", (("estimate",), ("interval", 0), ("interval", 1), ("interval", 0), ("interval", 1))),
+              ("position-summed", (("estimate",), ("interval", 0), ("interval", 1), ("interval", 0), ("interval", 1))),
+              ("whole state", (("estimate",), ("interval", 0), ("interval", 1)))) for k in ks), "{:.3f}"),
+    Quote("docs/REPRODUCE_MNIST1D.md", _t("far above their permutation nulls (", None, ", ", None, ", ", None, ")"), QUICK,
+          tuple((*conv("covariance_near_diagonal", c), "note", NULL) for c in ("per channel", "position-summed", "whole")),
+          "{:.3f}"),
+    Quote("docs/REPRODUCE_MNIST1D.md", _t("(held-out probe: geometric means ", None, ", ", None, ", ", None, ", ", None,
+                                          " at D = 1–4, early slope ", None, " [", None, ", ", None, "]"), QUICK,
+          (*((*conv("ag_max_plateau", "held-out probe, top site", True), "note", gm(d)) for d in (1, 2, 3, 4)),
+           (*conv("ag_max_plateau", "held-out probe, top site", True), "estimate"),
+           (*conv("ag_max_plateau", "held-out probe, top site", True), "interval", 0),
+           (*conv("ag_max_plateau", "held-out probe, top site", True), "interval", 1)), "{:.3g}"),
+    Quote("docs/REPRODUCE_MNIST1D.md", _t("the same tau ", None, " [", None, ", ", None, "])"), QUICK,
+          ((*conv("local_insertion_shrinking", "top site"), "estimate"),
+           (*conv("local_insertion_shrinking", "top site"), "interval", 0),
+           (*conv("local_insertion_shrinking", "top site"), "interval", 1)), "{:.3f}"),
+    Quote("docs/REPRODUCE_MNIST1D.md", _t("every route and event 0/20 violated; ", None, "/", None, " weakened guarantees "
+                                          "flagged"), QUICK,
+          ((*claim("bound_validity"), "measured", re.compile(r"power: (\d+)/\d+")),
+           (*claim("bound_validity"), "measured", re.compile(r"power: \d+/(\d+)"))), "{:.0f}"),
+    Quote("docs/REPRODUCE_MNIST1D.md", _t("| per channel ", None, " [", None, ", ", None, "], position-summed ", None, " [",
+                                          None, ", ", None, "], whole state ", None, " [", None, ", ", None, "] over 24 cells"),
+          FULL, tuple((*conv("covariance_near_diagonal", c), *k) for c in ("per channel", "position-summed", "whole state")
+                      for k in (("estimate",), ("interval", 0), ("interval", 1))), "{:.3f}"),
+)
+
+
+def lookup(data: Any, path: tuple) -> Any:
+    """The value at ``path`` (keys, indices, callables, regexes: the module docstring)."""
+    v = data
+    for step in path:
+        if isinstance(step, re.Pattern):
+            m = step.search(str(v))
+            if m is None:
+                raise KeyError(f"{step.pattern!r} not in {str(v)[:80]!r}")
+            v = float(m.group(1))
+        elif callable(step):
+            v = step(v)
+        else:
+            v = v[step]
+    return v
+
+
+def _render(value: Any, fmt: Any) -> str:
+    return fmt(value) if callable(fmt) else fmt.format(value)
+
+
+def quote_problems(quote: Quote, pages: Path = ROOT, stored: Path = ROOT) -> list[str]:
+    """What is wrong with one row: its passage missing from the page, a key missing from the file, or a quoted number
+    that is not the stored value as the page renders it."""
+    page = " ".join((pages / quote.page).read_text().split())
+    m = re.search(quote.text, page)
+    if m is None:
+        return [f"{quote.page}: passage not found: {quote.text[:100]}"]
+    if len(m.groups()) != len(quote.paths):
+        return [f"{quote.page}: {len(m.groups())} numbers quoted, {len(quote.paths)} paths given"]
+    data = json.loads((stored / quote.file).read_text())
+    out = []
+    for got, path, fmt in zip(m.groups(), quote.paths, quote.fmts()):
+        try:
+            want = _render(lookup(data, path), fmt)
+        except (KeyError, IndexError, TypeError) as exc:
+            out.append(f"{quote.file}: {path}: {exc}")
+            continue
+        if got != want:
+            out.append(f"{quote.page}: quotes {got} where {quote.file} {_path_text(path)} gives {want}")
+    return out
+
+
+def _path_text(path: tuple) -> str:
+    return ".".join(getattr(s, "pattern", None) or getattr(s, "__name__", None) or str(s) for s in path)
+
+
+def _id(q: Quote) -> str:
+    return f"{q.page}:" + re.sub(r"\W+", "_", q.text.replace("\\", ""))[:40]
+
+
+@pytest.mark.parametrize("quote", QUOTES, ids=_id)
+def test_every_quoted_number_is_its_stored_value(quote):
+    assert quote_problems(quote) == []
+
+
+def _plant(text: str, quote: Quote) -> str:
+    """``text`` with the first quoted number of ``quote``'s passage changed (its last digit + 1, mod 10)."""
+    flat = " ".join(text.split())
+    m = re.search(quote.text, flat)
+    g = next(k for k in range(1, len(m.groups()) + 1) if any(ch.isdigit() for ch in m.group(k)))
+    got = m.group(g)
+    i = max(k for k, ch in enumerate(got) if ch.isdigit())
+    wrong = got[:i] + str((int(got[i]) + 1) % 10) + got[i + 1:]
+    return flat[:m.start(g)] + wrong + flat[m.end(g):]
+
+
+@pytest.mark.parametrize("quote", QUOTES, ids=_id)
+def test_a_planted_wrong_number_fails(tmp_path, quote):
+    """A copy of the page with one quoted number changed must fail its row; the copy unchanged passes."""
+    copy = tmp_path / quote.page
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(ROOT / quote.page, copy)
+    assert quote_problems(quote, pages=tmp_path) == []
+    copy.write_text(_plant(copy.read_text(), quote))
+    found = quote_problems(quote, pages=tmp_path)
+    assert len(found) == 1 and "quotes" in found[0], found
+
+
+#: The passages as main had them before issue 34 (the five numbers typed wrongly), each with its corrected form.
+ISSUE_34 = (
+    ("docs/RESULTS.md", "is sure (113 through the head's LayerNorm", "is sure (119 through the head's LayerNorm"),
+    ("docs/RESULTS.md", "* **One weakened guarantee is flagged** (power; Holm over the 29 power tests, "
+                        "`power_family_wise.rejected`):",
+     "* **Weakened guarantees are flagged** (power; Holm over the 29 power tests):"),
+    ("README.md", "(Clopper–Pearson [47.8%, 100%]: too few draws to resolve a rate); over 30 held-out seeds at the full "
+                  "sample, 30 of 30",
+     "(Clopper–Pearson [47.8%, 100%]: too few draws to resolve a rate; the 30-seed rate is not yet measured) 30 of 30"),
+    ("README.md", "(permutation nulls 0.016, 0.090, 0.534)", "(permutation nulls 0.015, 0.088, 0.534)"),
+    ("docs/RESULTS.md", "Its last invocation took 61 min on 2 cores", "Its last invocation took 82 min on 2 cores"),
+)
+
+
+@pytest.mark.parametrize("page,now,was", ISSUE_34, ids=[w[:30] for _, _, w in ISSUE_34])
+def test_the_mismatches_of_issue_34_are_caught(tmp_path, page, now, was):
+    """Each of the issue's five wrong numbers, planted back into a copy of its page: some row of that page fails."""
+    text = " ".join((ROOT / page).read_text().split())
+    assert now in text
+    copy = tmp_path / page
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    copy.write_text(text.replace(now, was))
+    rows = [q for q in QUOTES if q.page == page]
+    assert any(quote_problems(q, pages=tmp_path) for q in rows)
+
+
+def test_lookup_steps():
+    data = {"a": [{"id": "x1", "v": 1.5}, {"id": "y", "note": "null 0.25 here"}]}
+    assert lookup(data, ("a", where("id", "x"), "v")) == 1.5
+    assert lookup(data, ("a", 1, "note", re.compile(r"null ([\d.]+)"))) == 0.25
+    assert lookup(data, ("a", len)) == 2
+    with pytest.raises(KeyError):
+        lookup(data, ("a", where("id", "z")))

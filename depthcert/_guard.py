@@ -1,8 +1,11 @@
 """What the CLI does around a command that writes a results folder: lock it, and stop cleanly.
 
-``sweep``, ``validity``, ``grow`` and ``reproduce`` hold ``--out``'s lock
-(:class:`plumbing.lock.FolderLock`) while they run: a second writer exits 2 naming the
-first. SIGINT and SIGTERM stop any command with one line on stderr, ``interrupted; N cells
+Every command that writes a folder (:data:`LOCKED`: ``--out``; ``plot``'s default
+``DIR/plots``; ``grow --model``'s default ``./grow_out``) holds its lock
+(:class:`plumbing.lock.FolderLock`) while it runs: a second writer exits 2 naming the
+first. Before any work, :func:`check_outputs` refuses an output path that is one of the
+command's inputs, a directory, a device or FIFO, or the path of another of its outputs
+(:func:`plumbing.io.check_output_paths`). SIGINT and SIGTERM stop any command with one line on stderr, ``interrupted; N cells
 stored; re-run to continue`` (exit 130 / 143, never a traceback): every finished item is
 already stored atomically, so the work done is intact and a re-run resumes it.
 """
@@ -14,10 +17,72 @@ import signal
 import sys
 from pathlib import Path
 
-__all__ = ["WRITERS", "Interrupted", "close_progress_bars", "guarded", "interrupted_line"]
+__all__ = ["LOCKED", "WRITERS", "Interrupted", "check_outputs", "close_progress_bars", "guarded", "interrupted_line",
+           "out_folder"]
 
 #: Commands that write ``--out`` and what they store there, item by item.
 WRITERS = {"sweep": "cells", "validity": "draws", "grow": "steps", "reproduce": "cells"}
+#: Commands that write a folder: each holds the folder's lock while it runs (one writer per folder).
+LOCKED = ("run", "demo", "sweep", "plot", "reproduce", "validity", "saturation", "grow", "certify", "study")
+
+
+def out_folder(args) -> str | None:
+    """The folder the parsed ``args`` make their command write (``None``: none)."""
+    out = getattr(args, "out", None)
+    if out is None and args.command == "plot" and Path(getattr(args, "dir", "") or "").is_dir():
+        return str(Path(args.dir) / "plots")
+    if out is None and args.command == "grow" and getattr(args, "model", None):
+        return "grow_out"        # depthcert._cmd_user's default
+    return out
+
+
+def _file_part(spec: str | None) -> str | None:
+    """``FILE.py`` of ``FILE.py:name`` (``None`` if not of that form)."""
+    path, sep, _ = (spec or "").rpartition(":")
+    return path if sep and path else None
+
+
+def _written(command: str, args) -> list[str]:
+    """The files the command's help lists in its folder (``DIR/name``; ``KIND``, ``NAME`` filled in)."""
+    import importlib
+    import re
+
+    from depthcert.cli import COMMANDS
+
+    text = getattr(importlib.import_module(COMMANDS[command]), "EPILOG", "")
+    names = re.findall(r"(?m)^\s+(?:DIR|FOLDER)/([\w.-]+)", text)
+    fill = {"KIND": getattr(args, "kind", None), "NAME": getattr(args, "name", None)}
+    out = []
+    for name in names:
+        for key, value in fill.items():
+            name = name.replace(key, str(value)) if value is not None else name
+        out += [name.rstrip(".,")] if not any(k in name for k in ("KEY", "KIND", "NAME")) else []
+    return out
+
+
+def check_outputs(args) -> None:
+    """Refuse, before any work, outputs of the parsed ``args`` that would overwrite one of their inputs
+    (``--config``, ``--weights``, the ``--model`` / ``--data`` files, ``--chain``), an existing directory
+    or a device, or that two outputs share (:func:`plumbing.io.check_output_paths`).
+
+    Raises:
+        InputError: the option, what is allowed and the path.
+    """
+    from plumbing.figures import figure_path
+    from plumbing.io import check_output_paths
+
+    inputs = [("--config", getattr(args, "config", None)), ("--weights", getattr(args, "weights", None)),
+              ("--model", _file_part(getattr(args, "model", None))), ("--data", _file_part(getattr(args, "data", None))),
+              ("--chain", getattr(args, "chain", None))]
+    outputs = []
+    for flag, attr in (("--plot", "plot"), ("--plot-terms", "plot_terms")):   # bounds: figures (no suffix: .png)
+        path = getattr(args, attr, None)
+        outputs += [(flag, path if path is None or Path(path).is_dir() else figure_path(path))]
+    outputs += [("--save-model", getattr(args, "save_model", None))]
+    folder = out_folder(args)
+    if folder is not None and args.command in LOCKED:
+        outputs += [(f"--out (writes {name})", Path(folder) / name) for name in _written(args.command, args)]
+    check_output_paths(outputs, inputs)
 
 
 class Interrupted(KeyboardInterrupt):
@@ -65,10 +130,11 @@ def _raise(signum, frame):
 
 @contextlib.contextmanager
 def guarded(command: str, out: str | None):
-    """SIGTERM raises :class:`Interrupted` (SIGINT: KeyboardInterrupt) and ``out`` is locked for writers."""
+    """SIGTERM raises :class:`Interrupted` (SIGINT: KeyboardInterrupt) and ``out`` is locked for writers
+    (:data:`LOCKED`; ``out``: :func:`out_folder`)."""
     old = signal.signal(signal.SIGTERM, _raise)
     try:
-        if command in WRITERS and out is not None:
+        if command in LOCKED and out is not None:
             from plumbing.io import check_writable_dir
             from plumbing.lock import FolderLock
 

@@ -50,7 +50,7 @@ def _written(command: str, args) -> list[str]:
     from depthcert.cli import COMMANDS
 
     text = getattr(importlib.import_module(COMMANDS[command]), "EPILOG", "")
-    names = re.findall(r"(?m)^\s+(?:DIR|FOLDER)/([\w.-]+)", text)
+    names = re.findall(r"(?m)^\s+(?:DIR|FOLDER)/([\w.-]+)(?![\w./-])", text)     # files, not DIR/sub/ folders
     fill = {"KIND": getattr(args, "kind", None), "NAME": getattr(args, "name", None)}
     out = []
     for name in names:
@@ -77,7 +77,8 @@ def check_outputs(args) -> None:
     outputs = []
     for flag, attr in (("--plot", "plot"), ("--plot-terms", "plot_terms")):   # bounds: figures (no suffix: .png)
         path = getattr(args, attr, None)
-        outputs += [(flag, path if path is None or Path(path).is_dir() else figure_path(path))]
+        raw = path is None or (Path(path).exists() and not Path(path).is_file())   # a folder or a device: refused as named
+        outputs += [(flag, path if raw else figure_path(path))]
     outputs += [("--save-model", getattr(args, "save_model", None))]
     folder = out_folder(args)
     if folder is not None and args.command in LOCKED:

@@ -42,15 +42,11 @@ def _file_part(spec: str | None) -> str | None:
     return path if sep and path else None
 
 
-def _written(command: str, args) -> list[str]:
-    """The files the command's help lists in its folder (``DIR/name``; ``KIND``, ``NAME`` filled in)."""
-    import importlib
+def _written(epilog: str, args) -> list[str]:
+    """The files a command's help (``epilog``) lists in its folder (``DIR/name``; ``KIND``, ``NAME`` filled in)."""
     import re
 
-    from depthcert.cli import COMMANDS
-
-    text = getattr(importlib.import_module(COMMANDS[command]), "EPILOG", "")
-    names = re.findall(r"(?m)^\s+(?:DIR|FOLDER)/([\w.-]+)(?![\w./-])", text)     # files, not DIR/sub/ folders
+    names = re.findall(r"(?m)^\s+(?:DIR|FOLDER)/([\w.-]+)(?![\w./-])", epilog)     # files, not DIR/sub/ folders
     fill = {"KIND": getattr(args, "kind", None), "NAME": getattr(args, "name", None)}
     out = []
     for name in names:
@@ -60,10 +56,11 @@ def _written(command: str, args) -> list[str]:
     return out
 
 
-def check_outputs(args) -> None:
+def check_outputs(args, epilog: str = "") -> None:
     """Refuse, before any work, outputs of the parsed ``args`` that would overwrite one of their inputs
     (``--config``, ``--weights``, the ``--model`` / ``--data`` files, ``--chain``), an existing directory
-    or a device, or that two outputs share (:func:`plumbing.io.check_output_paths`).
+    or a device, or that two outputs share (:func:`plumbing.io.check_output_paths`). The files written
+    in the command's folder are those its help (``epilog``) lists as ``DIR/name``.
 
     Raises:
         InputError: the option, what is allowed and the path.
@@ -82,7 +79,7 @@ def check_outputs(args) -> None:
     outputs += [("--save-model", getattr(args, "save_model", None))]
     folder = out_folder(args)
     if folder is not None and args.command in LOCKED:
-        outputs += [(f"--out (writes {name})", Path(folder) / name) for name in _written(args.command, args)]
+        outputs += [(f"--out (writes {name})", Path(folder) / name) for name in _written(epilog, args)]
     check_output_paths(outputs, inputs)
 
 

@@ -93,9 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     from depthcert._guard import check_outputs, close_progress_bars, guarded, interrupted_line, out_folder
 
     try:
-        check_outputs(args)             # an output that would destroy an input, before any work
+        module = importlib.import_module(COMMANDS[args.command])
+        check_outputs(args, getattr(module, "EPILOG", ""))   # an output that would destroy an input, before any work
         with guarded(args.command, out_folder(args)):
-            return int(importlib.import_module(COMMANDS[args.command]).run(args) or 0)
+            return int(module.run(args) or 0)
     except InputError as exc:
         print(f"depthcert {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -77,6 +77,105 @@ def test_saturation_on_crafted_cifar_batches_exits_2_and_runs_nothing(tmp_path, 
     assert code == 2 and "data_batch_3" in line and "refused" in line, (code, line)
 
 
+def _crafted_torch_file(path: Path, marker: Path) -> Path:
+    """A ``torch.save`` file (zip + pickle) whose unpickling by plain ``torch.load`` would create ``marker``."""
+    import torch
+
+    torch.save({"state_dict": {"w": _Payload(marker, "open")}, "step": 0}, path)
+    return path
+
+
+def _load_weights(t: Path, marker: Path):
+    return main(["saturation", "--model", f"{TINY}:model", "--data", f"{TINY}:data",
+                 "--weights", str(_crafted_torch_file(t / "w.pt", marker))])
+
+
+def _load_checkpoint(t: Path, marker: Path):
+    from numerics.studies.growth._stored import _checkpoint
+
+    return _checkpoint(_crafted_torch_file(t / "checkpoint.pt", marker))
+
+
+def _load_hf_dir(t: Path, marker: Path):
+    from transformers import GPT2Config
+
+    from numerics.interop.hf import HFCausalLM
+
+    folder = t / "hf"
+    folder.mkdir()
+    GPT2Config(n_embd=8, n_layer=1, n_head=2, vocab_size=16, n_positions=8).save_pretrained(folder)
+    _crafted_torch_file(folder / "pytorch_model.bin", marker)
+    return HFCausalLM(str(folder))
+
+
+def _load_cifar(t: Path, marker: Path):
+    from numerics.data import load_cifar
+
+    _crafted_cifar(t / "cifar", marker, "open", pickle.HIGHEST_PROTOCOL)
+    return load_cifar(t / "cifar")
+
+
+#: Every loader of a file a user names (or a folder they point at): ``(loader(tmp, marker), CLI exit or None)``.
+#: The marker file is what the crafted file's pickle payload would create, were it run.
+LOADERS = {
+    "CIFAR batches (load_cifar)": (_load_cifar, None),
+    "--weights (saturation --model)": (_load_weights, 2),
+    "growth checkpoint.pt (resume)": (_load_checkpoint, None),
+    "Hugging Face pytorch_model.bin (model.kind = hf)": (_load_hf_dir, None),
+}
+
+
+@pytest.mark.parametrize("loader", sorted(LOADERS))
+def test_no_loader_runs_a_pickle_payload(tmp_path, capsys, loader):
+    load, cli_exit = LOADERS[loader]
+    if "Hugging Face" in loader:
+        pytest.importorskip("transformers")
+    marker = tmp_path / "marker"
+    if cli_exit is None:
+        with pytest.raises(Exception) as exc:     # refused: the exception type is the loader's (named file)
+            load(tmp_path, marker)
+        assert not isinstance(exc.value, (SystemExit, KeyboardInterrupt))
+    else:
+        assert load(tmp_path, marker) == cli_exit
+        _one_line(capsys)
+    assert not marker.exists(), f"{loader}: the pickle payload ran"
+
+
+def test_the_payloads_do_run_under_plain_pickle(tmp_path):
+    """Power of the rows above: read with plain ``pickle`` / ``torch.load(weights_only=False)``, each crafted file
+    creates its marker (so a marker's absence means the loader refused, not that the payload was inert)."""
+    import torch
+
+    for how in ("open", "system"):
+        marker = tmp_path / f"m-{how}"
+        _crafted_cifar(tmp_path / f"c-{how}", marker, how, 2)
+        pickle.loads((tmp_path / f"c-{how}" / "data_batch_3").read_bytes())
+        assert marker.exists()
+    marker = tmp_path / "m-torch"
+    torch.load(_crafted_torch_file(tmp_path / "w.pt", marker), weights_only=False)
+    assert marker.exists()
+
+
+def test_no_code_path_reaches_plain_pickle_on_a_file():
+    """Static audit of the package: no ``pickle.load``/``loads``, ``np.load(allow_pickle=True)``, ``joblib.load``
+    or ``torch.load`` without ``weights_only=True``; the CIFAR loader's restricted unpickler is the one Unpickler."""
+    import re
+
+    bad = []
+    for pkg in ("bounds", "numerics", "plumbing", "proofs_check", "depthcert"):
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            for m in re.finditer(r"pickle\.loads?\(|allow_pickle\s*=\s*True|joblib\.load|dill\.load|torch\.load\(([^)]*)\)"
+                                 r"|pickle\.Unpickler\b", text):
+                line = text[:m.start()].count("\n") + 1
+                if m.group(0).startswith("torch.load") and "weights_only=True" in (m.group(1) or ""):
+                    continue
+                if m.group(0) == "pickle.Unpickler" and path == ROOT / "numerics" / "data.py":
+                    continue                      # _BatchUnpickler: find_class refuses every other global
+                bad.append(f"{path.relative_to(ROOT)}:{line}: {m.group(0)}")
+    assert not bad, bad
+
+
 # ---- 2. A user's file destroyed: outputs that are inputs, directories, devices, or each other ----------------
 
 def _victim(tmp_path: Path) -> Path:

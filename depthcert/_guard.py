@@ -5,9 +5,10 @@ Every command that writes a folder (:data:`LOCKED`: ``--out``; ``plot``'s defaul
 (:class:`plumbing.lock.FolderLock`) while it runs: a second writer exits 2 naming the
 first. Before any work, :func:`check_outputs` refuses an output path that is one of the
 command's inputs, a directory, a device or FIFO, or the path of another of its outputs
-(:func:`plumbing.io.check_output_paths`). SIGINT and SIGTERM stop any command with one line on stderr, ``interrupted; N cells
-stored; re-run to continue`` (exit 130 / 143, never a traceback): every finished item is
-already stored atomically, so the work done is intact and a re-run resumes it.
+(:func:`plumbing.io.check_output_paths`). SIGINT and SIGTERM stop any command with one
+line on stderr, ``interrupted; N cells stored; re-run to continue`` (exit 130 / 143, never
+a traceback): every finished item is already stored atomically, so the work done is intact
+and a re-run resumes it.
 """
 from __future__ import annotations
 
@@ -29,11 +30,18 @@ LOCKED = ("run", "demo", "sweep", "plot", "reproduce", "validity", "saturation",
 def out_folder(args) -> str | None:
     """The folder the parsed ``args`` make their command write (``None``: none)."""
     out = getattr(args, "out", None)
-    if out is None and args.command == "plot" and Path(getattr(args, "dir", "") or "").is_dir():
+    if out is None and args.command == "plot" and _is_dir(getattr(args, "dir", None)):
         return str(Path(args.dir) / "plots")
     if out is None and args.command == "grow" and getattr(args, "model", None):
         return "grow_out"        # depthcert._cmd_user's default
     return out
+
+
+def _is_dir(path: str | None) -> bool:
+    try:
+        return bool(path) and Path(path).is_dir()
+    except (OSError, ValueError):     # a name too long to examine: not a folder this command can use
+        return False
 
 
 def _file_part(spec: str | None) -> str | None:
@@ -66,7 +74,7 @@ def check_outputs(args, epilog: str = "") -> None:
         InputError: the option, what is allowed and the path.
     """
     from plumbing.figures import figure_path
-    from plumbing.io import check_output_paths
+    from plumbing.io import check_output_paths, path_kind
 
     inputs = [("--config", getattr(args, "config", None)), ("--weights", getattr(args, "weights", None)),
               ("--model", _file_part(getattr(args, "model", None))), ("--data", _file_part(getattr(args, "data", None))),
@@ -74,7 +82,7 @@ def check_outputs(args, epilog: str = "") -> None:
     outputs = []
     for flag, attr in (("--plot", "plot"), ("--plot-terms", "plot_terms")):   # bounds: figures (no suffix: .png)
         path = getattr(args, attr, None)
-        raw = path is None or (Path(path).exists() and not Path(path).is_file())   # a folder or a device: refused as named
+        raw = path is None or path_kind(path, flag) in ("dir", "other")   # a folder or a device: refused as named
         outputs += [(flag, path if raw else figure_path(path))]
     outputs += [("--save-model", getattr(args, "save_model", None))]
     folder = out_folder(args)

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Mapping
 from plumbing.validation import InputError
 
 __all__ = ["atomic_write", "atomic_write_json", "atomic_write_text", "check_output_paths", "check_writable_dir", "dumps",
-           "to_plain", "to_toml", "versions"]
+           "path_kind", "to_plain", "to_toml", "versions"]
 
 
 def _jsonable(obj: Any) -> Any:
@@ -80,6 +80,25 @@ def check_writable_dir(path: str | os.PathLike, key: str = "--out") -> Path:
     return p
 
 
+def path_kind(path: str | os.PathLike, key: str) -> str:
+    """``"missing"``, ``"file"`` (regular), ``"dir"`` or ``"other"`` (device, FIFO, socket) for ``path``, following symlinks.
+
+    Raises:
+        InputError: the path cannot be examined (too long, a NUL byte, no permission): ``key``, the reason.
+    """
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "missing"
+    except NotADirectoryError:
+        return "missing"
+    except (OSError, ValueError) as exc:
+        raise InputError(key, "a usable path", f"{str(path)[:200]} ({getattr(exc, 'strerror', None) or exc})") from None
+    return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+
+
 def _same_path(a: Path, b: Path) -> bool:
     """``a`` and ``b`` name one file: equal after resolving symlinks, or one inode (a hard link)."""
     if os.path.realpath(a) == os.path.realpath(b):
@@ -113,9 +132,10 @@ def check_output_paths(outputs: Iterable[tuple[str, str | os.PathLike | None]],
         if path is None:
             continue
         p = Path(path)
-        if p.is_dir():
+        kind = path_kind(p, flag)
+        if kind == "dir":
             raise InputError(flag, "a file path, not a directory (e.g. DIR/name.png)", str(path))
-        if p.exists() and not p.is_file():
+        if kind == "other":
             raise InputError(flag, "a regular file path (not a device, FIFO or socket)", str(path))
         for other, q in inputs:
             if _same_path(p, q):

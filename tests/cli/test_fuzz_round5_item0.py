@@ -381,3 +381,34 @@ def test_validity_recomputes_a_draw_file_copied_over_another(tmp_path, capsys):
     assert {k: v for k, v in json.loads(d1.read_text()).items() if k not in kept} == \
         {k: v for k, v in own.items() if k not in kept}
     assert again["routes"] == first["routes"]
+
+
+def test_a_sweep_cell_copied_over_another_is_recomputed(tmp_path):
+    """Sweep cells carry the hash of their own full config (per key): a copied cell is stale, recomputed, named."""
+    from numerics.studies.sweeps import load_cells, make_spec, sweep
+
+    spec = make_spec({"sizes": {"M": 1000, "K": 1000, "population": 1000}}, {"model.depth": [1, 2]})
+    sweep(spec, tmp_path, runner="tests.numerics.studies._fake_runner:run", progress=False, note=None, workers=1)
+    a, b = (tmp_path / "cells" / c.key / "result.json" for c in spec.cells)
+    own = json.loads(b.read_text())
+    shutil.copy(a, b)
+    notes = []
+    sweep(spec, tmp_path, runner="tests.numerics.studies._fake_runner:run", progress=False, note=notes.append,
+          workers=1)
+    assert any(spec.cells[1].key in n and "recomputing" in n for n in notes), notes
+    assert json.loads(b.read_text())["value"] == own["value"]
+    cells = load_cells(tmp_path)                          # each value recomputed from the cell's own config
+    assert [c["value"] for c in cells] == [10.0 * c["config"]["model"]["depth"] + c["config"]["seed"] for c in cells]
+    assert len({c["value"] for c in cells}) == 2
+
+
+def test_a_reproduce_seed_record_copied_over_another_is_recomputed(tmp_path, capsys):
+    """``reproduce``'s per-seed records are keyed by hashes of (settings, seed): a copy is recomputed, with a note."""
+    from numerics.studies.reproduce._studies import _stored_rows
+
+    settings = {"seeds": [0, 1], "n": 3}
+    assert _stored_rows(tmp_path, settings, lambda seed: {"seed": seed}) == [{"seed": 0}, {"seed": 1}]
+    shutil.copy(tmp_path / "seed=0.json", tmp_path / "seed=1.json")
+    capsys.readouterr()
+    assert _stored_rows(tmp_path, settings, lambda seed: {"seed": seed}) == [{"seed": 0}, {"seed": 1}]
+    assert "seed=1" in capsys.readouterr().err

@@ -134,6 +134,18 @@ def _raise(signum, frame):
     raise Interrupted(signum)
 
 
+def _missing_folders(path: Path) -> list[Path]:
+    """``path`` and its ancestors that do not exist yet, innermost first (what creating ``path`` creates)."""
+    out = []
+    try:
+        while not path.exists() and path != path.parent:
+            out.append(path)
+            path = path.parent
+    except (OSError, ValueError):   # a name too long to examine: check_writable_dir names it
+        pass
+    return out
+
+
 @contextlib.contextmanager
 def guarded(command: str, out: str | None):
     """SIGTERM raises :class:`Interrupted` (SIGINT: KeyboardInterrupt) and ``out`` is locked for writers
@@ -144,14 +156,15 @@ def guarded(command: str, out: str | None):
             from plumbing.io import check_writable_dir
             from plumbing.lock import FolderLock
 
-            existed = Path(out).exists()
+            created = _missing_folders(Path(out))
             check_writable_dir(out)     # an unusable --out is bad input (named) before the lock
             try:
                 with FolderLock(out, command):
                     yield
             finally:                    # a command refused before writing leaves no empty folder behind
-                if not existed and Path(out).is_dir() and not any(Path(out).iterdir()):
-                    Path(out).rmdir()
+                for folder in created:  # innermost first: plot's DIR/plots, then a DIR made for it
+                    if folder.is_dir() and not any(folder.iterdir()):
+                        folder.rmdir()
         else:
             yield
     finally:

@@ -1,4 +1,4 @@
-"""A CIFAR batch file read as data, never as code: a restricted unpickler (issue 39).
+"""A CIFAR batch file read as data, never as code: a restricted unpickler.
 
 A pickle is a program: plain ``pickle.load`` calls any global a file names (``os.system``,
 ``open``, ...). :func:`read_pickled_batch` reads what the published CIFAR batches hold --

@@ -412,3 +412,11 @@ def test_a_reproduce_seed_record_copied_over_another_is_recomputed(tmp_path, cap
     capsys.readouterr()
     assert _stored_rows(tmp_path, settings, lambda seed: {"seed": seed}) == [{"seed": 0}, {"seed": 1}]
     assert "seed=1" in capsys.readouterr().err
+
+
+def test_a_refused_command_leaves_no_folder_it_created(tmp_path, capsys):
+    """The lock is taken on a folder made for it; a command refused before writing removes what it made."""
+    out = tmp_path / "a" / "b" / "o"
+    assert main(["run", "--config", str(tmp_path / "missing.toml"), "--out", str(out)]) == 2
+    assert "--config" in _one_line(capsys)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -90,11 +90,13 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(argv).parse_args(argv)
-    from depthcert._guard import close_progress_bars, guarded, interrupted_line
+    from depthcert._guard import check_outputs, close_progress_bars, guarded, interrupted_line, out_folder
 
     try:
-        with guarded(args.command, getattr(args, "out", None)):
-            return int(importlib.import_module(COMMANDS[args.command]).run(args) or 0)
+        module = importlib.import_module(COMMANDS[args.command])
+        check_outputs(args, getattr(module, "EPILOG", ""))   # an output that would destroy an input, before any work
+        with guarded(args.command, out_folder(args)):
+            return int(module.run(args) or 0)
     except InputError as exc:
         print(f"depthcert {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import math
 import os
-import pickle
 from pathlib import Path
 from typing import Iterator, Mapping
 
 import numpy as np
 import torch
 
+from numerics._pickled_batch import UnsafePickleError, read_pickled_batch  # noqa: F401 -- UnsafePickleError: load_cifar's error
+from plumbing.validation import InputError
 from plumbing.validation import check_integer as _check_int
 from plumbing.validation import check_number as _check_pos
 
@@ -335,10 +336,18 @@ _CIFAR_FILES = {
 def _read_batches(folder: Path, names: list[str], label_key: bytes):
     xs, ys = [], []
     for name in names:
-        with open(folder / name, "rb") as fh:
-            batch = pickle.load(fh, encoding="bytes")
-        xs.append(np.asarray(batch[b"data"], dtype=np.uint8).reshape(-1, 3, 32, 32))
-        ys.append(np.asarray(batch[label_key], dtype=np.int64))
+        batch = read_pickled_batch(folder / name)
+        if not isinstance(batch, dict) or b"data" not in batch or label_key not in batch:
+            got = sorted(map(repr, batch))[:6] if isinstance(batch, dict) else type(batch).__name__
+            raise InputError(str(folder / name), f"a CIFAR batch: a dict with keys b'data' and {label_key!r}", got)
+        try:
+            xs.append(np.asarray(batch[b"data"], dtype=np.uint8).reshape(-1, 3, 32, 32))
+            ys.append(np.asarray(batch[label_key], dtype=np.int64).reshape(-1))
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise InputError(str(folder / name), "a CIFAR batch: b'data' of n x 3072 bytes and n integer labels",
+                             f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}") from None
+        if len(xs[-1]) != len(ys[-1]):
+            raise InputError(str(folder / name), "as many labels as images", f"{len(ys[-1])} labels, {len(xs[-1])} images")
     x = torch.as_tensor(np.concatenate(xs).astype(np.float64) / 255.0)
     return x, torch.as_tensor(np.concatenate(ys))
 
@@ -358,6 +367,12 @@ def load_cifar(path: str | os.PathLike, which: int = 10) -> dict:
     Raises:
         ValueError: ``which`` not in {10, 100}.
         FileNotFoundError: a batch file is missing (the message lists the expected ones).
+        UnsafePickleError: a batch's pickle names a global no CIFAR batch holds (refused before it runs:
+            the file and the global are named).
+        InputError: a batch that is not a readable CIFAR batch (named, with the reason).
+
+    The batches are read by a restricted unpickler (:func:`numerics._pickled_batch.read_pickled_batch`): a crafted file
+    cannot run code.
     """
     if which not in _CIFAR_FILES:
         raise ValueError(f"which == {which!r}, must be one of [10, 100].")

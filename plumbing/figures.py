@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["pyplot", "save_figure"]
+__all__ = ["figure_path", "pyplot", "save_figure"]
 
 
 def pyplot():
@@ -19,10 +19,22 @@ def pyplot():
     return plt
 
 
-def save_figure(fig, path: str | os.PathLike, dpi: int = 110) -> Path:
-    """``tight_layout``, save ``fig`` as PNG at ``path`` (folders created), close it."""
-    fig.tight_layout()
+def figure_path(path: str | os.PathLike) -> Path:
+    """The file a figure saved at ``path`` lands in: ``path``, or ``path.png`` when it has no suffix (matplotlib's rule).
+
+    Example:
+        >>> str(figure_path("out/fig")), str(figure_path("out/fig.pdf"))
+        ('out/fig.png', 'out/fig.pdf')
+    """
     path = Path(path)
+    return path if path.suffix else path.with_name(path.name + ".png")
+
+
+def save_figure(fig, path: str | os.PathLike, dpi: int = 110) -> Path:
+    """``tight_layout``, save ``fig`` as PNG at ``path`` (folders created), close it; the path written
+    (:func:`figure_path`: ``path.png`` for a ``path`` without suffix)."""
+    fig.tight_layout()
+    path = figure_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=dpi)
     fig.clf()

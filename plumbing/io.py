@@ -11,12 +11,12 @@ import os
 import platform
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from plumbing.validation import InputError
 
-__all__ = ["atomic_write", "atomic_write_json", "atomic_write_text", "check_writable_dir", "dumps", "to_plain", "to_toml",
-           "versions"]
+__all__ = ["atomic_write", "atomic_write_json", "atomic_write_text", "check_output_paths", "check_writable_dir", "dumps",
+           "path_kind", "to_plain", "to_toml", "versions"]
 
 
 def _jsonable(obj: Any) -> Any:
@@ -78,6 +78,73 @@ def check_writable_dir(path: str | os.PathLike, key: str = "--out") -> Path:
     except OSError as exc:
         raise InputError(key, "a folder that can be created and written", f"{path} ({exc.strerror or exc})") from None
     return p
+
+
+def path_kind(path: str | os.PathLike, key: str) -> str:
+    """``"missing"``, ``"file"`` (regular), ``"dir"`` or ``"other"`` (device, FIFO, socket) for ``path``, following symlinks.
+
+    Raises:
+        InputError: the path cannot be examined (too long, a NUL byte, no permission): ``key``, the reason.
+    """
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "missing"
+    except NotADirectoryError:
+        return "missing"
+    except (OSError, ValueError) as exc:
+        raise InputError(key, "a usable path", f"{str(path)[:200]} ({getattr(exc, 'strerror', None) or exc})") from None
+    return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+
+
+def _same_path(a: Path, b: Path) -> bool:
+    """``a`` and ``b`` name one file: equal after resolving symlinks, or one inode (a hard link)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:              # one of them does not exist: not the same file
+        return False
+
+
+def check_output_paths(outputs: Iterable[tuple[str, str | os.PathLike | None]],
+                       inputs: Iterable[tuple[str, str | os.PathLike | None]] = ()) -> None:
+    """Refuse, before any work, an output path that would destroy a user's file or lose an output.
+
+    Each ``(option, path)`` of ``outputs`` (``None`` paths skipped) must be a regular file or
+    not exist yet -- not a directory, not a device, FIFO or socket -- and must be neither one of
+    ``inputs`` (the same file after symlinks and hard links) nor another output's path.
+
+    Raises:
+        InputError: naming the option, what is allowed and the path.
+
+    Example:
+        >>> check_output_paths([("--save-model", "m.py")], [("--model", "m.py")])
+        Traceback (most recent call last):
+        ...
+        plumbing.validation.InputError: --save-model == 'm.py', must be a path that is not an input of this command (--model m.py).
+    """
+    inputs = [(flag, Path(p)) for flag, p in inputs if p is not None]
+    seen: list[tuple[str, Path]] = []
+    for flag, path in outputs:
+        if path is None:
+            continue
+        p = Path(path)
+        kind = path_kind(p, flag)
+        if kind == "dir":
+            raise InputError(flag, "a file path, not a directory (e.g. DIR/name.png)", str(path))
+        if kind == "other":
+            raise InputError(flag, "a regular file path (not a device, FIFO or socket)", str(path))
+        for other, q in inputs:
+            if _same_path(p, q):
+                raise InputError(flag, f"a path that is not an input of this command ({other} {q})", str(path))
+        for other, q in seen:
+            if _same_path(p, q):
+                raise InputError(flag, f"a path other than {other}'s ({q}): two outputs of one command at one path",
+                                 str(path))
+        seen.append((flag, p))
 
 
 def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:

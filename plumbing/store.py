@@ -116,7 +116,10 @@ class ItemStore:
     record must carry (one string for all keys, or ``{key: hash}``; ``None``: not checked):
     :meth:`put` stamps it, :meth:`state` tells *current*, *stale* (another hash), *corrupt*
     or *missing*, :meth:`pending` lists what a re-run must compute, :meth:`load` refuses
-    stale and corrupt records by name.
+    stale and corrupt records by name. ``own_key`` (optional) reads the key a record says it
+    belongs to (e.g. from the draw index stored in it; ``None``: it does not say): a record
+    whose own key is not the key of the file it was read from (a file copied over another)
+    is *misplaced*: a re-run recomputes it with a note naming the file, :meth:`load` refuses it.
 
     Example:
         >>> import tempfile
@@ -127,8 +130,9 @@ class ItemStore:
     """
 
     def __init__(self, folder: str | Path, filename: str | None = None, *, hashes: str | Mapping[str, str] | None = None,
-                 kind: str | None = None):
+                 kind: str | None = None, own_key: Callable[[Any], str | None] | None = None):
         self.folder, self.filename, self.hashes, self.kind = Path(folder), filename, hashes, kind
+        self.own_key = own_key
 
     def path(self, key: str) -> Path:
         return self.folder / key / self.filename if self.filename else self.folder / f"{key}.json"
@@ -138,7 +142,8 @@ class ItemStore:
         return self.hashes.get(key) if isinstance(self.hashes, Mapping) else self.hashes
 
     def state(self, key: str) -> tuple[str, Any, str | None]:
-        """``(state, record, problem)``; state is ``"missing"``, ``"corrupt"``, ``"stale"`` or ``"current"``."""
+        """``(state, record, problem)``; state is ``"missing"``, ``"corrupt"``, ``"stale"``, ``"misplaced"``
+        (its own key, :attr:`own_key`, is another's) or ``"current"``."""
         path = self.path(key)
         if not path.is_file():
             return "missing", None, None
@@ -152,7 +157,18 @@ class ItemStore:
         if want is not None and record_hash(record) != want:
             return "stale", record, "made by a different configuration" if record_hash(record) else \
                 "carries no configuration hash (written by an older version)"
+        own = self._own_key(record)
+        if own is not None and own != key:
+            return "misplaced", record, f"holds the record of {own}, not of {key} (a file copied over another?)"
         return "current", record, None
+
+    def _own_key(self, record: Any) -> str | None:
+        if self.own_key is None:
+            return None
+        try:
+            return self.own_key(record)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return "<unreadable>"
 
     def get(self, key: str) -> Any | None:
         """The current record of ``key``; ``None`` if missing or stale.
@@ -161,18 +177,18 @@ class ItemStore:
             StoredFileError: the record's file is corrupt (named).
         """
         state, record, problem = self.state(key)
-        if state == "corrupt":
+        if state in ("corrupt", "misplaced"):
             raise StoredFileError(self.path(key), problem)
         return record if state == "current" else None
 
     def pending(self, keys: Iterable[str], note: Callable[[str], None] | None = None) -> list[str]:
-        """The keys a re-run must compute: missing, stale or corrupt; ``note`` is told about the last two."""
+        """The keys a re-run must compute: missing, stale, corrupt or misplaced; ``note`` is told about the last three."""
         todo, stale = [], []
         for key in keys:
             state, _, problem = self.state(key)
             if state != "current":
                 todo.append(key)
-            if state == "corrupt" and note:
+            if state in ("corrupt", "misplaced") and note:
                 note(f"{self.path(key)}: {problem}; recomputing it")
             stale += [key] if state == "stale" else []
         if stale and note:
@@ -197,13 +213,13 @@ class ItemStore:
         """The records of ``keys`` (default all) that exist, in order; never a mixture.
 
         Raises:
-            StoredFileError: a corrupt record (the first, named).
+            StoredFileError: a corrupt or misplaced record (the first, named).
             MixedRecordsError: records of another hash than expected (all named).
         """
         out, stale = [], []
         for key in self.keys() if keys is None else keys:
             state, record, problem = self.state(key)
-            if state == "corrupt":
+            if state in ("corrupt", "misplaced"):
                 raise StoredFileError(self.path(key), problem)
             stale += [key] if state == "stale" else []
             out += [record] if state == "current" else []

@@ -203,3 +203,86 @@ def test_label_noise_accepts_63_bit_role_seeds():
     task = TeacherRegression(3, 1, 2, seed=0, noise_std=0.1, noise_clip=2.0)
     x, y = task.sample(10, Streams(1, 2).seed_for("S"))      # a 63-bit seed: no overflow
     assert y.shape == (10, 1) and bool(y.abs().max() <= task.target_bound)
+
+
+# ---- issue 39, item 0: a CIFAR batch is data, never code -------------------------------------------------------
+
+class _Payload:
+    """Unpickled by plain ``pickle.load``, this creates ``marker`` (what a crafted batch file could do)."""
+
+    def __init__(self, marker, how):
+        self.marker, self.how = str(marker), how
+
+    def __reduce__(self):
+        import os
+
+        if self.how == "open":
+            return open, (self.marker, "w")
+        return os.system, (f"touch '{self.marker}'",)
+
+
+def _crafted_cifar(folder, marker, how="open", protocol=2, where="data"):
+    """A CIFAR-10 folder whose first batch carries ``_Payload`` (in ``b'data'``, or as the whole batch)."""
+    _write_cifar(folder, 10)
+    batch = {b"data": _Payload(marker, how), b"labels": [0] * 4} if where == "data" else _Payload(marker, how)
+    (folder / "data_batch_1").write_bytes(pickle.dumps(batch, protocol=protocol))
+
+
+@pytest.mark.parametrize("how", ["open", "system"])
+@pytest.mark.parametrize("protocol", [0, 2, pickle.HIGHEST_PROTOCOL])
+@pytest.mark.parametrize("where", ["data", "whole"])
+def test_load_cifar_refuses_a_pickle_that_would_run_code(tmp_path, how, protocol, where):
+    from numerics.data import UnsafePickleError
+
+    folder, marker = tmp_path / "cifar", tmp_path / "marker"
+    folder.mkdir()
+    _crafted_cifar(folder, marker, how, protocol, where)
+    with pytest.raises(UnsafePickleError) as exc:
+        load_cifar(folder, which=10)
+    assert not marker.exists()
+    msg = str(exc.value)
+    assert str(folder / "data_batch_1") in msg and ("open" in msg or "system" in msg) and "\n" not in msg
+
+
+@pytest.mark.parametrize("protocol", [0, 2, 3, 4, pickle.HIGHEST_PROTOCOL])
+def test_load_cifar_reads_genuine_batches_at_every_protocol(tmp_path, protocol):
+    """What CIFAR batches hold -- bytes (empty too), str, ints, numpy uint8 arrays, numpy int labels -- still loads."""
+    rng = np.random.default_rng(1)
+    data = {n: rng.integers(0, 256, size=(3, 3072), dtype=np.uint8) for n in ["train", "test"]}
+    labels = {"train": [1, 2, 99], "test": np.array([0, 5, 7]).tolist()}
+    for n in data:
+        batch = {b"data": data[n], b"fine_labels": labels[n], b"coarse_labels": list(np.arange(3, dtype=np.int64)),
+                 b"batch_label": b"", b"filenames": [b"a.png", "b.png"]}
+        (tmp_path / n).write_bytes(pickle.dumps(batch, protocol=protocol))
+    out = load_cifar(tmp_path, which=100)
+    for n in data:
+        x, y = out[n]
+        np.testing.assert_array_equal((x * 255).round().numpy().astype(np.uint8).reshape(3, -1), data[n])
+        assert y.tolist() == labels[n]
+
+
+def test_load_cifar_reads_numpy_1_module_names(tmp_path):
+    """Batches pickled by numpy 1.x (the published CIFAR files) name ``numpy.core.multiarray``."""
+    _write_cifar(tmp_path, 100)
+    data = np.arange(3072, dtype=np.uint8).reshape(1, 3072)
+    raw = pickle.dumps({b"data": data, b"fine_labels": [3]}, protocol=2)
+    assert b"numpy._core.multiarray" in raw
+    (tmp_path / "train").write_bytes(raw.replace(b"numpy._core.multiarray", b"numpy.core.multiarray"))
+    x, y = load_cifar(tmp_path, which=100)["train"]
+    np.testing.assert_array_equal((x * 255).round().numpy().astype(np.uint8).reshape(1, -1), data)
+    assert y.tolist() == [3]
+
+
+def test_load_cifar_refuses_object_arrays_and_names_corrupt_batches(tmp_path):
+    from plumbing.validation import InputError
+
+    _write_cifar(tmp_path, 100)
+    (tmp_path / "train").write_bytes(pickle.dumps({b"data": np.array([None] * 3072, dtype=object), b"fine_labels": [0]}))
+    with pytest.raises(InputError, match=r"train.*unreadable.*Python objects"):
+        load_cifar(tmp_path, which=100)
+    (tmp_path / "train").write_bytes(pickle.dumps({b"data": np.zeros((1, 3072), np.uint8), b"fine_labels": [0]})[:-9])
+    with pytest.raises(InputError, match=r"train.*unreadable"):
+        load_cifar(tmp_path, which=100)
+    (tmp_path / "train").write_bytes(pickle.dumps({b"labels": [0]}))
+    with pytest.raises(InputError, match=r"train.*b'data'"):
+        load_cifar(tmp_path, which=100)

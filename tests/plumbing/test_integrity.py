@@ -73,6 +73,53 @@ def _dead_pid() -> int:
     return proc.pid
 
 
+def test_a_record_copied_over_another_is_misplaced_recomputed_and_refused_by_load(tmp_path):
+    """issue 39: a record whose own key (e.g. a stored draw index) is not its file's key is never counted twice."""
+    import shutil
+
+    store = ItemStore(tmp_path, hashes="h", own_key=lambda r: f"d{r['index']}")
+    store.put("d0", {"index": 0, "x": 1.0}), store.put("d1", {"index": 1, "x": 2.0})
+    assert [store.state(k)[0] for k in ("d0", "d1")] == ["current", "current"]
+    shutil.copy(store.path("d0"), store.path("d1"))
+    state, _, problem = store.state("d1")
+    assert state == "misplaced" and "d0" in problem and "d1" in problem
+    notes = []
+    assert store.pending(["d0", "d1"], notes.append) == ["d1"]
+    assert len(notes) == 1 and str(store.path("d1")) in notes[0] and "recomputing" in notes[0]
+    with pytest.raises(StoredFileError, match="d1.json: holds the record of d0"):
+        store.load(["d0", "d1"])
+    with pytest.raises(StoredFileError):
+        store.get("d1")
+    plain = ItemStore(tmp_path, hashes="h")            # without own_key: as before (the hash alone is checked)
+    assert plain.state("d1")[0] == "current"
+
+
+@pytest.mark.parametrize("outputs,inputs,fragment", [
+    ([("--o", "IN")], [("--model", "IN")], "--o == '{t}/IN', must be a path that is not an input of this command (--model"),
+    ([("--o", "LINK")], [("--model", "IN")], "not an input of this command (--model"),
+    ([("--o", "HARD")], [("--model", "IN")], "not an input of this command (--model"),
+    ([("--o", "DIR")], [], "must be a file path, not a directory"),
+    ([("--o", "FIFO")], [], "must be a regular file path (not a device, FIFO or socket)"),
+    ([("--a", "new.png"), ("--b", "sub/../new.png")], [], "--b == '{t}/sub/../new.png', must be a path other than --a's"),
+])
+def test_check_output_paths_refuses_inputs_folders_devices_and_shared_outputs(tmp_path, outputs, inputs, fragment):
+    from plumbing.io import check_output_paths
+
+    (tmp_path / "IN").write_text("user's file")
+    (tmp_path / "LINK").symlink_to(tmp_path / "IN")
+    os.link(tmp_path / "IN", tmp_path / "HARD")
+    (tmp_path / "DIR").mkdir(), (tmp_path / "sub").mkdir()
+    os.mkfifo(tmp_path / "FIFO")
+    t = str(tmp_path)
+    with pytest.raises(InputError) as exc:
+        check_output_paths([(f, f"{t}/{p}") for f, p in outputs], [(f, f"{t}/{p}") for f, p in inputs])
+    assert fragment.format(t=t) in str(exc.value) and "\n" not in str(exc.value)
+    assert (tmp_path / "IN").read_text() == "user's file"
+    # what is allowed: a new file, an existing regular file that is no input, no output at all
+    (tmp_path / "old.json").write_text("{}")
+    check_output_paths([("--o", f"{t}/new"), ("--p", f"{t}/old.json"), ("--q", None)], [("--model", f"{t}/IN"), ("--x", None)])
+
+
 def test_a_second_writer_is_refused_naming_the_owner(tmp_path):
     with FolderLock(tmp_path, "sweep"):
         with pytest.raises(FolderLockedError) as exc:

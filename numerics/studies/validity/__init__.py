@@ -168,6 +168,15 @@ def _key(i: int) -> str:
     return f"draw_{i:06d}"
 
 
+def _own_key(record) -> str | None:
+    """The key of the draw a stored record says it is (its ``index``; ``None``: it holds none), so that a draw
+    file copied over another is recomputed, never counted twice."""
+    index = record.get("index") if isinstance(record, Mapping) else None
+    if index is None:
+        return None
+    return _key(index) if isinstance(index, int) and not isinstance(index, bool) else f"<index {index!r:.40}>"
+
+
 def run_validity(config: Mapping, draws: int, out: str | Path, *, level: float = 0.05, vary: str = "data",
                  group: int | None = None, progress: bool = True) -> dict:
     """Run (or resume) the study of the module docstring; write and return ``validity.json``.
@@ -200,7 +209,7 @@ def run_validity(config: Mapping, draws: int, out: str | Path, *, level: float =
     manifest = _manifest(out, cfg, vary, opts)
     opts["group"] = manifest["group"]        # a resumed study keeps its groups
     identity = {k: manifest.get(k) for k in ("config", "vary", "check_population", "group")}
-    store = ItemStore(out / "draws", hashes=config_hash(identity, "validity-draw"), kind="validity-draw")
+    store = ItemStore(out / "draws", hashes=config_hash(identity, "validity-draw"), kind="validity-draw", own_key=_own_key)
     t0 = time.perf_counter()
     _compute(run_cfg, vary, opts, store, draws, progress)
     records = store.load([_key(i) for i in range(draws)])

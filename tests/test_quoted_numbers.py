@@ -33,6 +33,8 @@ V200 = "docs/validity-mnist1d-200/validity.json"
 QUICK = "docs/reproduce-mnist1d-quick/claims.json"
 FULL = "docs/reproduce-mnist1d/claims.json"
 DEMO = "depthcert/configs/demo_validity.json"
+RUN1D = "docs/run-mnist1d-converged/result.json"
+RUN1D_TIME = "docs/run-mnist1d-converged/time.json"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,6 +89,11 @@ def minutes0(v: float) -> str:
 
 def minutes1(v: float) -> str:
     return f"{v / 60:.1f}"
+
+
+def short_e2(v: float) -> str:
+    m, e = f"{v:.2e}".split("e")
+    return f"{m}e{int(e)}"
 
 
 def short_e(v: float) -> str:
@@ -325,6 +332,68 @@ QUOTES: tuple[Quote, ...] = (
                                           None, ", ", None, "], whole state ", None, " [", None, ", ", None, "] over 24 cells"),
           FULL, tuple((*conv("covariance_near_diagonal", c), *k) for c in ("per channel", "position-summed", "whole state")
                       for k in (("estimate",), ("interval", 0), ("interval", 1))), "{:.3f}"),
+    # --- the converged MNIST-1D run (docs/run-mnist1d-converged): README (e), RESULTS, the stored README
+    Quote("README.md", _t("| **certified** (by ", None, ": ", None, "% of the block's realised gain) |"), RUN1D,
+          (("routes", "localised_train_linearised_bernstein", "improvement"),
+           ("routes", "localised_train_linearised_bernstein", "improvement_over_gain")), (short_e2, pct1)),
+    Quote("README.md", _t("| certified (by ", None, ") |"), RUN1D, (("routes", "heldout_paired", "improvement"),), short_e2),
+    Quote("README.md", _t("| not certified (`2 eps_M` = ", None, ") |"), RUN1D, (("eps_M", lambda v: 2 * v),), "{:.3g}"),
+    Quote("README.md", _t("(**Choice**): bound ", None, " < `L_test_old` ", None, " (a train-and-test route"), RUN1D,
+          (("routes", "localised_train_linearised_bernstein", "bound"), ("L_test_old",)), "{:.6g}"),
+    Quote("README.md", _t("It certifies an improvement of ", None, " at the cap `nu` = ", None, " (training gain ", None, "), ",
+                          None, "% of the ", None, " that the trained block realises on `T`"), RUN1D,
+          (("routes", "localised_train_linearised_bernstein", "improvement"), ("localised", "class", "nu"),
+           ("localised", "inputs", "delta_train"), ("routes", "localised_train_linearised_bernstein", "improvement_over_gain"),
+           ("routes", "localised_train_linearised_bernstein", "realised_gain")), (short_e2, "{:.3g}", short_e2, pct1, short_e2)),
+    Quote("README.md", _t("`depthcert run --config examples/mnist1d_converged.toml --out DIR` (", None, " min wall on 2 cores"),
+          RUN1D_TIME, (("wall_s",),), minutes1),
+    Quote("docs/run-mnist1d-converged/README.md", _t("It ran in ", None, " min wall ("), RUN1D_TIME, (("wall_s",),), minutes1),
+    Quote("docs/run-mnist1d-converged/README.md", _t("min wall (", None, " s of the run's own timings"), RUN1D,
+          (("timings", "total_s"),), "{:.0f}"),
+    Quote("docs/run-mnist1d-converged/README.md", _t("(`/usr/bin/time`: ", None, " s user CPU, ", None, " GB peak memory)"),
+          RUN1D_TIME, (("user_cpu_s",), ("max_rss_kb",)), ("{:.0f}", lambda v: f"{v / 1e6:.2f}")),
+    Quote("docs/RESULTS.md", _t("(`log W = ", None, "` against `", None, "`), `n_needed_improvable = ", None, "`. The route fixed "
+                                "before the data, `localised_train_linearised_bernstein`, certifies at `M = 2e5`: **`M_needed` = ",
+                                None, ", ratio ", None, "**"), RUN1D,
+          (("localised", "gap", "scan", "log_wealth"), ("localised", "gap", "scan", "threshold"),
+           ("localised", "gap", "n_needed_improvable"), ("localised", "use", "M_needed"), ("localised", "use", "M_needed_ratio")),
+          ("{:.1f}", "{:.1f}", "{}", "{:.0f}", "{:.1f}")),
+    Quote("docs/RESULTS.md", _t("`localised_train_sure_bernstein` would need `M_needed` = ", None, " (ratio ", None,
+                                "); the two Hoeffding routes `None` (their `M`-free `t_T(d_new)` = ", None, " and ", None,
+                                " on `T` exceed the gains held at their measured values, ", None, ")"), RUN1D,
+          (("localised", "gap", "routes", "localised_train_sure_bernstein", "M_needed"),
+           ("localised", "gap", "routes", "localised_train_sure_bernstein", "ratio"),
+           ("localised", "gap", "routes", "localised_train_sure_hoeffding", "reason", re.compile(r"t_T_d = ([\d.e-]+)")),
+           ("localised", "gap", "routes", "localised_train_linearised_hoeffding", "reason", re.compile(r"t_T_d = ([\d.e-]+)")),
+           ("localised", "inputs", "delta_train")), ("{:.0f}", "{:.0f}", "{:.3g}", "{:.3g}", "{:.3g}")),
+    Quote("docs/RESULTS.md", _t("| cap `nu` (fixed on the signal sample) | ", None, " | | gain `Delta_train = R_S(f_old) - R_S(f_new)` | ",
+                                None, " | | `U_S` (`E_U`, on `S` with constants fixed before `S`) | ", None,
+                                " | | `t_T(d_new)` (Bernstein on `T`: reads `T`'s variance) | ", None,
+                                " | | bound on `L_test(f_new)` vs `L_test(f_old)` = ", None, " | ", None, ": **certified by ", None,
+                                "** | | observed `L_test` of the projected `f_new` the route certifies | ", None,
+                                " | | realised gain of the trained block on `T` (`L_T_old - L_T_new`) | ", None,
+                                " | | certified improvement / realised gain | **", None, "%** | | `heldout_paired` (on `T`, after `T` "
+                                "is spent) | certified by ", None, " (", None, "% of the realised gain) | | Paper A's population / "
+                                "direct routes | not certified (`2 eps_M` = ", None, ") |"), RUN1D,
+          (("localised", "class", "nu"), ("localised", "inputs", "delta_train"),
+           ("routes", "localised_train_linearised_bernstein", "values", "U_S"),
+           ("routes", "localised_train_linearised_bernstein", "values", "t_T_d"), ("L_test_old",),
+           ("routes", "localised_train_linearised_bernstein", "bound"),
+           ("routes", "localised_train_linearised_bernstein", "improvement"),
+           ("routes", "localised_train_linearised_bernstein", "observed"),
+           ("routes", "localised_train_linearised_bernstein", "realised_gain"),
+           ("routes", "localised_train_linearised_bernstein", "improvement_over_gain"),
+           ("routes", "heldout_paired", "improvement"), ("routes", "heldout_paired", "improvement_over_gain"),
+           ("eps_M", lambda v: 2 * v)),
+          ("{:.3g}", short_e2, short_e2, short_e2, "{:.6g}", "{:.6g}", short_e2, "{:.6g}", short_e2, pct1, short_e2, pct1,
+           "{:.3g}")),
+    Quote("docs/RESULTS.md", _t("its Hoeffding twin `localised_train_linearised_hoeffding`, which reads only `T`'s size and the sure "
+                                "range, does not certify (bound ", None, ")"), RUN1D,
+          (("routes", "localised_train_linearised_hoeffding", "bound"),), "{:.6g}"),
+    Quote("docs/RESULTS.md", _t("The certified step is ", None, "% of the loss and ", None, "% of what the trained block realises"),
+          RUN1D, (("routes", "localised_train_linearised_bernstein", "improvement_over_loss", lambda v: 100 * v),
+                  ("routes", "localised_train_linearised_bernstein", "improvement_over_gain")), ("{:.3g}", pct1)),
+
 )
 
 

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping
 from plumbing.validation import InputError
 
 __all__ = ["atomic_write", "atomic_write_json", "atomic_write_text", "check_output_paths", "check_writable_dir", "dumps",
+           "package_version",
            "path_kind", "to_plain", "to_toml", "versions"]
 
 
@@ -152,9 +153,23 @@ def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
     return atomic_write_text(path, dumps(obj, indent=2, sort_keys=False) + "\n")
 
 
+def package_version() -> str:
+    """depthcert's installed version, from the package metadata (plumbing imports nothing above it).
+
+    ``"0+unknown"`` when the package is not installed (a bare source tree on ``PYTHONPATH``);
+    ``tests/test_layers.py`` checks that it equals ``depthcert.__version__`` where it is installed.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("depthcert")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
 def versions() -> dict[str, str]:
     """Versions of Python and the numerical packages, for result files."""
-    out = {"python": platform.python_version(), "depthcert": __import__("depthcert").__version__}
+    out = {"python": platform.python_version(), "depthcert": package_version()}
     for name in ("numpy", "sympy", "scipy", "torch", "z3"):
         try:
             mod = __import__(name)

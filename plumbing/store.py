@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from plumbing.io import atomic_write_text, dumps
+from plumbing.io import atomic_write_text, dumps, package_version
 from plumbing.validation import InputError
 
 __all__ = ["FORMAT", "INTEGRITY", "ItemStore", "MixedRecordsError", "StoredFileError", "config_hash",
@@ -69,7 +69,7 @@ def record_hash(record: Any) -> str | None:
 
 
 def _version() -> str:
-    return __import__("depthcert").__version__   # the package above plumbing, read at call time only
+    return package_version()   # from the package metadata: plumbing imports nothing above it
 
 
 def stamp(record: Mapping, digest: str, kind: str | None) -> dict:

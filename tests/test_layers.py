@@ -25,12 +25,32 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path, module: str) -> list[tuple[str, str | None]]:
-    """``(imported module, imported name or None)`` for every import statement in the file."""
+#: Calls that import the module their first argument names: ``__import__("x")``, ``importlib.import_module("x")``,
+#: ``import_module("x")``. A literal name counts as an import statement would; a computed one cannot be read here.
+DYNAMIC = {"__import__", "import_module"}
+
+
+def _dynamic_import(node: ast.AST) -> str | None:
+    """The module a call like ``__import__("depthcert")`` imports (a string literal), else None."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return None
+    f = node.func
+    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+    arg = node.args[0]
+    if name in DYNAMIC and isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value
+    return None
+
+
+def _imports(path: Path, module: str, text: str | None = None) -> list[tuple[str, str | None]]:
+    """``(imported module, imported name or None)`` for every import statement in the file, and for every
+    ``__import__`` / ``importlib.import_module`` call with a literal module name."""
     out = []
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8") if text is None else text)):
+        if (dyn := _dynamic_import(node)) is not None:
+            out.append((dyn, None))
+        elif isinstance(node, ast.Import):
             out += [(a.name, None) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
@@ -136,6 +156,26 @@ def test_studies_use_each_other_only_through_public_names():
 ])
 def test_cycle_finder_rejects_a_circle(edges, cyclic):
     assert (find_cycle(edges) is not None) == cyclic
+
+
+@pytest.mark.parametrize("planted", ['__import__("depthcert")', 'importlib.import_module("depthcert.api")',
+                                     'import_module("numerics.studies.run")'])
+def test_a_planted_dynamic_import_in_plumbing_is_a_layer_violation(planted):
+    """plumbing/io.py with a dynamic import of a package above it (as it had for the version) is caught."""
+    path = ROOT / "plumbing" / "io.py"
+    text = path.read_text(encoding="utf-8") + f"\n\ndef _planted():\n    return {planted}\n"
+    graph = import_graph()
+    assert layer_violations(graph) == []
+    graph["plumbing.io"] = _imports(path, "plumbing.io", text)
+    assert any(v.startswith("plumbing.io imports ") for v in layer_violations(graph))
+
+
+def test_plumbing_reads_the_version_from_the_metadata():
+    """The version plumbing stamps on records is depthcert's own, without importing it."""
+    import depthcert
+    from plumbing.io import package_version
+
+    assert package_version() == depthcert.__version__
 
 
 def test_checkers_reject_bad_graphs():

@@ -24,10 +24,10 @@ def test_hash_depends_on_config_kind_and_format_not_on_key_order():
 
 
 def test_hash_depends_on_the_package_version(monkeypatch):
-    import depthcert
+    import plumbing.store
 
     a = config_hash({"x": 1}, "k")
-    monkeypatch.setattr(depthcert, "__version__", "999.0")
+    monkeypatch.setattr(plumbing.store, "package_version", lambda: "999.0")   # the installed version, from metadata
     assert config_hash({"x": 1}, "k") != a
 
 

@@ -189,13 +189,13 @@ def _call(args, command: str, model, roles, out: Path) -> dict:
                             **common, **eps)
         if out is not None:
             rep.to_json(out / "saturation.json"), rep.plot(out / "saturation.png")
-            rep.table().to_csv(out / "sites.csv", index=False)
+            _csv(rep.table(), out / "sites.csv")
         return rep.to_dict(), rep.table()
     if command == "grow":
         g = dc.grow(model, roles["train"], roles["probe"], max_blocks=args.max_blocks, steps=args.steps,
                     seed=args.seed, trainable=getattr(args, "trainable", "new"), **common, **eps)
-        g.trajectory.to_csv(out / "trajectory.csv", index=False)
-        g.reports[-1].table().to_csv(out / "sites.csv", index=False), g.reports[-1].plot(out / "saturation.png")
+        _csv(g.trajectory, out / "trajectory.csv")
+        _csv(g.reports[-1].table(), out / "sites.csv"), g.reports[-1].plot(out / "saturation.png")
         result = {"stop": g.stop, "trajectory": json.loads(g.trajectory.to_json(orient="records"))}
         if getattr(args, "save_model", None):
             result["saved_model"] = _save_grown(g.model, Path(args.save_model))
@@ -210,10 +210,15 @@ def _call(args, command: str, model, roles, out: Path) -> dict:
     result = {"site": site, "certified": cert.certified, "route": cert.route, "bound": cert.bound,
               "routes": cert.rows, "quantities": cert.quantities, "constants": cert.constants, "notes": cert.notes}
     if out is not None:
-        cert.table().to_csv(out / "routes.csv", index=False)
+        _csv(cert.table(), out / "routes.csv")
         atomic_write_text(out / "certify.json", json.dumps(result, indent=1, default=str))
     return result, cert.table()[["route", "certified", "bound", "failure_probability", "S_only", "improvement",
                                  "improvement_over_gain", "missing"]]
+
+
+def _csv(table, path: Path) -> Path:
+    """``table`` as CSV at ``path``, atomically (a full disk leaves the previous file: plumbing.io.WriteFailed)."""
+    return atomic_write(path, lambda tmp: table.to_csv(tmp, index=False))
 
 
 def _save_grown(model, path: Path) -> str:

@@ -65,7 +65,9 @@ exit status (every command):
      carried out (run, demo)
   2  bad input: one line on stderr naming the option or config key, the allowed
      values and the value given; also a results folder another depthcert process
-     is writing, or stored results that are corrupt or made by another config
+     is writing, or stored results that are corrupt or made by another config, or a
+     file that could not be written (disk full, a file-size limit: the previous file
+     is intact, the partial one removed)
   130, 143  interrupted (Ctrl-C, SIGTERM): one line says how much is stored; the
      same command again continues from there"""
 

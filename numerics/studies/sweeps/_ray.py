@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 from plumbing.validation import InputError
 from numerics.studies.sweeps._spec import Cell
 
-__all__ = ["execute_ray", "import_ray"]
+__all__ = ["check_address", "execute_ray", "import_ray"]
 
 RAY_INSTALL = 'pip install "depthcert[ray]"'
 
@@ -28,12 +28,36 @@ def import_ray():
     return ray
 
 
+#: The forms of a Ray address this backend accepts (**Choice**: those ``ray.init(address=...)`` documents).
+ADDRESS_FORMS = "'auto', 'local', HOST:PORT or ray://HOST:PORT (PORT in 1..65535)"
+
+
+def check_address(address: str | None, key: str = "address") -> None:
+    """Refuse, before any work, a Ray address of none of the forms :data:`ADDRESS_FORMS` (``None``: start a local one).
+
+    Raises:
+        InputError: naming ``key``, the forms allowed and the value.
+    """
+    import re
+
+    if address is None or address in ("auto", "local"):
+        return
+    m = re.fullmatch(r"(?:ray://)?(?:[A-Za-z0-9](?:[A-Za-z0-9._-]{0,252})|\[[0-9A-Fa-f:.]+\]):([0-9]{1,5})", str(address))
+    if m is None or not 1 <= int(m.group(1)) <= 65535:
+        raise InputError(key, ADDRESS_FORMS, address)
+
+
 def _init(ray, address: str | None, threads: int) -> bool:
     """Connect (``address``) or start a local instance; True if we started it (and must stop it)."""
     if ray.is_initialized():
         return False
     if address:
-        ray.init(address=address, log_to_driver=False)
+        check_address(address)
+        try:
+            ray.init(address=address, log_to_driver=False)
+        except (ValueError, ConnectionError) as exc:     # ray's own refusal, in one line
+            raise InputError("address", f"the address of a running Ray cluster ({ADDRESS_FORMS})",
+                             f"{address} ({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''})") from None
         return True
     from numerics.studies.sweeps._worker import available_cores
 

@@ -94,6 +94,6 @@ def check_per_sample(values, n: int, loss, first: int | None = None) -> torch.Te
     if not bool(finite.all()):
         i = int((~finite).nonzero()[0, 0])
         at = f"sample {first + i}" if first is not None else f"sample {i} of a batch of {n}"
-        raise ValueError(f"loss {name!r} returned {float(values[i])} at {at}, must be finite "
+        raise ValueError(f"loss {name!r} returned {float(values.detach()[i])} at {at}, must be finite "
                          "(a NaN or inf loss is refused, never averaged into the scan's statistics).")
     return values

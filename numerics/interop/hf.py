@@ -6,6 +6,7 @@ Attention runs in the "eager" implementation so that curvature (double backward)
 """
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import torch
@@ -42,7 +43,7 @@ class HFCausalLM(nn.Module):
         try:
             self.model = AutoModelForCausalLM.from_pretrained(str(path), attn_implementation="eager", dtype=dtype,
                                                               local_files_only=True)
-        except (OSError, ValueError, RuntimeError, KeyError, TypeError) as exc:   # no weights, refused or corrupt ones
+        except (OSError, ValueError, RuntimeError, KeyError, TypeError, pickle.UnpicklingError) as exc:   # no weights, refused or corrupt ones
             text = str(exc).strip().splitlines()
             raise InputError(key, "a local Hugging Face causal-LM folder with config.json and its weights "
                              "(model.safetensors, or pytorch_model.bin that loads with weights_only=True)",

@@ -52,12 +52,12 @@ EPILOG = epilog(
 
 
 def run(args: argparse.Namespace) -> int:
+    from plumbing.validation import check_ray_address
+
+    check_ray_address(args.address, "--address")     # before any work (and whatever the backend; no torch imported yet)
     from depthcert._io import dumps
     from numerics.studies.sweeps import load_sweep, sweep
 
-    from numerics.studies.sweeps._ray import check_address
-
-    check_address(args.address, "--address")     # before any work (and whatever the backend)
     spec = load_sweep(args.config)
     outcome = sweep(spec, args.out, backend=args.backend, workers=args.workers, threads=args.threads,
                     address=args.address, progress=not args.no_progress)

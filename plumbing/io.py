@@ -67,6 +67,18 @@ def _full(exc: BaseException) -> bool:
     return isinstance(exc, RuntimeError) and "write" in str(exc).lower() and "fail" in str(exc).lower()
 
 
+def _mode(path: Path, existed: bool) -> int:
+    """The permission bits of the file replaced, or of a new file under the process's umask."""
+    if existed:
+        try:
+            return os.stat(path).st_mode & 0o7777
+        except OSError:
+            pass
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
     """Write ``path`` atomically: ``write(tmp)`` fills a temp file in the same folder, which is
     then flushed to disk and renamed over ``path``; on any failure the temp file is removed and
@@ -82,6 +94,7 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         os.close(fd)
+        os.chmod(tmp, _mode(path, existed))      # the mode a plain open() would give, not mkstemp's 0600
         write(tmp)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from plumbing.validation import InputError
+from plumbing.validation import RAY_ADDRESS_FORMS as ADDRESS_FORMS, InputError
+from plumbing.validation import check_ray_address as check_address
 from numerics.studies.sweeps._spec import Cell
 
 __all__ = ["check_address", "execute_ray", "import_ray"]
@@ -26,25 +27,6 @@ def import_ray():
     except ImportError:
         raise InputError("--backend", f"'local', or 'ray' once Ray is installed ({RAY_INSTALL})", "ray") from None
     return ray
-
-
-#: The forms of a Ray address this backend accepts (**Choice**: those ``ray.init(address=...)`` documents).
-ADDRESS_FORMS = "'auto', 'local', HOST:PORT or ray://HOST:PORT (PORT in 1..65535)"
-
-
-def check_address(address: str | None, key: str = "address") -> None:
-    """Refuse, before any work, a Ray address of none of the forms :data:`ADDRESS_FORMS` (``None``: start a local one).
-
-    Raises:
-        InputError: naming ``key``, the forms allowed and the value.
-    """
-    import re
-
-    if address is None or address in ("auto", "local"):
-        return
-    m = re.fullmatch(r"(?:ray://)?(?:[A-Za-z0-9](?:[A-Za-z0-9._-]{0,252})|\[[0-9A-Fa-f:.]+\]):([0-9]{1,5})", str(address))
-    if m is None or not 1 <= int(m.group(1)) <= 65535:
-        raise InputError(key, ADDRESS_FORMS, address)
 
 
 def _init(ray, address: str | None, threads: int) -> bool:

@@ -52,6 +52,9 @@ EPILOG = epilog(
 
 
 def run(args: argparse.Namespace) -> int:
+    from plumbing.validation import check_ray_address
+
+    check_ray_address(args.address, "--address")     # before any work (and whatever the backend; no torch imported yet)
     from depthcert._io import dumps
     from numerics.studies.sweeps import load_sweep, sweep
 

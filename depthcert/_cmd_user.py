@@ -10,7 +10,10 @@ answer (``--json``: one JSON object); with ``--out DIR`` writes ``DIR/<command>.
 ``DIR/sites.csv`` (``certify``: ``DIR/routes.csv``), without it no file (``grow``: ``./grow_out/``).
 The model is used as the factory returns it: batch norm in train mode is refused, as by the API
 (``model.eval()`` in the factory makes it the affine map of its running statistics). Bad input:
-exit 2 with one line.
+exit 2 with one line. An exception raised by the user's own code -- the factory, the data function,
+the model's ``forward`` -- is reported as theirs: ``your factory raised KeyError at FILE.py:LINE:
+message`` (:class:`UserCodeError`), without depthcert's stack; any other failure of the API on the
+user's model and data is one line naming ``--model`` / ``--data`` and the error.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ from pathlib import Path
 from depthcert.errors import InputError
 from plumbing.io import atomic_write, atomic_write_text
 
-__all__ = ["ROLES", "add_user_arguments", "load_object", "run_user"]
+__all__ = ["ROLES", "UserCodeError", "add_user_arguments", "call_user", "load_object", "run_user"]
 
 ROLES = {"saturation": ("probe",), "grow": ("train", "probe"), "certify": ("signal", "S", "T")}
 
@@ -108,10 +111,47 @@ def load_object(spec: str, arg: str):
     return getattr(module, name)
 
 
+class UserCodeError(InputError):
+    """The user's own code raised: ``ARG: your WHAT raised TYPE at FILE:LINE: message`` (exit 2)."""
+
+    def __init__(self, arg: str, what: str, exc: BaseException, where: str):
+        self.key, self.allowed, self.value = arg, f"a {what} that runs", f"{type(exc).__name__} at {where}"
+        text = str(exc).strip().splitlines()
+        ValueError.__init__(self, f"{arg}: your {what} raised {type(exc).__name__} at {where}: "
+                                  f"{text[0][:300] if text else type(exc).__name__}")
+
+
+def _user_frame(exc: BaseException, files) -> str | None:
+    """``file:line`` of the innermost frame of ``exc``'s traceback in one of the user's ``files`` (None: none)."""
+    import os
+    import traceback
+
+    mine = {os.path.realpath(f) for f in files if f}
+    try:
+        frames = traceback.extract_tb(exc.__traceback__)
+    except RecursionError:      # pragma: no cover - extract_tb is iterative
+        return None
+    inner = [f for f in frames if os.path.realpath(f.filename) in mine]
+    return f"{inner[-1].filename}:{inner[-1].lineno}" if inner else None
+
+
+def call_user(fn, arg: str, what: str):
+    """``fn()``, the user's factory or data function given as ``arg FILE.py:name``.
+
+    Raises:
+        UserCodeError: ``fn`` raised (any ``Exception``, RecursionError included): the type, file and line, the message.
+    """
+    try:
+        return fn()
+    except Exception as exc:   # noqa: BLE001 -- the user's code: theirs, in one line
+        where = _user_frame(exc, [getattr(getattr(fn, "__code__", None), "co_filename", None)])
+        raise UserCodeError(arg, what, exc, where or "its call") from None
+
+
 def _model(args):
     import torch
 
-    model = load_object(args.model, "--model")()
+    model = call_user(load_object(args.model, "--model"), "--model", "factory")
     if not isinstance(model, torch.nn.Module):
         raise InputError("--model", "a factory returning a torch.nn.Module", type(model).__name__)
     if args.weights:
@@ -130,7 +170,7 @@ def _model(args):
 
 
 def _roles(args, command: str) -> dict:
-    roles = load_object(args.data, "--data")()
+    roles = call_user(load_object(args.data, "--data"), "--data", "data function")
     need = ROLES[command]
     if not isinstance(roles, dict) or any(k not in roles for k in need):
         got = sorted(roles) if isinstance(roles, dict) else type(roles).__name__
@@ -149,13 +189,13 @@ def _call(args, command: str, model, roles, out: Path) -> dict:
                             **common, **eps)
         if out is not None:
             rep.to_json(out / "saturation.json"), rep.plot(out / "saturation.png")
-            rep.table().to_csv(out / "sites.csv", index=False)
+            _csv(rep.table(), out / "sites.csv")
         return rep.to_dict(), rep.table()
     if command == "grow":
         g = dc.grow(model, roles["train"], roles["probe"], max_blocks=args.max_blocks, steps=args.steps,
                     seed=args.seed, trainable=getattr(args, "trainable", "new"), **common, **eps)
-        g.trajectory.to_csv(out / "trajectory.csv", index=False)
-        g.reports[-1].table().to_csv(out / "sites.csv", index=False), g.reports[-1].plot(out / "saturation.png")
+        _csv(g.trajectory, out / "trajectory.csv")
+        _csv(g.reports[-1].table(), out / "sites.csv"), g.reports[-1].plot(out / "saturation.png")
         result = {"stop": g.stop, "trajectory": json.loads(g.trajectory.to_json(orient="records"))}
         if getattr(args, "save_model", None):
             result["saved_model"] = _save_grown(g.model, Path(args.save_model))
@@ -170,10 +210,15 @@ def _call(args, command: str, model, roles, out: Path) -> dict:
     result = {"site": site, "certified": cert.certified, "route": cert.route, "bound": cert.bound,
               "routes": cert.rows, "quantities": cert.quantities, "constants": cert.constants, "notes": cert.notes}
     if out is not None:
-        cert.table().to_csv(out / "routes.csv", index=False)
+        _csv(cert.table(), out / "routes.csv")
         atomic_write_text(out / "certify.json", json.dumps(result, indent=1, default=str))
     return result, cert.table()[["route", "certified", "bound", "failure_probability", "S_only", "improvement",
                                  "improvement_over_gain", "missing"]]
+
+
+def _csv(table, path: Path) -> Path:
+    """``table`` as CSV at ``path``, atomically (a full disk leaves the previous file: plumbing.io.WriteFailed)."""
+    return atomic_write(path, lambda tmp: table.to_csv(tmp, index=False))
 
 
 def _save_grown(model, path: Path) -> str:
@@ -201,8 +246,27 @@ def run_user(args: argparse.Namespace, command: str) -> int:
         raise
     except (ValueError, TypeError, OSError) as exc:   # the API names the argument and the value
         raise _OneLine(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    except Exception as exc:   # noqa: BLE001 -- raised by the user's model (its forward), or torch on their data
+        raise _from_user(args, exc) from None
     print(json.dumps(result, default=str) if args.json else _summary(command, result, out, rows))
     return 0
+
+
+def _from_user(args, exc: Exception) -> InputError:
+    """The one line for an exception the API raised running the user's model on their data."""
+    files = {"--model": _path_of(args.model), "--data": _path_of(args.data)}
+    for arg, what in (("--model", "model"), ("--data", "data")):
+        where = _user_frame(exc, [files[arg]])
+        if where is not None:
+            return UserCodeError(arg, what, exc, where)
+    text = str(exc).strip().splitlines()
+    return _OneLine(f"--model {args.model} with --data {args.data}: a network that runs on the data as given, got "
+                    f"{type(exc).__name__}: {text[0][:300] if text else ''}")
+
+
+def _path_of(spec: str | None) -> str | None:
+    path, sep, _ = (spec or "").rpartition(":")
+    return path if sep else None
 
 
 class _OneLine(InputError):

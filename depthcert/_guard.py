@@ -5,7 +5,8 @@ Every command that writes a folder (:data:`LOCKED`: ``--out``; ``plot``'s defaul
 (:class:`plumbing.lock.FolderLock`) while it runs: a second writer exits 2 naming the
 first. Before any work, :func:`check_outputs` refuses an output path that is one of the
 command's inputs, a directory, a device or FIFO, or the path of another of its outputs
-(:func:`plumbing.io.check_output_paths`). SIGINT and SIGTERM stop any command with one
+(:func:`plumbing.io.check_output_paths`), and a figure path in a format matplotlib cannot
+write (``bounds --plot x.toml``). SIGINT and SIGTERM stop any command with one
 line on stderr, ``interrupted; N cells stored; re-run to continue`` (exit 130 / 143, never
 a traceback): every finished item is already stored atomically, so the work done is intact
 and a re-run resumes it.
@@ -73,7 +74,7 @@ def check_outputs(args, epilog: str = "") -> None:
     Raises:
         InputError: the option, what is allowed and the path.
     """
-    from plumbing.figures import figure_path
+    from plumbing.figures import check_figure_format
     from plumbing.io import check_output_paths, path_kind
 
     inputs = [("--config", getattr(args, "config", None)), ("--weights", getattr(args, "weights", None)),
@@ -83,7 +84,7 @@ def check_outputs(args, epilog: str = "") -> None:
     for flag, attr in (("--plot", "plot"), ("--plot-terms", "plot_terms")):   # bounds: figures (no suffix: .png)
         path = getattr(args, attr, None)
         raw = path is None or path_kind(path, flag) in ("dir", "other")   # a folder or a device: refused as named
-        outputs += [(flag, path if raw else figure_path(path))]
+        outputs += [(flag, path if raw else check_figure_format(path, flag))]   # a format matplotlib cannot write: refused
     outputs += [("--save-model", getattr(args, "save_model", None))]
     folder = out_folder(args)
     if folder is not None and args.command in LOCKED:

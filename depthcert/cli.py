@@ -9,11 +9,18 @@ command answers, its inputs, the files it writes, an example and the exit status
 Exit codes: 0 success, 1 a negative answer (e.g. a chain that is not entailed), 2 bad
 input (one line naming the key, the allowed range and the value; never a traceback),
 130 / 143 interrupted by SIGINT / SIGTERM (one line: what is stored; :mod:`depthcert._guard`).
+Any other exception ends in one line too (its type, message and where it was raised; exit 1, as
+Python's own exit on an uncaught exception; ``DEPTHCERT_TRACEBACK=1`` prints the traceback instead).
+Output works on any locale: where stdout or stderr cannot encode a character (``LANG=C``, a pipe
+with ``PYTHONIOENCODING=ascii``), it is written in ASCII (``±`` as ``+/-``, ``—`` as ``--``,
+``→`` as ``->``; :func:`any_locale`).
 """
 from __future__ import annotations
 
 import argparse
+import codecs
 import importlib
+import os
 import sys
 
 from depthcert import __version__
@@ -58,9 +65,57 @@ exit status (every command):
      carried out (run, demo)
   2  bad input: one line on stderr naming the option or config key, the allowed
      values and the value given; also a results folder another depthcert process
-     is writing, or stored results that are corrupt or made by another config
+     is writing, or stored results that are corrupt or made by another config, or a
+     file that could not be written (disk full, a file-size limit: the previous file
+     is intact, the partial one removed)
   130, 143  interrupted (Ctrl-C, SIGTERM): one line says how much is stored; the
      same command again continues from there"""
+
+
+#: ASCII for the non-ASCII characters depthcert's own output uses (**Choice**); others become ``\\uXXXX``.
+ASCII = {"±": "+/-", "—": "--", "–": "-", "→": "->", "←": "<-", "≤": "<=", "≥": ">=", "≠": "!=", "≈": "~", "×": "x",
+         "·": ".", "…": "...", "−": "-", "∞": "inf", "√": "sqrt", "²": "^2", "³": "^3", "½": "1/2", "‖": "||",
+         "∈": " in ", "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "Δ": "Delta", "ε": "eps", "κ": "kappa",
+         "λ": "lambda", "μ": "mu", "ρ": "rho", "σ": "sigma", "Σ": "Sigma", "τ": "tau", "φ": "phi", "ϕ": "phi",
+         "“": '"', "”": '"', "‘": "'", "’": "'", "§": "S"}
+_ERRORS = "depthcert-ascii"
+
+
+def _ascii_fallback(exc: UnicodeEncodeError):
+    text = exc.object[exc.start:exc.end]
+    return "".join(ASCII.get(c, f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}") for c in text), exc.end
+
+
+codecs.register_error(_ERRORS, _ascii_fallback)
+
+
+def any_locale(*streams) -> None:
+    """Make ``streams`` (default stdout and stderr) write what their encoding cannot encode in ASCII
+    (:data:`ASCII`), instead of raising ``UnicodeEncodeError`` (``LANG=C``, ``PYTHONIOENCODING=ascii``)."""
+    for stream in streams or (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None) or "ascii"
+        try:
+            "".join(ASCII).encode(encoding)
+            continue                                  # UTF-8 and the like: unchanged
+        except (UnicodeEncodeError, LookupError):
+            pass
+        try:
+            stream.reconfigure(errors=_ERRORS)
+        except (AttributeError, ValueError, OSError):  # a stream that cannot be reconfigured: left as it is
+            pass
+
+
+def _where(exc: BaseException) -> str:
+    """``file:line`` where ``exc`` was raised (its innermost frame)."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "?"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__
 
 
 class _Parser(argparse.ArgumentParser):
@@ -89,6 +144,7 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    any_locale()
     args = build_parser(argv).parse_args(argv)
     from depthcert._guard import check_outputs, close_progress_bars, guarded, interrupted_line, out_folder
 
@@ -105,6 +161,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"depthcert {args.command}: {interrupted_line(args.command, getattr(args, 'out', None))}",
               file=sys.stderr)
         return 128 + getattr(exc, "signum", 2)
+    except Exception as exc:   # noqa: BLE001 -- never a traceback: one line, what and where (exit 1 as Python's own)
+        if os.environ.get("DEPTHCERT_TRACEBACK"):
+            raise
+        close_progress_bars()
+        print(f"depthcert {args.command}: error: {type(exc).__name__} at {_where(exc)}: {_first_line(exc)} "
+              "(not a known bad input; DEPTHCERT_TRACEBACK=1 prints the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

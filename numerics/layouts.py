@@ -92,7 +92,24 @@ def resolve_layout(layout, module: nn.Module, state_shape: Sequence[int], site: 
     if LAYOUTS[layout] != len(state_shape):
         raise ValueError(f"layout == {layout!r} at site {site!r}, must fit a state of shape "
                          f"(N, {', '.join(map(str, state_shape))}) (a {LAYOUTS[layout] + 1}-axis layout).")
+    _check_declared(layout, module, tuple(state_shape), site)
     return layout
+
+
+def _check_declared(layout: str, module: nn.Module, shape: tuple, site: str) -> None:
+    """Refuse a declared layout the module at the site contradicts: channels-first (``NCL``, ``NCHW``) where the
+    state's last axis is a feature count of the module and its first axis no channel count, or channels-last
+    (``NLD``, ``NHWC``) where the reverse holds -- the evidence :func:`infer_layout` reads, decisive either way."""
+    if len(shape) < 2:
+        return
+    first, last = _channels(module)
+    cf, cl = shape[0] in first, shape[-1] in last
+    channels_first = layout in ("NCL", "NCHW")
+    if (channels_first and cl and not cf) or (not channels_first and cf and not cl):
+        other = "channels-last (NLD / NHWC)" if channels_first else "channels-first (NCL / NCHW)"
+        raise ValueError(f"layout == {layout!r} at site {site!r} with state (N, {', '.join(map(str, shape))}), "
+                         f"must agree with the module there, which reads the state {other} (channel counts "
+                         f"{sorted(first)}, feature counts {sorted(last)}); declare the layout the module uses.")
 
 
 def positions(layout: str, state_shape: Sequence[int]) -> tuple[int, int]:

@@ -5,6 +5,7 @@ It lives in :mod:`plumbing`, below :mod:`bounds` (no torch, no matplotlib at imp
 """
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -15,7 +16,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from plumbing.validation import InputError
 
-__all__ = ["atomic_write", "atomic_write_json", "atomic_write_text", "check_output_paths", "check_writable_dir", "dumps",
+__all__ = ["WriteFailed", "atomic_write", "atomic_write_json", "atomic_write_text", "check_output_paths", "check_writable_dir", "dumps",
            "package_version",
            "path_kind", "to_plain", "to_toml", "versions"]
 
@@ -38,22 +39,72 @@ def dumps(obj: Any, **kw) -> str:
     return json.dumps(_jsonable(obj), allow_nan=False, **kw)
 
 
+#: The errors of a full disk, a quota or a file-size limit (``RLIMIT_FSIZE``: EFBIG).
+FULL = frozenset(e for e in (errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", None)) if e is not None)
+
+
+class WriteFailed(OSError, InputError):
+    """A file could not be written (disk full, quota, file-size limit): which file, why, and that the
+    previous file is intact and the partial one removed. An :class:`OSError` (``errno`` kept) and an
+    :class:`InputError`, so that the CLI ends in one line (exit 2) and code catching ``OSError`` still does."""
+
+    def __init__(self, path: Path, exc: BaseException, existed: bool):
+        reason = getattr(exc, "strerror", None) or str(exc).strip().splitlines()[0][:200] or type(exc).__name__
+        before = "the previous file is intact" if existed else "no file was there before, none is left"
+        message = (f"{path}: could not be written ({reason}: the disk is full or a file-size limit was hit); "
+                   f"{before} and the partial file is removed; free space (or raise the limit) and re-run")
+        OSError.__init__(self, message)
+        self.errno, self.strerror, self.filename = getattr(exc, "errno", None), reason, str(path)
+        self.key, self.allowed, self.value = str(path), "a file that can be written", reason
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def _full(exc: BaseException) -> bool:
+    """``exc`` is a full disk or a file-size limit (torch.save reports one as a RuntimeError naming the write)."""
+    if isinstance(exc, OSError):
+        return exc.errno in FULL
+    return isinstance(exc, RuntimeError) and "write" in str(exc).lower() and "fail" in str(exc).lower()
+
+
+def _mode(path: Path, existed: bool) -> int:
+    """The permission bits of the file replaced, or of a new file under the process's umask."""
+    if existed:
+        try:
+            return os.stat(path).st_mode & 0o7777
+        except OSError:
+            pass
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
     """Write ``path`` atomically: ``write(tmp)`` fills a temp file in the same folder, which is
     then flushed to disk and renamed over ``path``; on any failure the temp file is removed and
-    ``path`` is left as it was."""
+    ``path`` is left as it was.
+
+    Raises:
+        WriteFailed: the disk is full or a file-size limit was hit (:data:`FULL`): the path, the reason and
+            that the previous file is intact (the partial temp file removed).
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
+    existed, tmp = path.exists(), None
     try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.close(fd)
+        os.chmod(tmp, _mode(path, existed))      # the mode a plain open() would give, not mkstemp's 0600
         write(tmp)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
+    except BaseException as exc:
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+        if _full(exc):
+            raise WriteFailed(path, exc, existed) from None
         raise
     return path
 

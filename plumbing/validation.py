@@ -11,7 +11,8 @@ import dataclasses
 import math
 from typing import Any, Mapping, Sequence
 
-__all__ = ["INT_MAX", "LEVEL", "MISSING", "InputError", "Interval", "check_integer", "check_number", "check_positive",
+__all__ = ["INT_MAX", "LEVEL", "MISSING", "RAY_ADDRESS_FORMS", "InputError", "Interval", "check_ray_address",
+           "check_integer", "check_number", "check_positive",
            "check_probability", "check_schema", "check_value", "check_values", "split_sections"]
 
 
@@ -284,3 +285,26 @@ def check_number(name: str, value, allow_zero: bool = False) -> float:
     if not ok:
         raise ValueError(f"{name} == {value!r}, must be a finite number {'>=' if allow_zero else '>'} 0.")
     return float(value)
+
+
+#: The forms of a Ray address a sweep accepts (**Choice**: those ``ray.init(address=...)`` documents).
+RAY_ADDRESS_FORMS = "'auto', 'local', HOST:PORT or ray://HOST:PORT (PORT in 1..65535)"
+
+
+def check_ray_address(address: str | None, key: str = "address") -> None:
+    """Refuse, before any work, a Ray address of none of the forms :data:`RAY_ADDRESS_FORMS` (``None``: start a local one).
+
+    Raises:
+        InputError: naming ``key``, the forms allowed and the value.
+
+    Example:
+        >>> check_ray_address("head:6379"), check_ray_address("ray://10.0.0.2:10001")
+        (None, None)
+    """
+    import re
+
+    if address is None or address in ("auto", "local"):
+        return
+    m = re.fullmatch(r"(?:ray://)?(?:[A-Za-z0-9][A-Za-z0-9._-]{0,252}|\[[0-9A-Fa-f:.]+\]):([0-9]{1,5})", str(address))
+    if m is None or not 1 <= int(m.group(1)) <= 65535:
+        raise InputError(key, RAY_ADDRESS_FORMS, address)

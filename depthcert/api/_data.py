@@ -7,7 +7,10 @@ samples in its own order (**Choice**: a fixed re-batching, so that the same samp
 same order give bitwise the same statistics whatever the source's batching), and only one
 batch (plus the remainder of one source batch) is held at a time: memory does not grow with
 the size of the data. Floating inputs are cast to the model's dtype; every tensor is moved to
-the model's device. The i.i.d. unit is the sample (THEORY §10).
+the model's device. The i.i.d. unit is the sample (THEORY §10). A NaN or an infinite value in a
+floating ``x`` or ``y`` is refused where it is read, naming the argument and the sample's index
+(:func:`check_finite`: one vectorised test per batch, on the model's device) -- never a scan whose
+statistics are NaN.
 """
 from __future__ import annotations
 
@@ -18,13 +21,28 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-__all__ = ["DataStream", "as_stream", "model_device_dtype"]
+__all__ = ["DataStream", "as_stream", "check_finite", "model_device_dtype"]
 
 
 def model_device_dtype(model: torch.nn.Module) -> tuple[torch.device, torch.dtype]:
     """The device and floating dtype of the model's first parameter (CPU/float32 if it has none)."""
     p = next(model.parameters(), None)
     return (p.device, p.dtype) if p is not None else (torch.device("cpu"), torch.float32)
+
+
+def check_finite(t: torch.Tensor, arg: str, first: int = 0) -> None:
+    """Raises ValueError naming ``arg``, the sample index (``first`` + row) and the value if the floating
+    tensor ``t`` (samples along axis 0) holds a NaN or an inf; one vectorised test, where ``t`` lives."""
+    if not (t.is_floating_point() or t.is_complex()) or t.numel() == 0:
+        return
+    finite = torch.isfinite(t)
+    if bool(finite.all()):
+        return
+    bad = (~finite).reshape(t.shape[0], -1).any(dim=1).nonzero()[:, 0]
+    i = int(bad[0])
+    value = float(t[i].reshape(-1)[~finite[i].reshape(-1)][0])
+    raise ValueError(f"{arg} == {value} at sample {first + i} ({bad.numel()} of the {t.shape[0]} samples read there "
+                     "hold NaN or inf), must be finite: depthcert refuses NaN and inf in data (clean or drop them).")
 
 
 def _tensor(v, arg: str) -> torch.Tensor:
@@ -73,12 +91,14 @@ class DataStream:
     def __len__(self) -> int:
         return self.stop - self.start
 
-    def _move(self, x, y):
+    def _move(self, x, y, first: int):
         x = x.to(self.device, self.dtype if x.is_floating_point() else x.dtype)
-        return x, y.to(self.device, self.dtype if y.is_floating_point() else y.dtype)
+        y = y.to(self.device, self.dtype if y.is_floating_point() else y.dtype)
+        check_finite(x, f"{self.arg} x", first), check_finite(y, f"{self.arg} y", first)
+        return x, y
 
     def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        pending, held, seen = [], 0, 0
+        pending, held, seen, first = [], 0, 0, self.start
         for bx, by in self._source():
             lo, hi = max(self.start - seen, 0), min(self.stop - seen, bx.shape[0])
             seen += bx.shape[0]
@@ -87,11 +107,12 @@ class DataStream:
                 held += hi - lo
             while held >= self.batch_size:
                 held -= self.batch_size
-                yield self._move(*_pop(pending, self.batch_size))
+                yield self._move(*_pop(pending, self.batch_size), first)
+                first += self.batch_size
             if seen >= self.stop:
                 break
         if held:
-            yield self._move(*_pop(pending, held))
+            yield self._move(*_pop(pending, held), first)
 
     def take(self, k: int) -> tuple[torch.Tensor, torch.Tensor]:
         """The first ``k`` samples, concatenated (for the small curvature and example samples)."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any
 
@@ -176,11 +175,9 @@ class SaturationReport:
 
     def to_json(self, path) -> Path:
         """Write :meth:`to_dict` to ``path`` (atomically) and return it."""
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=1, default=str))
-        os.replace(tmp, path)
-        return path
+        from plumbing.io import atomic_write_text
+
+        return atomic_write_text(Path(path), json.dumps(self.to_dict(), indent=1, default=str))
 
     def plot(self, path) -> Path:
         """Per site: predicted, certified and upper-bound gains (log scale) against ``eps``."""

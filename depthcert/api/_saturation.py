@@ -21,11 +21,23 @@ DEFAULT_FAMILIES = ("linear", "affine", "readout")
 
 
 def check_model(model) -> nn.Module:
-    """Raises TypeError unless ``model`` is an ``nn.Module`` with parameters."""
+    """Raises TypeError unless ``model`` is an ``nn.Module`` with parameters, ValueError if one of its floating
+    parameters or buffers holds a NaN or an inf (named; one vectorised test per tensor, one sync in all)."""
+    import torch
+
     if not isinstance(model, nn.Module):
         raise TypeError(f"model is a {type(model).__name__}, must be a torch.nn.Module.")
     if next(model.parameters(), None) is None:
         raise ValueError("model has no parameters, must have at least one (its device and dtype are read from them).")
+    named = [(n, t) for n, t in [*model.named_parameters(), *model.named_buffers()] if t.is_floating_point() and t.numel()]
+    with torch.no_grad():
+        finite = torch.stack([torch.isfinite(t).all().to(named[0][1].device) for _, t in named]) if named else None
+    if finite is not None and not bool(finite.all()):
+        name, t = named[int((~finite).nonzero()[0, 0])]
+        bad = ~torch.isfinite(t.detach())
+        where = tuple(int(v) for v in bad.nonzero()[0])
+        raise ValueError(f"model's {name}{list(where)} == {float(t.detach()[where])}, must be finite: depthcert "
+                         f"refuses a network with NaN or inf weights ({int(bad.sum())} of {t.numel()} entries of {name}).")
     return model
 
 
@@ -212,6 +224,9 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
     loss_fn = as_loss(loss, output)
     probe, curv, curv_note = _split(data, curvature_data, model, batch_size, curvature_n, n_chunks)
     step, gain = split_curvature(curv)
+    if isinstance(families, str) or not len(list(families)):
+        raise ValueError(f"families == {families!r}, must be a non-empty sequence of family names (e.g. "
+                         f"{list(DEFAULT_FAMILIES[2:])}): the block families scanned besides linear and affine.")
     fams = list(dict.fromkeys(["linear", "affine", *families]))
     blocks = site_blocks(model, sites, layout, curv[0][:2], fams, width, seed)   # refuses batch-norm in train mode
     accs, records, model_v, ins = _scan(model, probe, blocks, loss_fn, n_chunks, (step, gain), level, eps, list(families), seed)

@@ -89,9 +89,11 @@ def accumulate(model: nn.Module, stream: DataStream, blocks: Mapping[str, Protoc
     device, _ = model_device_dtype(model)
     accs = {s: SiteAccumulator(blocks[s].d, blocks[s].r, n, n_chunks, b, device=device) for s in names}
     with SiteProbe(model, names) as probe:
+        first = getattr(stream, "start", 0)
         for x, y in stream:
             probe.reset()
-            values = check_per_sample(loss(model(x), y), x.shape[0], loss)
+            values = check_per_sample(loss(model(x), y), x.shape[0], loss, first)
+            first += x.shape[0]
             ms = probe.grads(values.sum())   # one backward, every site
             with torch.no_grad():
                 for s, acc in accs.items():
@@ -111,7 +113,7 @@ def step_gradients(model: nn.Module, x: torch.Tensor, y: torch.Tensor, blocks: M
         for i in range(0, n, batch_size):
             probe.reset()
             values = check_per_sample(loss(model(x[i:i + batch_size]), y[i:i + batch_size]),
-                                      x[i:i + batch_size].shape[0], loss)
+                                      x[i:i + batch_size].shape[0], loss, i)
             total += float(values.detach().double().sum())
             ms = probe.grads(values.sum())
             with torch.no_grad():

@@ -6,6 +6,7 @@ Attention runs in the "eager" implementation so that curvature (double backward)
 """
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import torch
@@ -23,19 +24,30 @@ class HFCausalLM(nn.Module):
     ``emb_dropout``) and every layer of the largest ``ModuleList`` (the decoder layers).
 
     Raises:
-        InputError: ``transformers`` missing, or ``path`` not a model directory.
+        InputError: ``transformers`` missing, or ``path`` not a model directory, or its weights missing,
+            refused by ``weights_only`` or unreadable (one line with the loader's reason).
     """
 
     def __init__(self, path: str, dtype: torch.dtype = torch.float32, key: str = "model.path"):
         super().__init__()
+        weights = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
+        if (Path(path) / "config.json").is_file() and not any((Path(path) / w).is_file() for w in weights):
+            raise InputError(key, f"a local Hugging Face model folder holding its weights (one of {', '.join(weights)})",
+                             f"{path} (config.json but no weights)")     # before the (slow) import of transformers
         try:
             from transformers import AutoModelForCausalLM
         except ImportError:   # pragma: no cover - optional extra
             raise InputError(key, "usable with transformers installed (pip install 'depthcert[hf]')", path) from None
         if not (Path(path) / "config.json").is_file():
             raise InputError(key, "a local model directory with config.json (no download)", str(path))
-        self.model = AutoModelForCausalLM.from_pretrained(str(path), attn_implementation="eager", dtype=dtype,
-                                                          local_files_only=True)
+        try:
+            self.model = AutoModelForCausalLM.from_pretrained(str(path), attn_implementation="eager", dtype=dtype,
+                                                              local_files_only=True)
+        except (OSError, ValueError, RuntimeError, KeyError, TypeError, pickle.UnpicklingError) as exc:   # no weights, refused or corrupt ones
+            text = str(exc).strip().splitlines()
+            raise InputError(key, "a local Hugging Face causal-LM folder with config.json and its weights "
+                             "(model.safetensors, or pytorch_model.bin that loads with weights_only=True)",
+                             f"{path} ({type(exc).__name__}: {text[0][:200] if text else ''})") from None
         self.model.eval()
         self.vocab_size = int(self.model.config.vocab_size)
 

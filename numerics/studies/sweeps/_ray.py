@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from plumbing.validation import InputError
+from plumbing.validation import RAY_ADDRESS_FORMS as ADDRESS_FORMS, InputError
+from plumbing.validation import check_ray_address as check_address
 from numerics.studies.sweeps._spec import Cell
 
-__all__ = ["execute_ray", "import_ray"]
+__all__ = ["check_address", "execute_ray", "import_ray"]
 
 RAY_INSTALL = 'pip install "depthcert[ray]"'
 
@@ -33,7 +34,12 @@ def _init(ray, address: str | None, threads: int) -> bool:
     if ray.is_initialized():
         return False
     if address:
-        ray.init(address=address, log_to_driver=False)
+        check_address(address)
+        try:
+            ray.init(address=address, log_to_driver=False)
+        except (ValueError, ConnectionError) as exc:     # ray's own refusal, in one line
+            raise InputError("address", f"the address of a running Ray cluster ({ADDRESS_FORMS})",
+                             f"{address} ({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''})") from None
         return True
     from numerics.studies.sweeps._worker import available_cores
 

@@ -16,15 +16,18 @@ from __future__ import annotations
 
 try:
     import lightning.pytorch as pl
-except ImportError as exc:   # pragma: no cover - optional extra
-    raise ImportError("depthcert.integrations.lightning needs Lightning: pip install 'depthcert[lightning]'") from exc
+    _Base = pl.Callback
+except ImportError:   # pragma: no cover - optional extra: the module imports, the callback cannot be made
+    class _Base:
+        def __init__(self, *args, **kwargs):
+            raise ImportError("depthcert.integrations.lightning.SaturationCallback needs Lightning: pip install 'depthcert[lightning]'")
 
 from depthcert.integrations._core import SaturationMonitor
 
 __all__ = ["SaturationCallback"]
 
 
-class SaturationCallback(pl.Callback):
+class SaturationCallback(_Base):
     """Scan (and optionally grow) a LightningModule during ``trainer.fit``.
 
     Parameters

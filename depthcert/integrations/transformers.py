@@ -18,15 +18,18 @@ from __future__ import annotations
 
 try:
     from transformers import TrainerCallback
-except ImportError as exc:   # pragma: no cover - optional extra
-    raise ImportError("depthcert.integrations.transformers needs transformers: pip install 'depthcert[hf]'") from exc
+    _Base = TrainerCallback
+except ImportError:   # pragma: no cover - optional extra: the module imports, the callback cannot be made
+    class _Base:
+        def __init__(self, *args, **kwargs):
+            raise ImportError("depthcert.integrations.transformers.SaturationCallback needs transformers: pip install 'depthcert[hf]'")
 
 from depthcert.integrations._core import SaturationMonitor
 
 __all__ = ["SaturationCallback"]
 
 
-class SaturationCallback(TrainerCallback):
+class SaturationCallback(_Base):
     """Scan (and optionally grow) the model of a ``transformers.Trainer`` during ``trainer.train()``.
 
     Parameters
@@ -56,6 +59,7 @@ class SaturationCallback(TrainerCallback):
 
     def __init__(self, probe, sites="model.layers.*", *, every_n_steps: int | None = 1000, on_evaluate: bool = False,
                  output="logits", **kw):
+        super().__init__()
         self.monitor = SaturationMonitor(probe, sites, every_n_steps=every_n_steps, output=output, **kw)
         self.on_evaluate_scan = on_evaluate
         self.trainer = None

@@ -4,13 +4,13 @@ Every ``every_n_steps`` training steps (and/or at the end of each validation epo
 ``on_validation=True``) it scans the ``LightningModule`` on the user's held-out ``probe``
 (:func:`depthcert.saturation`; ``sites`` are paths in the module, e.g. ``"net.blocks.*"``), logs the
 verdict, ``AG_max``, each site's scores and its own cost to every logger of the trainer
-(``logger.log_metrics``: TensorBoard, CSV, W&B, ...), and keeps :attr:`SaturationCallback.table`.
+(``logger.log_metrics``: TensorBoard, CSV, W&B, ...), and keeps ``SaturationCallback.table``.
 ``grow=True``: a function-preserving block at the best site (in place; a real layer in a Hugging
 Face decoder), its parameters a new param group of the first optimiser (state starting at zero);
 ``stop_when_saturated=True``: ``trainer.should_stop`` on a ``saturated`` verdict. The grown
 module's insertions are stored in checkpoints (``checkpoint["depthcert"]``): rebuild the module
 with :func:`depthcert.load_grown` (hook blocks) before loading its ``state_dict``. See
-:mod:`depthcert.integrations._core` for the metrics, the table and the role check.
+``depthcert.integrations._core`` for the metrics, the table and the role check.
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ class SaturationCallback(_Base):
     on_validation : bool, default False
         Also scan at the end of every validation epoch.
     grow, max_blocks, layer_init, stop_when_saturated, loss, output, level, eps, check_disjoint, batch_x, seed, **scan_kw
-        As :class:`depthcert.integrations._core.SaturationMonitor`.
+        As ``depthcert.integrations._core.SaturationMonitor``.
 
     Examples
     --------

@@ -4,7 +4,7 @@ Every ``every_n_steps`` optimiser steps (and/or after each evaluation, ``on_eval
 scans the model on the user's held-out ``probe`` (:func:`depthcert.saturation`; for a causal
 language model ``output="logits"``, ``sites="model.layers.*"`` and ``probe = (x, y)`` with ``y``
 the next tokens), logs the verdict, ``AG_max``, each site's scores and its own cost, and keeps
-:attr:`SaturationCallback.table`. Logging: with :meth:`SaturationCallback.attach` (``cb.attach(trainer)``)
+``SaturationCallback.table``. Logging: with ``SaturationCallback.attach`` (``cb.attach(trainer)``)
 the metrics go through ``trainer.log`` -- ``state.log_history`` and every reporting integration
 (TensorBoard, W&B, ...); without it they are appended to ``state.log_history`` only (the
 callback API hands no trainer). ``grow=True``: a real decoder layer (zero output projections)
@@ -12,7 +12,7 @@ at the best site of a Hugging Face decoder -- the model stays its own class, so
 ``trainer.save_model()`` / ``save_pretrained`` write an ordinary checkpoint -- or a hook block
 elsewhere; its parameters a new param group of the optimiser (state starting at zero).
 ``stop_when_saturated=True``: ``control.should_training_stop`` on a ``saturated`` verdict. See
-:mod:`depthcert.integrations._core` for the metrics, the table and the role check.
+``depthcert.integrations._core`` for the metrics, the table and the role check.
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ class SaturationCallback(_Base):
     output : default "logits"
         The logits in the model's output (a ``ModelOutput``).
     grow, max_blocks, layer_init, stop_when_saturated, loss, level, eps, check_disjoint, batch_x, seed, **scan_kw
-        As :class:`depthcert.integrations._core.SaturationMonitor`.
+        As ``depthcert.integrations._core.SaturationMonitor``.
 
     Examples
     --------

@@ -62,7 +62,10 @@ def _fresh_load(directory, ref, tmp_path) -> dict:
 def test_inserted_layer_saves_and_loads_as_the_same_function_without_depthcert(kind, site, tmp_path):
     net = _hf_tiny.trained(kind)
     ref = _reference(net)
-    grown = dc.insert_block(net, site, init="copy_zero")
+    probe = _hf_tiny.corpus().windows("held", 128, 24, seed=3)   # the scan's probe: held-out split
+    rep = dc.saturation(net, probe, sites=f"{site.rpartition('.')[0]}.*", output="logits", curvature_n=16, families=["readout"])
+    assert site in [r["site"] for r in rep.sites]
+    grown = dc.insert_block(net, site, init="copy_zero", scan=rep)
     assert type(grown) is type(net) and grown is not net
     assert net.config.num_hidden_layers == 2 and grown.config.num_hidden_layers == 3   # the caller's model unchanged
     grown.save_pretrained(tmp_path / "grown")
@@ -141,6 +144,27 @@ def test_refusals_name_the_argument():
         insert_decoder_layer(g, 0)
     with pytest.raises(TypeError):   # "copy_zero" elsewhere than a decoder layer: the hook route needs a scan
         dc.insert_block(torch.nn.Sequential(torch.nn.Linear(2, 2)), "0", init="copy_zero")
+
+
+def test_in_place_growth_finds_a_decoder_inside_a_wrapper():
+    """The callbacks' in-place route: a Hugging Face decoder held by a user's module (a LightningModule's ``self.lm``)."""
+    from depthcert.integrations._core import grow_in_place
+
+    class Wrapper(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lm = _hf_tiny.build("gpt2", layers=2, d=16).eval()
+
+        def forward(self, x):
+            return self.lm(input_ids=x).logits
+
+    w = Wrapper()
+    x = torch.randint(0, _hf_tiny.VOCAB, (2, 6))
+    before, params = w(x), {id(p) for p in w.parameters()}
+    kind, new = grow_in_place(w, "lm.transformer.h.0", rep=None)
+    assert kind == "layer:copy_zero" and sorted({k.split(".")[3] for k in new}) == ["1"] and all(k.startswith("lm.transformer.h.1.") for k in new)
+    assert params < {id(p) for p in w.parameters()}   # the old parameters are the same objects (an optimiser's stay valid)
+    assert torch.equal(w(x), before) and w.lm.config.n_layer == 3
 
 
 def test_a_post_norm_bert_layer_with_zero_projections_is_not_the_identity():

@@ -167,7 +167,7 @@ def _call(args, command: str, model, roles, out: Path) -> dict:
         atomic_write_text(out / "grow.json", json.dumps(result, indent=1, default=str))
         return result, None
     site = args.site or dc.saturation(model, roles["signal"], seed=args.seed, **common).best_site
-    consts = dc.constants(model, site, roles["signal"], loss=args.loss) if args.derive_constants else None
+    consts = dc.constants(model, site, roles["signal"], loss=args.loss, output=_output(args)) if args.derive_constants else None
     cert = dc.certify_insertion(model, site, roles["signal"], roles["S"], roles["T"], loss=args.loss, constants=consts,
                                 level=args.level, route=args.route, B=args.B, L_top=args.L_top, L_loss=args.L_loss,
                                 kappa=args.kappa, A_norm=args.A_norm, rho_phi=args.rho_phi, layout=args.layout,

@@ -1,0 +1,65 @@
+"""sites=None on a ResNet-18-shaped network (torchvision's layout: layer1..layer4 of BasicBlocks, a downsample
+inside the first block of layers 2-4): every shape-keeping residual stream is scanned, and the report says which
+were taken and which left out (issue 37 item 5)."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+import depthcert as dc
+from numerics.sites import default_site_names, resolve_sites
+
+
+class BasicBlock(nn.Module):
+    """torchvision's BasicBlock: conv-bn-relu-conv-bn, plus the (downsampled) input, then ReLU."""
+
+    def __init__(self, cin, cout, stride=1):
+        super().__init__()
+        self.conv1, self.bn1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout)
+        self.conv2, self.bn2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False), nn.BatchNorm2d(cout)
+        self.downsample = (nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+                           if stride != 1 or cin != cout else None)
+
+    def forward(self, x):
+        idt = x if self.downsample is None else self.downsample(x)
+        return torch.relu(self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x))))) + idt)
+
+
+class ResNet18ish(nn.Module):
+    def __init__(self, w=4):
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv1, self.bn1 = nn.Conv2d(3, w, 3, 1, 1, bias=False), nn.BatchNorm2d(w)
+        self.layer1 = nn.Sequential(BasicBlock(w, w), BasicBlock(w, w))
+        self.layer2 = nn.Sequential(BasicBlock(w, 2 * w, 2), BasicBlock(2 * w, 2 * w))
+        self.layer3 = nn.Sequential(BasicBlock(2 * w, 4 * w, 2), BasicBlock(4 * w, 4 * w))
+        self.layer4 = nn.Sequential(BasicBlock(4 * w, 8 * w, 2), BasicBlock(8 * w, 8 * w))
+        self.fc = nn.Linear(8 * w, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.bn1(self.conv1(x)))
+        return self.fc(self.layer4(self.layer3(self.layer2(self.layer1(x)))).mean(dim=(2, 3)))
+
+
+STREAMS = ["layer1.0", "layer1.1", "layer2.1", "layer3.1", "layer4.1"]   # the five shape-keeping residual streams
+
+
+def test_sites_none_takes_every_shape_keeping_stream_and_says_so():
+    net = ResNet18ish().eval()
+    x = torch.randn(48, 3, 8, 8, generator=torch.Generator().manual_seed(1))
+    assert resolve_sites(net, None, x[:2]) == STREAMS
+    assert not any("downsample" in n for n in default_site_names(net))     # inside a block: not a stream
+    rep = dc.saturation(net, (x, torch.arange(48) % 10), sites=None, curvature_n=8)
+    assert [r["site"] for r in rep.sites] == STREAMS
+    note = [n for n in rep.notes if n.startswith("sites=None")]
+    assert len(note) == 1 and "['layer2.0', 'layer3.0', 'layer4.0']" in note[0]
+    named = dc.saturation(net, (x, torch.arange(48) % 10), sites=["layer1.1"], curvature_n=8)
+    assert not any(n.startswith("sites=None") for n in named.notes)
+
+
+def test_a_list_of_torch_modules_keeps_the_largest_list_alone():
+    net = nn.Sequential(nn.Linear(3, 8), nn.Sequential(nn.Linear(8, 8), nn.Linear(8, 8)), nn.Linear(8, 2))
+    inner = nn.Module()
+    inner.a, inner.b = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4)), nn.Sequential(nn.Linear(4, 4))
+    assert default_site_names(net) == ["0", "1", "2"]
+    assert default_site_names(inner) == ["a.0", "a.1", "a.2"]          # torch.nn blocks: no siblings added

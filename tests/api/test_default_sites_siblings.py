@@ -63,3 +63,39 @@ def test_a_list_of_torch_modules_keeps_the_largest_list_alone():
     inner.a, inner.b = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4)), nn.Sequential(nn.Linear(4, 4))
     assert default_site_names(net) == ["0", "1", "2"]
     assert default_site_names(inner) == ["a.0", "a.1", "a.2"]          # torch.nn blocks: no siblings added
+
+
+def test_a_refusal_suggests_only_sites_and_patterns_that_are_accepted():
+    import ast
+    import re
+
+    import pytest
+
+    from plumbing.validation import InputError
+
+    net = ResNet18ish().eval()
+    x = torch.randn(96, 3, 8, 8, generator=torch.Generator().manual_seed(2))
+    y = torch.arange(96) % 10
+    for bad in ("layer2.*", "layer2"):
+        with pytest.raises(InputError) as err:
+            dc.saturation(net, (x, y), sites=bad, curvature_n=8)
+        msg = str(err.value)
+        assert "conv1" not in msg.split("maps")[-1]                       # no path inside a block
+        sites = ast.literal_eval(re.search(r"shape-keeping default sites of this model: (\[.*?\])", msg).group(1))
+        pats = ast.literal_eval(re.search(r"'name.\*' patterns this model accepts: (\[.*?\])", msg).group(1))
+        assert sites == STREAMS and pats == ["layer1.*"]
+        for suggestion in (sites, *pats):                                  # every suggestion is accepted
+            resolve_sites(net, suggestion, x[:2])
+
+
+def test_the_default_pattern_on_a_decoder_names_its_layers():
+    import pytest
+
+    pytest.importorskip("transformers")
+    from plumbing.validation import InputError
+    from tests.numerics import _hf_tiny
+
+    net = _hf_tiny.build("llama", layers=2, d=16)
+    x = _hf_tiny.corpus().windows("held", 64, 12, seed=1)
+    with pytest.raises(InputError, match=r"'name.\*' patterns this model accepts: \['model.layers.\*'\]"):
+        dc.saturation(net, x, output="logits", curvature_n=8)

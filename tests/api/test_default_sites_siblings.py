@@ -99,3 +99,20 @@ def test_the_default_pattern_on_a_decoder_names_its_layers():
     x = _hf_tiny.corpus().windows("held", 64, 12, seed=1)
     with pytest.raises(InputError, match=r"'name.\*' patterns this model accepts: \['model.layers.\*'\]"):
         dc.saturation(net, x, output="logits", curvature_n=8)
+
+
+def test_certify_at_the_resnet_site_under_the_head_names_the_one_missing_constant():
+    """A ResNet block ends in ReLU(BN(.) + identity): no sure radius, so no B; the head (mean pool, linear) is
+    affine, so L_top, A_norm, kappa are derived; every route names B, once, and c.why says why."""
+    net = ResNet18ish().eval()
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(600, 3, 16, 16, generator=g), torch.arange(600) % 10   # layer4: 2 x 2 positions
+    c = dc.constants(net, "layer4.1", (x[:200], y[:200]))
+    P = c.state_shape[1] * c.state_shape[2]                          # positions averaged by the pool
+    assert P == 4
+    W = net.fc.weight.detach().double()
+    assert abs(c.L_top - float(torch.linalg.matrix_norm(W, ord=2)) / P ** 0.5) < 1e-9   # ||A||_2 / sqrt(P)
+    assert c.B is None and c.rho is None and "no radius rho" in c.why["B"]
+    cert = dc.certify_insertion(net, "layer4.1", (x[:200], y[:200]), (x[200:400], y[200:400]), (x[400:], y[400:]),
+                                constants=c, erm_steps=2)
+    assert {tuple(r["missing"]) for r in cert.rows} == {("B",)}

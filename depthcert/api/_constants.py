@@ -210,6 +210,7 @@ def _non_affine(after) -> list[str]:
 @doc(CONSTANTS)
 def constants(model: nn.Module, site: str, data, loss: str = "cross_entropy", *, y_bound: float | None = None,
               output=None) -> Constants:
+    from depthcert.api._constants_seq import picking
     from depthcert.api._outputs import check_output_arg
 
     check_no_batchnorm(model, "model")
@@ -219,7 +220,7 @@ def constants(model: nn.Module, site: str, data, loss: str = "cross_entropy", *,
     if y_bound is not None and not (math.isfinite(float(y_bound)) and float(y_bound) >= 0):
         raise ValueError(f"y_bound == {y_bound!r}, must be a finite number >= 0 (or None).")
     dtype = next(model.parameters()).dtype
-    net = _picking(copy.deepcopy(model).double().eval(), output)
+    net = picking(copy.deepcopy(model).double().eval(), output)
     x, _ = as_stream(data, "data", net, 64).take(4)
     u, producer, after = _trace(net, site, x)
     why, how = {}, {}
@@ -312,14 +313,17 @@ def _affine_constants(W: torch.Tensor, loss: str, vals: dict, how: dict) -> None
 
 
 def _B_above(net, x, after, loss, y_bound, vals: dict, why: dict, how: dict, dtype=torch.float64) -> float | None:
-    """``B`` from the last normalisation above the site whose head is affine (no block below changes its radius)."""
+    """``B`` from the last normalisation above the site whose head is affine (no block below changes its radius);
+    sequence logits: per token (:mod:`depthcert.api._constants_seq`)."""
+    from depthcert.api._constants_seq import B_tokens, token_head
+
     for name, mod in reversed(after):
         if not is_norm(mod):
             continue
         u, _, _ = _trace(net, name, x)
-        token = _token_head(net, name, x, u, after)
+        token = token_head(net, name, x, u, after)
         if token is not None:
-            return _B_tokens(name, mod, u, token, loss, vals, why, how, dtype)
+            return B_tokens(name, mod, u, token, loss, vals, why, how, dtype)
         W, c, reason = _affine_tail(net, name, x, u)
         if W is None:
             break
@@ -336,65 +340,6 @@ def _B_above(net, x, after, loss, y_bound, vals: dict, why: dict, how: dict, dty
     why["B"] = ("no per-sample normalisation above the site feeds an affine head: the logits have no sure bound"
                 + (" (BatchNorm in eval mode is an affine map of an unbounded input)" if bn else ""))
     return None
-
-
-def _picking(net: nn.Module, output) -> nn.Module:
-    """``net`` (a private copy) whose forward returns the logits ``output`` picks (a ``ModelOutput``'s ``logits``)."""
-    from depthcert.api._outputs import pick_output
-
-    forward = net.forward
-    if output is None:   # a dict / ModelOutput without output=: refused naming output= (a tuple: its first element, as before)
-        net.forward = lambda *a, **k: (lambda out: pick_output(out, None) if isinstance(out, Mapping) else out)(forward(*a, **k))
-    else:
-        net.forward = lambda *a, **k: pick_output(forward(*a, **k), output)
-    return net
-
-
-def _token_head(net, name: str, x, u, after):
-    """``(W (V, d), c (V,), head name)`` when the model's output is sequence logits ``(n, T, V)`` and the only
-    module after the normalisation ``name`` that is not the identity is one ``nn.Linear`` applied per token
-    (a language model's head, tied or not) -- checked: ``W v_t + c`` reproduces the logits of random states ``v``
-    put in place of the normalisation's output, at four scales. None otherwise."""
-    rest = [(n, m) for n, m in after[[n for n, _ in after].index(name) + 1:] if not isinstance(m, (nn.Dropout, nn.Identity))]
-    if u.dim() != 3 or len(rest) != 1 or not isinstance(rest[0][1], nn.Linear) or rest[0][1].in_features != u.shape[-1]:
-        return None
-    head = rest[0][1]
-    W = head.weight.detach()
-    c = head.bias.detach() if head.bias is not None else torch.zeros(W.shape[0], dtype=W.dtype, device=W.device)
-    gen = torch.Generator().manual_seed(0)
-    for scale in (1e-2, 1.0, 1e2, 1e4):
-        v = scale * torch.randn(u.shape, generator=gen, dtype=u.dtype).to(u.device)
-        with torch.no_grad(), add_at_site(net, name, lambda s: v - s):
-            got = net(x)
-        got = got[0] if isinstance(got, tuple) else got
-        want = v @ W.T + c
-        if got.shape != want.shape or not torch.allclose(got, want, rtol=1e-7, atol=1e-7 * (1 + float(want.abs().max()))):
-            return None
-    return W, c, rest[0][0]
-
-
-def _pair_max(W: torch.Tensor, c: torch.Tensor, R: float, chunk: int = 256) -> float:
-    """``max_{k,y} (||W_k - W_y|| R + c_k - c_y)``, in chunks of rows (a vocabulary of 32k rows fits in memory)."""
-    best = -math.inf
-    for a in range(0, W.shape[0], chunk):
-        d = torch.cdist(W[a:a + chunk], W) * R + (c[a:a + chunk, None] - c[None, :])
-        best = max(best, float(d.max()))
-    return best
-
-
-def _B_tokens(name, mod, u, token, loss, vals: dict, why: dict, how: dict, dtype) -> float | None:
-    """``B`` of per-token cross-entropy averaged over positions: every token's loss is at most
-    ``log V + max_{k,y} (||W_k - W_y|| R + c_k - c_y)`` with ``R`` the radius of one token's normalised state."""
-    if loss != "cross_entropy":
-        why["B"] = "squared loss on sequence logits: no derivation (cross-entropy only)"
-        return None
-    W, c, head = token
-    d = u.shape[-1]
-    R = norm_radius(mod, d) * (1.0 + _margin(d, dtype))
-    B = math.log(W.shape[0]) + _pair_max(W, c, R)
-    how["B"] = (f"log V + max_k,y(||W_k - W_y|| R + c_k - c_y) per token (the loss is their mean over positions), R = {R:.6g} "
-                f"the radius of one token's {name} ({type(mod).__name__}, d = {d}), head {head} read per token")
-    return B
 
 
 def from_constants(c, site: str, given: dict, rho_phi=None) -> dict:

@@ -106,6 +106,20 @@ def _check(model, after: int, init: str) -> None:
                          "layer index, so renumbering would change the later layers)", True)
 
 
+def _new_layer(model, ref: nn.Module, index: int, init: str) -> nn.Module:
+    """A copy of ``ref`` (``copy_zero``) or a fresh layer of its class (``zero``), output projections zeroed."""
+    if init == "copy_zero":
+        new = copy.deepcopy(ref)
+    else:
+        new = type(ref)(model.config, index)
+        new.apply(model._init_weights)
+        p = next(ref.parameters())
+        new.to(device=p.device, dtype=p.dtype)
+    new.train(ref.training)
+    zeroed_projections(model, new)
+    return new
+
+
 def _renumber(model) -> None:
     for j, layer in enumerate(_layers(model)):
         for mod in layer.modules():
@@ -145,17 +159,7 @@ def insert_decoder_layer(model, after: int, init: str = "copy_zero") -> dict[str
     if isinstance(types, list) and len(types) == n:
         cfg.layer_types = types[: after + 1] + [types[after]] + types[after + 1:]
     cfg.num_hidden_layers = n + 1
-    ref = layers[after]
-    if init == "copy_zero":
-        new = copy.deepcopy(ref)
-    else:
-        new = type(ref)(cfg, after + 1)
-        new.apply(model._init_weights)
-        p = next(ref.parameters())
-        new.to(device=p.device, dtype=p.dtype)
-    new.train(ref.training)
-    zeroed_projections(model, new)
-    layers.insert(after + 1, new)
+    layers.insert(after + 1, _new_layer(model, layers[after], after + 1, init))
     _renumber(model)
     shift = re.compile(rf"^{re.escape(path)}\.(\d+)\.")
 

@@ -323,7 +323,8 @@ def _B_above(net, x, after, loss, y_bound, vals: dict, why: dict, how: dict, dty
         u, _, _ = _trace(net, name, x)
         token = token_head(net, name, x, u, after)
         if token is not None:
-            return B_tokens(name, mod, u, token, loss, vals, why, how, dtype)
+            d = u.shape[-1]
+            return B_tokens(name, mod, u, token, loss, norm_radius(mod, d) * (1.0 + _margin(d, dtype)), why, how)
         W, c, reason = _affine_tail(net, name, x, u)
         if W is None:
             break

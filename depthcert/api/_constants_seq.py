@@ -67,17 +67,15 @@ def _pair_max(W: torch.Tensor, c: torch.Tensor, R: float, chunk: int = 256) -> f
     return best
 
 
-def B_tokens(name, mod, u, token, loss, vals: dict, why: dict, how: dict, dtype) -> float | None:
+def B_tokens(name, mod, u, token, loss, R: float, why: dict, how: dict) -> float | None:
     """``B`` of per-token cross-entropy averaged over positions: every token's loss is at most
-    ``log V + max_{k,y} (||W_k - W_y|| R + c_k - c_y)`` with ``R`` the radius of one token's normalised state."""
+    ``log V + max_{k,y} (||W_k - W_y|| R + c_k - c_y)`` with ``R`` the radius of one token's normalised state
+    (``norm_radius`` of ``d`` numbers, with the rounding margin: computed by the caller)."""
     if loss != "cross_entropy":
         why["B"] = "squared loss on sequence logits: no derivation (cross-entropy only)"
         return None
     W, c, head = token
     d = u.shape[-1]
-    from depthcert.api._constants import _margin, norm_radius
-
-    R = norm_radius(mod, d) * (1.0 + _margin(d, dtype))
     B = math.log(W.shape[0]) + _pair_max(W, c, R)
     how["B"] = (f"log V + max_k,y(||W_k - W_y|| R + c_k - c_y) per token (the loss is their mean over positions), R = {R:.6g} "
                 f"the radius of one token's {name} ({type(mod).__name__}, d = {d}), head {head} read per token")

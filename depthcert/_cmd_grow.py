@@ -30,7 +30,9 @@ def add_parser(sub) -> None:
     p.add_argument("--save-model", dest="save_model", metavar="PATH", default=None,
                    help="with --model: write the grown network to PATH (its state_dict and the insertions that "
                         "rebuild it from your factory; load with torch.load(PATH, weights_only=True) and "
-                        "dc.load_grown(factory(), saved))")
+                        "dc.load_grown(factory(), saved)); a Hugging Face decoder grown by real layers (llama, "
+                        "mistral, qwen2, gpt2, gpt_neox): PATH is a new save_pretrained directory "
+                        "(AutoModelForCausalLM.from_pretrained(PATH))")
     p.add_argument("--json", action="store_true", help="print the trajectory as one JSON object instead of the table")
 
 
@@ -52,7 +54,8 @@ EPILOG = epilog(
      ("DIR/trajectory.csv", "with --model: one row per step (verdict, site, gains, the block inserted)"),
      ("DIR/sites.csv", "with --model: one row per site of your network (the last scan)"),
      ("DIR/saturation.png", "with --model: the last scan's gains per site"),
-     ("PATH", "with --model --save-model PATH: the grown network (state_dict + insertions)")],
+     ("PATH", "with --model --save-model PATH: the grown network (state_dict + insertions; a Hugging Face\n"
+              "decoder: a new save_pretrained directory)")],
     ["depthcert grow --config depthcert/configs/digits_cnn.toml --out runs/grow"],
     [(0, "the growth ran to its stop"), BAD_INPUT])
 

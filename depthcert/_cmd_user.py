@@ -50,6 +50,9 @@ def add_user_arguments(p: argparse.ArgumentParser, command: str) -> None:
     p.add_argument("--layout", default=None, choices=["ND", "NLD", "NCL", "NCHW", "NHWC"],
                    help="the layout of the state at the sites, when it cannot be read from the model "
                         "(NCL: channels first, a conv net's; NLD: tokens; NHWC: a channels-last image)")
+    p.add_argument("--output", default=None, metavar="KEY",
+                   help="when your model returns a tuple or a dict (a Hugging Face ModelOutput): the logits' index "
+                        "or key, e.g. 0 or logits (the API's output=)")
     p.add_argument("--level", type=float, default=0.05, help="the tests' level (default: 0.05)")
     p.add_argument("--seed", type=int, default=0, help="seed of the scan's random features and splits (default: 0)")
     if command in ("saturation", "grow"):
@@ -182,7 +185,7 @@ def _call(args, command: str, model, roles, out: Path) -> dict:
     import depthcert as dc
 
     sites = args.sites.split(",") if "," in args.sites else args.sites
-    common = dict(loss=args.loss, level=args.level, sites=sites, layout=args.layout)
+    common = dict(loss=args.loss, level=args.level, sites=sites, layout=args.layout, output=_output(args))
     eps = {"eps": args.eps} if getattr(args, "eps", None) is not None else {}
     if command == "saturation":
         rep = dc.saturation(model, roles["probe"], seed=args.seed, curvature_data=roles.get("curvature"),
@@ -192,6 +195,8 @@ def _call(args, command: str, model, roles, out: Path) -> dict:
             _csv(rep.table(), out / "sites.csv")
         return rep.to_dict(), rep.table()
     if command == "grow":
+        if getattr(args, "save_model", None):
+            _check_save_path(model, Path(args.save_model))
         g = dc.grow(model, roles["train"], roles["probe"], max_blocks=args.max_blocks, steps=args.steps,
                     seed=args.seed, trainable=getattr(args, "trainable", "new"), **common, **eps)
         _csv(g.trajectory, out / "trajectory.csv")
@@ -202,11 +207,11 @@ def _call(args, command: str, model, roles, out: Path) -> dict:
         atomic_write_text(out / "grow.json", json.dumps(result, indent=1, default=str))
         return result, None
     site = args.site or dc.saturation(model, roles["signal"], seed=args.seed, **common).best_site
-    consts = dc.constants(model, site, roles["signal"], loss=args.loss) if args.derive_constants else None
+    consts = dc.constants(model, site, roles["signal"], loss=args.loss, output=_output(args)) if args.derive_constants else None
     cert = dc.certify_insertion(model, site, roles["signal"], roles["S"], roles["T"], loss=args.loss, constants=consts,
                                 level=args.level, route=args.route, B=args.B, L_top=args.L_top, L_loss=args.L_loss,
                                 kappa=args.kappa, A_norm=args.A_norm, rho_phi=args.rho_phi, layout=args.layout,
-                                seed=args.seed)
+                                seed=args.seed, output=_output(args))
     result = {"site": site, "certified": cert.certified, "route": cert.route, "bound": cert.bound,
               "routes": cert.rows, "quantities": cert.quantities, "constants": cert.constants, "notes": cert.notes}
     if out is not None:
@@ -221,14 +226,55 @@ def _csv(table, path: Path) -> Path:
     return atomic_write(path, lambda tmp: table.to_csv(tmp, index=False))
 
 
+def _output(args):
+    """``--output``: an int index when it is all digits, else a key (None: the model returns the logits)."""
+    out = getattr(args, "output", None)
+    return int(out) if isinstance(out, str) and out.isdigit() else out
+
+
+def _check_save_path(model, path: Path) -> None:
+    """Before growing: a Hugging Face decoder is saved as a new directory, so an existing ``path`` is refused."""
+    import os
+
+    from numerics.interop.hf_layers import supported
+
+    if supported(model) and os.path.lexists(path):
+        raise InputError("--save-model", "a path that does not exist yet (a Hugging Face model is saved as a new "
+                         "save_pretrained directory)", str(path))
+
+
 def _save_grown(model, path: Path) -> str:
-    """``torch.save`` (atomic) of ``{"format", "state_dict", "insertions"}``: loadable with ``weights_only=True``."""
+    """``torch.save`` (atomic) of ``{"format", "state_dict", "insertions"}``: loadable with ``weights_only=True``;
+    a Hugging Face decoder grown by real layers: a ``save_pretrained`` directory (:func:`_save_pretrained`)."""
     import torch
 
+    from numerics.interop.hf_layers import supported
+
+    if supported(model):
+        return _save_pretrained(model, path)
     from depthcert.api._attach import FORMAT, insertions
 
     saved = {"format": FORMAT, "state_dict": model.state_dict(), "insertions": insertions(model)}
     return str(atomic_write(path, lambda tmp: torch.save(saved, tmp)))
+
+
+def _save_pretrained(model, path: Path) -> str:
+    """``model.save_pretrained`` into a new directory ``path``, atomically: written into a sibling temporary
+    directory, then renamed (a path that exists -- a file or a folder -- is refused, never overwritten)."""
+    import os
+    import shutil
+    import tempfile
+
+    _check_save_path(model, path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    try:
+        model.save_pretrained(tmp)
+        os.rename(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return str(path)
 
 
 def run_user(args: argparse.Namespace, command: str) -> int:

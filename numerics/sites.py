@@ -109,7 +109,8 @@ def _expand(model: nn.Module, name: str) -> list[str]:
 
 def default_site_names(model: nn.Module) -> list[str]:
     """Every block boundary: ``model.site_names()`` if defined, else every block of the
-    largest ``ModuleList``/``Sequential`` (shape-changing ones are dropped by :func:`resolve_sites`)."""
+    largest ``ModuleList``/``Sequential`` and of its sibling lists of the same block class
+    (:func:`_with_siblings`; shape-changing ones are dropped by :func:`resolve_sites`)."""
     if hasattr(model, "site_names"):
         return list(model.site_names())
     lists = [(len(m), n) for n, m in model.named_modules() if isinstance(m, (nn.ModuleList, nn.Sequential))
@@ -117,7 +118,24 @@ def default_site_names(model: nn.Module) -> list[str]:
     if not lists:
         raise InputError("sites", "a list of module paths (the model has no ModuleList/Sequential of blocks)", [])
     size, name = max(lists, key=lambda t: (t[0], -len(t[1])))
-    return [f"{name}.{k}" if name else str(k) for k in range(size)]
+    names = [f"{name}.{k}" if name else str(k) for k in range(size)]
+    return names if not name else _with_siblings(model, name, names)
+
+
+def _with_siblings(model: nn.Module, name: str, names: list[str]) -> list[str]:
+    """**Choice**: the blocks of the largest list plus those of every other list whose elements are all of the
+    same (user-defined, not ``torch.nn``) block class -- a ResNet's ``layer1`` .. ``layer4`` -- in the model's
+    order; lists inside such a block (a ResNet's ``downsample``) are not streams and are left out. A model
+    whose largest list mixes classes, or holds ``torch.nn`` modules, keeps the largest list alone."""
+    kinds = {type(m) for m in module_at(model, name)}
+    (kind,) = kinds if len(kinds) == 1 else (None,)
+    if kind is None or kind.__module__.startswith("torch.nn"):
+        return names
+    lists = [n for n, m in model.named_modules() if isinstance(m, (nn.ModuleList, nn.Sequential)) and len(m)
+             and all(type(c) is kind for c in m) and not n.endswith("depthcert_units")]
+    blocks = [f"{n}.{k}" for n in lists for k in range(len(module_at(model, n)))]
+    inside = [b for b in blocks if any(b.startswith(o + ".") for o in blocks)]
+    return [b for b in blocks if b not in inside] if name in lists else names
 
 
 def _glob(model: nn.Module, pattern: str) -> list[str]:

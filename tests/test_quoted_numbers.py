@@ -117,6 +117,10 @@ def _t(*parts: str) -> str:
 
 CERT = (*(), "localised_comparison", "use_rate")
 QUOTES: tuple[Quote, ...] = (
+    # --- docs/hf_grow.md: the callbacks' overhead (benchmarks/bench_callback_overhead.py)
+    Quote("docs/hf_grow.md", _t("one scan took ", None, " training steps (of 16 windows each); at the default interval of 1000 steps "
+                                "that is ", None, "% of the training time"), "docs/bench-callback-overhead/result.json",
+          (("scan_in_steps",), ("ratio_default",)), ("{:.1f}", pct1)),
     # --- README: the converged MNIST-1D certificate over 30 seeds (docs/validity-mnist1d-seeds30)
     Quote("README.md", _t("over 30 held-out seeds at the full sample, ", None, " of ", None, " (Clopper–Pearson [", None,
                           "%, 100%]"), SEEDS30,

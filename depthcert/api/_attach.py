@@ -137,6 +137,8 @@ _DOC_NEW_PARAMETERS = """
 Every other parameter keeps the name (and, until trained, the value) it had in the original
 model; the inserted blocks' parameters are new names under the site's module
 (``<site>.depthcert_units.<k>.block.V``). Use it to build optimiser groups or freeze lists.
+A real decoder layer inserted into a Hugging Face decoder (``init="copy_zero"``) is listed by its
+names in the model's layer list (``model.layers.4.*``); the layers above it moved up one index.
 
 Parameters
 ----------
@@ -170,7 +172,9 @@ Examples
 def new_parameters(model: nn.Module) -> dict[str, nn.Parameter]:
     if not isinstance(model, nn.Module):
         raise TypeError(f"model is a {type(model).__name__}, must be a torch.nn.Module.")
-    return {f"{path}.{n}": p for path, unit in _units(model) for n, p in unit.named_parameters()}
+    from numerics.interop.hf_layers import inserted_layers
+
+    return {**inserted_layers(model), **{f"{path}.{n}": p for path, unit in _units(model) for n, p in unit.named_parameters()}}
 
 
 def unit_sites(model: nn.Module) -> list[str]:

@@ -51,6 +51,16 @@ NORMS = (nn.GroupNorm, nn.LayerNorm, nn.RMSNorm)
 AFFINE_MODULES = (nn.Linear, nn.Identity, nn.Dropout, nn.Flatten, nn.Unflatten, nn.AvgPool1d, nn.AvgPool2d,
                   nn.AdaptiveAvgPool1d, nn.AdaptiveAvgPool2d, nn.Conv1d, nn.Conv2d, nn.modules.batchnorm._BatchNorm)
 _NAMES = ("B", "L_loss", "L_top", "A_norm", "kappa", "rho", "rho_phi")
+#: Hugging Face RMSNorms of the form ``weight * x / sqrt(mean(x^2) + eps)`` (as ``nn.RMSNorm``; not Gemma's
+#: ``(1 + weight)``): read by class name in ``transformers``' own modules.
+HF_RMSNORMS = ("transformers.models.llama.modeling_llama.LlamaRMSNorm",
+               "transformers.models.mistral.modeling_mistral.MistralRMSNorm",
+               "transformers.models.qwen2.modeling_qwen2.Qwen2RMSNorm")
+
+
+def is_norm(mod: nn.Module) -> bool:
+    """A per-sample normalisation with a sure radius: one of :data:`NORMS` or of :data:`HF_RMSNORMS`."""
+    return isinstance(mod, NORMS) or f"{type(mod).__module__}.{type(mod).__qualname__}" in HF_RMSNORMS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,8 +124,9 @@ def norm_radius(norm: nn.Module, numel: int) -> float:
     Raises:
         TypeError: not one of :data:`NORMS`.
     """
-    if not isinstance(norm, NORMS):
-        raise TypeError(f"norm is a {type(norm).__name__}, must be one of {[c.__name__ for c in NORMS]}.")
+    if not is_norm(norm):
+        raise TypeError(f"norm is a {type(norm).__name__}, must be one of {[c.__name__ for c in NORMS]} (or a Hugging Face "
+                        "RMSNorm of HF_RMSNORMS).")
     gamma, beta = getattr(norm, "weight", None), getattr(norm, "bias", None)
     g = 1.0 if gamma is None else float(gamma.detach().double().abs().max())
     shift = 0.0 if beta is None else math.sqrt(numel / beta.numel()) * float(beta.detach().double().norm())
@@ -156,6 +167,11 @@ def _affine_tail(net: nn.Module, point: str, x: torch.Tensor, u: torch.Tensor):
             out = net(x)
         return out[0] if isinstance(out, tuple) else out
 
+    with torch.no_grad():
+        seq = f(u.detach())
+    if seq.dim() == 3:
+        return None, None, (f"the model's output has shape {tuple(seq.shape)}: sequence logits (n, T, V), read per token "
+                            "(no whole-state affine head)")
     zero = torch.zeros_like(u, requires_grad=True)
     out = f(zero)
     if out.dim() != 2:
@@ -192,14 +208,19 @@ def _non_affine(after) -> list[str]:
 
 
 @doc(CONSTANTS)
-def constants(model: nn.Module, site: str, data, loss: str = "cross_entropy", *, y_bound: float | None = None) -> Constants:
+def constants(model: nn.Module, site: str, data, loss: str = "cross_entropy", *, y_bound: float | None = None,
+              output=None) -> Constants:
+    from depthcert.api._constants_seq import picking
+    from depthcert.api._outputs import check_output_arg
+
     check_no_batchnorm(model, "model")
+    check_output_arg(output)
     if loss not in LOSS_CURVATURE:
         raise ValueError(f"loss == {loss!r}, must be one of {sorted(LOSS_CURVATURE)} (a user's loss has no derived constants).")
     if y_bound is not None and not (math.isfinite(float(y_bound)) and float(y_bound) >= 0):
         raise ValueError(f"y_bound == {y_bound!r}, must be a finite number >= 0 (or None).")
     dtype = next(model.parameters()).dtype
-    net = copy.deepcopy(model).double().eval()
+    net = picking(copy.deepcopy(model).double().eval(), output)
     x, _ = as_stream(data, "data", net, 64).take(4)
     u, producer, after = _trace(net, site, x)
     why, how = {}, {}
@@ -263,7 +284,7 @@ def _site_rho(producer, u: torch.Tensor, why: dict, how: dict, dtype=torch.float
         why["rho"] = (f"{name} is BatchNorm: in eval mode the affine map of its running statistics, of an unbounded "
                       "input (not a per-sample normalisation, THEORY §10): no sure radius")
         return None
-    if not isinstance(mod, NORMS):
+    if not is_norm(mod):
         why["rho"] = f"the site's output comes from {name} ({type(mod).__name__}), not a per-sample normalisation"
         return None
     how["rho"] = (f"{type(mod).__name__} {name}: max|gamma| sqrt(S) + sqrt(S/n_g) ||beta||, S = {numel}"
@@ -292,11 +313,18 @@ def _affine_constants(W: torch.Tensor, loss: str, vals: dict, how: dict) -> None
 
 
 def _B_above(net, x, after, loss, y_bound, vals: dict, why: dict, how: dict, dtype=torch.float64) -> float | None:
-    """``B`` from the last normalisation above the site whose head is affine (no block below changes its radius)."""
+    """``B`` from the last normalisation above the site whose head is affine (no block below changes its radius);
+    sequence logits: per token (:mod:`depthcert.api._constants_seq`)."""
+    from depthcert.api._constants_seq import B_tokens, token_head
+
     for name, mod in reversed(after):
-        if not isinstance(mod, NORMS):
+        if not is_norm(mod):
             continue
         u, _, _ = _trace(net, name, x)
+        token = token_head(net, name, x, u, after)
+        if token is not None:
+            d = u.shape[-1]
+            return B_tokens(name, mod, u, token, loss, norm_radius(mod, d) * (1.0 + _margin(d, dtype)), why, how)
         W, c, reason = _affine_tail(net, name, x, u)
         if W is None:
             break
@@ -309,8 +337,9 @@ def _B_above(net, x, after, loss, y_bound, vals: dict, why: dict, how: dict, dty
             return None
         how["B"] = f"{form}, R = {R:.6g} the radius of {name} ({type(mod).__name__}), the last normalisation"
         return B
-    why["B"] = ("no per-sample normalisation above the site feeds an affine head: the logits have no sure bound "
-                "(BatchNorm in eval mode is an affine map of an unbounded input)")
+    bn = any(isinstance(m, nn.modules.batchnorm._BatchNorm) for _, m in after)
+    why["B"] = ("no per-sample normalisation above the site feeds an affine head: the logits have no sure bound"
+                + (" (BatchNorm in eval mode is an affine map of an unbounded input)" if bn else ""))
     return None
 
 

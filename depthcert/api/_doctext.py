@@ -42,6 +42,13 @@ loss : {"cross_entropy", "squared"}, default "cross_entropy"
     A user's loss function has no derived constants.
 y_bound : float or None, keyword-only, default None
     ``Y >= ||y||`` for the squared loss (``B`` and ``L_loss`` need it).
+output : int, str or callable, keyword-only, default None
+    The logits in the model's output when it returns a tuple or a dict (a Hugging Face
+    ``ModelOutput``: ``output="logits"``), as in :func:`depthcert.saturation`; a dict without it is
+    refused naming ``output``. Sequence logits ``(n, T, V)`` under a final normalisation and a
+    linear head applied per token (a decoder's ``lm_head``, tied or not): ``B = log V + max_{k,y}
+    (||W_k - W_y|| R + c_k - c_y)`` with ``R`` one token's radius (the per-sample loss is the mean over
+    positions); ``L_top``, ``A_norm`` and ``kappa`` are not derived there (no whole-state affine head).
 
 Returns
 -------

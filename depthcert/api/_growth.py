@@ -59,7 +59,7 @@ class GrowthResult:
         of the previous insertion on the first 4096 samples of ``train`` (before training); step
         ``k`` scanned the probe samples ``[probe_from, probe_to)`` (its own fold), and
         ``probe_loss`` is their mean loss; ``inserted``: ``"jumpboard"`` (the scan's
-        checked suggestion) or ``"zero"``.
+        checked suggestion) or ``"zero"`` (a Hugging Face decoder's real layer: ``"copy_zero"`` or ``"zero"``).
     stop : str
         Why growth stopped: ``"saturated"`` or ``"max_blocks"``.
     reports : list of SaturationReport
@@ -146,17 +146,23 @@ def _scan_fold(k: int, fold: tuple[int, int], n_folds: int, scan):
                          f"== {n_folds} disjoint folds): {exc} Give more probe samples or a smaller max_blocks.") from None
 
 
-def _insert(net, rep, family):
-    """``(grown copy, init)``: the scan's checked jumpboard, else a zero-init block (never forced)."""
+def _insert(net, rep, family, layer_init: str = "copy_zero"):
+    """``(grown copy, init)``: a real decoder layer at a Hugging Face decoder's layer site (``layer_init``),
+    else the scan's checked jumpboard, else a zero-init block (never forced)."""
+    from depthcert.api._insert import real_layer
     from depthcert.api._suggestion import RefusedInsertion
+    from numerics.interop.hf_layers import is_layer_site
 
+    if is_layer_site(net, rep.best_site):
+        return real_layer(net, rep.best_site, layer_init), layer_init
     try:
         return insert_block(net, rep.best_site, family=family, init="jumpboard", scan=rep), "jumpboard"
     except RefusedInsertion:
         return insert_block(net, rep.best_site, family=family or "readout", init="zero", scan=rep), "zero"
 
 
-def _check_grow(model, max_blocks, steps, trainable) -> None:
+def _check_grow(model, max_blocks, steps, trainable, layer_init="copy_zero") -> None:
+    from depthcert.api._insert import LAYER_INITS
     from numerics.sites import check_no_batchnorm
 
     check_model(model)
@@ -168,15 +174,45 @@ def _check_grow(model, max_blocks, steps, trainable) -> None:
     if trainable not in TRAIN:
         raise ValueError(f"trainable == {trainable!r}, must be one of {list(TRAIN)} (the new blocks' parameters, "
                          "or every parameter).")
+    if layer_init not in LAYER_INITS:
+        raise ValueError(f"layer_init == {layer_init!r}, must be one of {list(LAYER_INITS)}.")
 
 
 def _sites(net, sites, probe_s, scan_inserted: bool):
-    """The user's sites resolved once on the user's model (plus the inserted blocks' when asked)."""
+    """The user's sites resolved once on the user's model (plus the inserted blocks' when asked).
+
+    A Hugging Face decoder grown by real layers (:mod:`numerics.interop.hf_layers`): the names
+    follow the model's renumbering (:func:`_shifted`), so a site stays the same stream -- after
+    the layers inserted there; ``scan_inserted``: the user's pattern resolved on the grown model."""
     from depthcert.api._attach import unit_sites
     from depthcert.api._outputs import resolve_named_sites
+    from numerics.interop.hf_layers import supported
 
-    names = resolve_named_sites(net, sites, probe_s.take(2)[0])
+    x = probe_s.take(2)[0]
+    names = resolve_named_sites(net, sites, x)
+    if supported(net):
+        return (lambda m: resolve_named_sites(m, sites, x)) if scan_inserted else (lambda m: _shifted(m, names))
     return (lambda m: names + [u for u in unit_sites(m) if u not in names]) if scan_inserted else (lambda m: names)
+
+
+def _shifted(model, names: list[str]) -> list[str]:
+    """``names`` of the user's model renamed as ``model``'s real inserted layers renumbered them: a layer
+    site ``k`` is ``k`` plus the number of layers inserted at or below it (the stream after them)."""
+    from numerics.interop.hf_layers import INSERTED, layer_list_path
+
+    added, path = sorted(getattr(model, INSERTED, [])), layer_list_path(model)
+    out = []
+    for name in names:
+        head, _, k = name.rpartition(".")
+        if head != path or not k.isdigit():
+            out.append(name)
+            continue
+        j = int(k)
+        for a in added:   # inserted layer a sits right after the (already shifted) layer a - 1
+            if a <= j + 1:
+                j += 1
+        out.append(f"{path}.{j}")
+    return out
 
 
 _DOC_GROW = """
@@ -223,6 +259,12 @@ trainable : {"new", "all"}, keyword-only, default "new"
     mode either way (batch-norm statistics frozen, dropout off).
 scan_inserted : bool, keyword-only, default False
     Also scan at the blocks grow inserted (default: only the user's ``sites``).
+layer_init : {"copy_zero", "zero"}, keyword-only, default "copy_zero"
+    A Hugging Face decoder (``llama``, ``mistral``, ``qwen2``, ``gpt2``, ``gpt_neox``) whose best
+    site is a decoder layer grows by *real layers* (:func:`depthcert.insert_block`'s Notes): a copy
+    of that layer (``"copy_zero"``, LLaMA-Pro's) or a fresh one (``"zero"``), output projections zero;
+    the answer's ``model`` is then of the model's own class (``save_pretrained`` writes it) and the
+    user's site names follow its renumbering.
 **scan_kw
     More keywords for :func:`depthcert.saturation` (``curvature_n``, ``width``, ...).
 
@@ -259,8 +301,8 @@ Examples
 def grow(model, train, probe, loss="cross_entropy", max_blocks: int = 3, level: float = 0.05, *,
          eps: float = DEFAULT_EPS, sites="blocks.*", layout=None, family: str | None = None, steps: int = 200,
          lr: float = 1e-3, seed: int = 0, batch_size: int = 256, trainable: str = "new", scan_inserted: bool = False,
-         output=None, **scan_kw) -> GrowthResult:
-    _check_grow(model, max_blocks, steps, trainable)
+         output=None, layer_init: str = "copy_zero", **scan_kw) -> GrowthResult:
+    _check_grow(model, max_blocks, steps, trainable, layer_init)
     loss_fn, net = as_loss(loss, output), copy.deepcopy(model).eval()
     train_s, probe_s = as_stream(train, "train", net, batch_size), as_stream(probe, "probe", net, batch_size)
     folds, site_list = _folds(probe_s, max_blocks), _sites(net, sites, probe_s, scan_inserted)
@@ -277,7 +319,7 @@ def grow(model, train, probe, loss="cross_entropy", max_blocks: int = 3, level: 
             break
         held = train_s.part(0, min(len(train_s), 4096))   # independent of the probe that fixed V
         before = _mean_loss(net, held, loss_fn)
-        net, rows[-1]["inserted"] = _insert(net, rep, family)
+        net, rows[-1]["inserted"] = _insert(net, rep, family, layer_init)
         gain = before - _mean_loss(net, held, loss_fn)
         _train(net, train_s, loss_fn, steps, lr, trainable)
     import pandas as pd

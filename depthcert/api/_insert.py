@@ -41,9 +41,11 @@ from numerics.families import FAMILIES, ProtocolBlock
 #: then forwards); ``dc.insert_block``'s jumpboard uses the same.
 BETA = "descent"
 
-__all__ = ["INITS", "family_block", "insert_block", "jumpboard_block"]
+__all__ = ["INITS", "LAYER_INITS", "family_block", "insert_block", "jumpboard_block", "real_layer"]
 
 INITS = ("zero", "jumpboard")
+#: the inits of a real decoder layer (Hugging Face decoders, :mod:`numerics.interop.hf_layers`).
+LAYER_INITS = ("zero", "copy_zero")
 
 
 def _check(model, site, family, init, scan) -> None:
@@ -56,7 +58,9 @@ def _check(model, site, family, init, scan) -> None:
     if family not in FAMILIES or family not in scan._blocks[site].slices:
         raise ValueError(f"family == {family!r}, must be one of the scanned families {list(scan._blocks[site].slices)}.")
     if init not in INITS:
-        raise ValueError(f"init == {init!r}, must be one of {list(INITS)}.")
+        extra = " (\"copy_zero\" only at a decoder layer of a Hugging Face decoder: llama, mistral, qwen2, gpt2, gpt_neox)" \
+            if init == "copy_zero" else ""
+        raise ValueError(f"init == {init!r}, must be one of {list(INITS)}{extra}.")
 
 
 def _jumpboard(net, site: str, block: ProtocolBlock, G_f: torch.Tensor, curvature, loss, replay=True,
@@ -147,10 +151,12 @@ site : str
 family : str or None, default None
     One of the scanned families (``"linear"``, ``"affine"``, ``"readout"``, ...); None: the
     suggestion's family when ``scan.suggestion`` is at ``site``, else ``"readout"``.
-init : {"jumpboard", "zero"}, default "jumpboard"
-    The block's starting point.
+init : {"jumpboard", "zero", "copy_zero"}, default "jumpboard"
+    The block's starting point. ``"copy_zero"`` only at a decoder layer of a Hugging Face decoder
+    (below).
 scan : SaturationReport
-    The report of ``dc.saturation(model, ...)``: its ``seed`` and the site fix the features.
+    The report of ``dc.saturation(model, ...)``: its ``seed`` and the site fix the features
+    (optional for a real decoder layer, below).
 force : bool, keyword-only, default False
     Insert a jumpboard the scan did not check, or whose gain interval reaches below zero.
 
@@ -167,6 +173,23 @@ TypeError, ValueError
 RefusedInsertion
     (an ``InputError``) a jumpboard the scan did not check, or whose gain interval reaches below
     zero, without ``force=True``; the message is the scan's ``suggestion_reason``.
+
+Notes
+-----
+**Hugging Face decoders.** For a ``PreTrainedModel`` of type ``llama``, ``mistral``, ``qwen2``, ``gpt2`` or ``gpt_neox``
+(``...ForCausalLM`` or the base model), a ``site`` that is a decoder layer (``"model.layers.3"``,
+``"transformer.h.3"``, ``"gpt_neox.layers.3"``) and ``init`` ``"zero"`` or ``"copy_zero"``, the
+inserted block is a *real layer* of the model's own class right after that layer
+(:mod:`numerics.interop.hf_layers`, LLaMA-Pro's expansion): a copy of the layer (``"copy_zero"``)
+or a freshly initialised one (``"zero"``), its output projections (``o_proj``/``down_proj``,
+GPT-2's ``c_proj``, GPT-NeoX's ``dense``/``dense_4h_to_h``) zero, so the copy computes exactly the
+model's function; ``num_hidden_layers`` is raised and every ``layer_idx`` renumbered. The answer
+is a model of the same class that ``save_pretrained`` / ``from_pretrained`` handle without
+depthcert; the old layers above the site move up one index (``grown.depthcert_renamed``:
+``{old name: new name}``); :func:`depthcert.new_parameters` lists the new layer's parameters.
+``family`` is ignored there and ``scan`` is optional. A post-norm encoder (BERT) keeps the hook
+route: its layer ends in ``LayerNorm(u + f(u))``, so a layer with zero projections computes
+``LayerNorm(u)``, not ``u``.
 
 Examples
 --------
@@ -193,9 +216,25 @@ Examples
 """
 
 
+def real_layer(model: nn.Module, site: str, init: str) -> nn.Module:
+    """A copy of the Hugging Face decoder ``model`` with a real layer after the decoder layer ``site``
+    (:func:`numerics.interop.hf_layers.insert_decoder_layer`); ``copy.depthcert_renamed``: old -> new names."""
+    from numerics.interop.hf_layers import insert_decoder_layer
+
+    net = copy.deepcopy(model)
+    net.depthcert_renamed = insert_decoder_layer(net, int(site.rpartition(".")[2]), init)
+    return net.eval()
+
+
 @doc(_DOC_INSERT_BLOCK)
 def insert_block(model: nn.Module, site: str, family: str | None = None, init: str = "jumpboard",
                  scan=None, *, force: bool = False) -> nn.Module:
+    from numerics.interop.hf_layers import is_layer_site
+
+    if init in LAYER_INITS and is_layer_site(model, site):
+        if scan is not None and not isinstance(scan, SaturationReport):
+            raise TypeError(f"scan is a {type(scan).__name__}, must be None or a SaturationReport.")
+        return real_layer(model, site, init)
     if family is None:
         sug = getattr(scan, "suggestion", None)
         family = sug.family if sug is not None and sug.site == site else "readout"

@@ -87,14 +87,44 @@ def _matches(model: nn.Module, name: str) -> list[str]:
     return near or difflib.get_close_matches(name, paths, n=8, cutoff=0.5)
 
 
-def _hint(model: nn.Module, value) -> str | None:
+def _accepted_patterns(model: nn.Module, x) -> list[str] | None:
+    """The ``'name.*'`` patterns :func:`numerics.sites.resolve_sites` would accept on ``x`` (every block of the
+    container reached by the forward and shape-keeping); None without ``x`` or when the forward fails."""
+    if x is None:
+        return None
+    from numerics.sites import _shapes
+
+    lists = [n for n, m in model.named_modules() if n and isinstance(m, (nn.ModuleList, nn.Sequential)) and len(m)
+             and not n.endswith("depthcert_units")][:32]
+    blocks = {n: [f"{n}.{k}" for k, _ in module_at(model, n).named_children()] for n in lists}
+    try:
+        shapes = _shapes(model, [b for bs in blocks.values() for b in bs], x)
+    except Exception:   # noqa: BLE001 -- a hint only
+        return None
+    return [f"{n}.*" for n, bs in blocks.items() if all(b in shapes and shapes[b][0] == shapes[b][1] for b in bs)]
+
+
+def _hint(model: nn.Module, value, x=None, shape: bool = False) -> str | None:
+    accepted = _accepted_patterns(model, x)
+    if shape:   # a site that changes the state's shape: only what would be accepted
+        from numerics.sites import resolve_sites
+
+        try:
+            streams = resolve_sites(model, None, x)
+        except InputError:
+            streams = []
+        pats = f"; 'name.*' patterns this model accepts: {accepted[:8]}" if accepted else ""
+        return (f"shape-keeping default sites of this model: {streams[:12]}" if streams else "no shape-keeping default site") + pats
     name = value if isinstance(value, str) else None
     if name is None or name.endswith(".*"):
         lists = [n for n, m in model.named_modules() if n and isinstance(m, (nn.ModuleList, nn.Sequential)) and len(m)]
+        if accepted is not None:
+            lists = [p[:-2] for p in accepted]
         return f"'name.*' patterns of this model: {[n + '.*' for n in lists][:8]}" if lists else None
     found = _matches(model, name)
     if not found:
-        return f"no module path of the model resembles {name!r}; its top-level modules: {sorted(dict(model.named_children()))}"
+        more = f"; 'name.*' patterns this model accepts: {accepted[:8]}" if accepted else ""
+        return f"no module path of the model resembles {name!r}; its top-level modules: {sorted(dict(model.named_children()))}" + more
     container = isinstance(_module_or_none(model, name), (nn.ModuleList, nn.ModuleDict, nn.Sequential))
     pattern = f"sites={name + '.*'!r} (a container's blocks) matches " if container else "module paths that would match: "
     more = f" ... ({len(found)} in all)" if len(found) > 8 else ""
@@ -117,7 +147,8 @@ def resolve_named_sites(model: nn.Module, sites, x: torch.Tensor, key: str = "si
     try:
         return resolve_sites(model, sites, x, key=key)
     except InputError as exc:
-        hint = _hint(model, exc.value) if exc.key == key else None
+        shape = "shape-preserving sites" in str(exc.allowed)
+        hint = _hint(model, exc.value, x, shape) if exc.key == key else None
         if hint is None:
             raise
         raise InputError(key, f"{exc.allowed}; {hint}", exc.value) from None

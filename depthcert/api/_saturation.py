@@ -234,9 +234,25 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
     checked = {(ins["site"], f): (r.pop("_V"), r["beta"]) for f, r in ins["families"].items()} if ins else {}
     return SaturationReport(**model_v, level=level, eps=eps, n=len(probe), n_curvature=int(step[0].shape[0]),
                             curvature_source=curv_note, seed=seed, loss=loss if isinstance(loss, str) else "callable",
-                            sites=records, notes=_notes(curv_note, len(blocks), ins), insertion=ins, suggestion=sug,
+                            sites=records, notes=_notes(curv_note, len(blocks), ins) + _default_note(model, sites, blocks),
+                            insertion=ins, suggestion=sug,
                             suggestion_reason=why, _blocks=blocks, _stats=accs, _curvature=step, _loss=loss_fn,
                             _checked=checked)
+
+
+def _default_note(model, sites, blocks) -> list[str]:
+    """With ``sites=None``: which default sites were scanned, and which were left out (shape-changing)."""
+    if sites is not None:
+        return []
+    from numerics.sites import default_site_names
+
+    try:
+        defaults = default_site_names(model)
+    except Exception:   # noqa: BLE001 -- a note only; the scan itself resolved the sites
+        return []
+    dropped = [n for n in defaults if n not in blocks]
+    return [f"sites=None: scanned the default sites {list(blocks)} (the blocks of the largest list of blocks and its "
+            "sibling lists of the same block class)" + (f"; left out (not shape-keeping): {dropped}" if dropped else "")]
 
 
 def _notes(curv_note: str, k: int, ins) -> list[str]:

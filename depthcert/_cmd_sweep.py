@@ -53,6 +53,9 @@ EPILOG = epilog(
 
 def run(args: argparse.Namespace) -> int:
     from depthcert._io import dumps
+    from plumbing.config import check_config_file
+
+    check_config_file(args.config, "--config")     # a FIFO or an oversized file: refused before the heavy imports
     from numerics.studies.sweeps import load_sweep, sweep
 
     spec = load_sweep(args.config)

@@ -179,7 +179,8 @@ def load_chain(path: str | Path) -> Chain:
     path = Path(path)
     try:   # a FIFO or a device would block or never end: only a regular file is opened
         if path.exists() and not path.is_file():
-            raise InputError("--chain", "a regular TOML file (not a FIFO, device or folder)", str(path))
+            raise InputError("--chain", f"a regular TOML file of at most {LIMITS.max_file_bytes} bytes (not a FIFO, "
+                             "device or folder: never opened)", str(path))
         with open(path, "rb") as fh:
             raw = fh.read(LIMITS.max_file_bytes + 1)
     except OSError as exc:

@@ -81,6 +81,9 @@ def run(args: argparse.Namespace) -> int:
     from depthcert.config import read_toml
 
     config = read_toml(args.config)     # a bad file is refused before the heavy imports
+    from plumbing.sizes import check_config_sizes
+
+    check_config_sizes(config)          # sizes that cannot fit, before torch is imported (again once merged)
     from numerics.studies.growth import grow, plot_growth
 
     with bad_input("grow"):

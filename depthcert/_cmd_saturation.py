@@ -60,6 +60,9 @@ def run(args: argparse.Namespace) -> int:
     from depthcert.config import read_toml
 
     config = read_toml(args.config)     # a bad file is refused before the heavy imports
+    from plumbing.sizes import check_config_sizes
+
+    check_config_sizes(config)          # sizes that cannot fit, before torch is imported (again once merged)
     from numerics.studies.saturation import format_table, run_saturation
 
     with bad_input("saturation"):

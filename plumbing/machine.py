@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["MAX_PLANNED_SECONDS", "MEMORY_SHARE", "available_cores", "available_memory", "check_fits", "check_work",
-           "human_bytes"]
+__all__ = ["CONNECT_TIMEOUT_S", "MAX_PLANNED_SECONDS", "MEMORY_SHARE", "available_cores", "available_memory", "check_fits",
+           "check_reachable", "check_work", "human_bytes"]
 
 
 def available_cores() -> int:
@@ -85,3 +85,33 @@ def check_work(key: str, value, seconds_each: float, unit: str, limit_s: float =
     if value * seconds_each > limit_s:
         raise InputError(key, f"at most {int(limit_s / seconds_each)}: each {unit} takes at least {seconds_each:g} s "
                          f"and at most {limit_s:g} s (a week) of work is planned", value)
+
+
+#: Seconds an address has to accept a TCP connection (**Choice**; Ray itself waits minutes for an address
+#: nobody listens on).
+CONNECT_TIMEOUT_S = 3.0
+
+
+def check_reachable(key: str, address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+    """Refuse, within ``timeout_s``, a cluster address that is not ``HOST:PORT`` (``ray://`` allowed) or where
+    nothing accepts a TCP connection; ``auto`` / ``local`` are left to the caller.
+
+    Raises:
+        InputError: names ``key``, the form or the reachability, and the value.
+    """
+    import socket
+
+    from plumbing.validation import InputError
+
+    if address in ("auto", "local"):
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise InputError(key, "HOST:PORT of a Ray cluster (or ray://HOST:PORT, auto)", address)
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+            pass
+    except (OSError, UnicodeError) as exc:
+        why = "no answer" if isinstance(exc, TimeoutError) else (getattr(exc, "strerror", None) or type(exc).__name__)
+        raise InputError(key, f"a reachable Ray cluster (a TCP connection within {timeout_s:g} s)",
+                         f"{address} ({why})") from None

@@ -23,6 +23,7 @@ A chain stopped by a limit is ``unknown`` (``entailed: None``, exit code 1) and
 """
 from __future__ import annotations
 
+import faulthandler
 import multiprocessing
 import os
 import resource
@@ -71,6 +72,7 @@ def _child(send, watch, chain, timeout_s: float, necessity: bool, budget: float,
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # the parent decides
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
     _die_with_parent()
+    faulthandler.disable()    # an allocation refused under RLIMIT_AS may end z3 with SIGSEGV: no dump of our stack
     from proofs_check import _farkas, _smt
     from proofs_check.chain import check_chain
 

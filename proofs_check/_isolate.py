@@ -11,8 +11,9 @@ forked child and the parent, which only waits, enforces:
   running :data:`GRACE_S` after its ``--timeout`` is stopped with the child;
 * **time per chain**: ``LIMITS.max_seconds``, and for a non-linear chain (whose queries
   may each take the whole timeout) :func:`chain_budget` (**Choice**: ``min(LIMITS.max_seconds,
-  4 x --timeout + 5 s)``); the child gives the checks left over ``unknown`` itself, the
-  parent stops it :data:`GRACE_S` after ``LIMITS.max_seconds``;
+  4 x --timeout + 5 s)``); the child gives the checks left over ``unknown`` itself (between
+  queries), the parent stops it :data:`GRACE_S` after the chain's deadline (e.g. in an exact
+  confirmation of a model);
 * **memory**: the child's address space may grow by at most ``LIMITS.max_memory_bytes``
   (``RLIMIT_AS``); an allocation beyond it ends the check;
 * **signals**: SIGTERM / SIGINT reach the parent (waiting in Python), which stops the
@@ -67,7 +68,7 @@ def _die_with_parent() -> None:
         pass
 
 
-def _child(send, watch, chain, timeout_s: float, necessity: bool, budget: float, memory: int) -> None:
+def _child(send, watch, chain_watch, chain, timeout_s: float, necessity: bool, budget: float, memory: int) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # the parent decides
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
@@ -82,6 +83,7 @@ def _child(send, watch, chain, timeout_s: float, necessity: bool, budget: float,
         limit = base + memory if hard == resource.RLIM_INFINITY else min(base + memory, hard)
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     _smt.WATCH = _farkas.WATCH = watch
+    _smt.WATCH_CHAIN = chain_watch
     try:
         send.send(("ok", check_chain(chain, timeout_s, necessity, budget_s=budget)))
     except MemoryError:
@@ -113,7 +115,9 @@ def check_chain_limited(chain, timeout_s: float, necessity: bool = True, memory:
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     watch = ctx.Value("d", 0.0, lock=False)     # time.monotonic() deadline of the running query, 0: none
-    proc = ctx.Process(target=_child, args=(send, watch, chain, timeout_s, necessity, budget, memory), daemon=True)
+    chain_watch = ctx.Value("d", 0.0, lock=False)   # the chain's deadline, once the child knows it (0: not yet)
+    proc = ctx.Process(target=_child, args=(send, watch, chain_watch, chain, timeout_s, necessity, budget, memory),
+                       daemon=True)
     end = time.monotonic() + LIMITS.max_seconds + GRACE_S
     signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)    # a signal during the fork: handled after it, child stopped
     try:
@@ -136,9 +140,10 @@ def check_chain_limited(chain, timeout_s: float, necessity: bool = True, memory:
             if query and now > query + GRACE_S:
                 return _stopped(chain, f"time limit per query hit: a solver query ran past --timeout {timeout_s:g} s "
                                 f"(+{GRACE_S:g} s grace) and was stopped")
-            if now > end:
-                return _stopped(chain, f"time budget of the chain hit: {LIMITS.max_seconds:g} s spent; the solver "
-                                "was stopped")
+            if now > min(end, chain_watch.value + GRACE_S if chain_watch.value else end):
+                return _stopped(chain, f"time budget of the chain hit ({budget:g} s for a non-linear chain: min("
+                                f"{LIMITS.max_seconds:g} s, 4 x --timeout + 5 s); {LIMITS.max_seconds:g} s for a "
+                                "linear one); the solver was stopped")
     finally:
         if proc.is_alive():
             proc.kill()

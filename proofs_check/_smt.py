@@ -36,6 +36,8 @@ MAX_ROUNDS = 6       # refinement rounds before a countermodel is declared uncon
 #: Where a watcher reads the deadline (``time.monotonic()``) of the query running now, 0.0 when none
 #: (:mod:`proofs_check._isolate` sets a shared value in its child process).
 WATCH = None
+#: Likewise the deadline of the whole chain (set by :func:`proofs_check.chain.check_chain`).
+WATCH_CHAIN = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -226,6 +226,8 @@ def check_chain(chain: Chain, timeout_s: float = DEFAULT_TIMEOUT_S, necessity: b
         return ChainResult(chain.name, None, "unknown", (check,), None, reason=str(exc))
     if budget_s is not None and not problem.linear:   # non-linear queries may each take the whole timeout
         problem.deadline = start + min(budget_s, LIMITS.max_seconds)
+    if _smt.WATCH_CHAIN is not None:                    # a watcher (proofs_check._isolate) stops us past it
+        _smt.WATCH_CHAIN.value = problem.deadline
     consistency, core = problem_consistency(chain.name, problem)
     if consistency.status == "FAIL":
         return _vacuous(chain, (consistency,), core)

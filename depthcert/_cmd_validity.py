@@ -112,12 +112,8 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from depthcert._io import dumps
-    from depthcert._cmd_demo import SECONDS_PER_DRAW
     from depthcert.config import read_toml
-    from plumbing.machine import check_work
 
-    if args.draws >= 1:
-        check_work("--draws", args.draws, SECONDS_PER_DRAW, "draw")
     config = read_toml(args.config)     # a bad file is refused before the heavy imports
     from numerics.studies.validity import run_validity
     from numerics.training import DivergenceError

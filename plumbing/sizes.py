@@ -30,7 +30,8 @@ SECONDS_PER_STEP = 1e-5
 
 def _int(section: Mapping, key: str, default: int = 0) -> int:
     v = section.get(key, default) if isinstance(section, Mapping) else default
-    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else default
+    ok = isinstance(v, int) and not isinstance(v, bool) and 0 < v < 2**63   # beyond int64: the schema's refusal
+    return v if ok else default
 
 
 def sample_memory(cfg: Mapping) -> dict[str, tuple[int, float, bool]]:

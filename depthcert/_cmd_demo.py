@@ -102,13 +102,26 @@ def _rate_lines(certification: dict, use: str | None = None) -> list[str]:
     return out
 
 
+#: A lower bound of the time of one draw of a validity study (**Choice**: the help says about 10 s; 1 s
+#: refuses only counts that could not finish within a week on any machine).
+SECONDS_PER_DRAW = 1.0
+
+
 def run(args: argparse.Namespace) -> int:
-    from depthcert._cmd_run import execute
     from depthcert.errors import InputError
-    from numerics.studies.run import DEFAULT_DEMO_CONFIG
+    from plumbing.machine import check_work
 
     if args.estimate is not None and (args.estimate < 1):
         raise InputError("--estimate", "an integer >= 1", args.estimate)
+    if args.estimate is not None:   # before any import or work: a draw takes about 10 s, never under 1 s
+        check_work("--estimate", args.estimate, SECONDS_PER_DRAW, "draw")
+    from depthcert._cmd_run import execute
+    from numerics.studies.run import DEFAULT_DEMO_CONFIG
+    from numerics.studies.validity import MAX_DRAWS
+
+    if args.estimate is not None and args.estimate > MAX_DRAWS:   # validity's own maximum, before the demo runs
+        raise InputError("--estimate", f"an integer in [1, {MAX_DRAWS}] (the stated maximum of a validity study)",
+                         args.estimate)
     return execute(DEFAULT_DEMO_CONFIG, args.out, args.json,
                    after=lambda: setup_rates(DEFAULT_DEMO_CONFIG, args.estimate, args.out, progress=not args.json),
                    show=format_rates, progress="depthcert demo")

@@ -82,10 +82,15 @@ def run(args: argparse.Namespace) -> int:
     from depthcert._cmd_study import bad_input
     from depthcert._io import dumps
     from depthcert.config import read_toml
+
+    config = read_toml(args.config)     # a bad file is refused before the heavy imports
+    from plumbing.sizes import check_config_sizes
+
+    check_config_sizes(config)          # sizes that cannot fit, before torch is imported (again once merged)
     from numerics.studies.growth import grow, plot_growth
 
     with bad_input("grow"):
-        traj = grow(read_toml(args.config), args.out, progress=not args.json)
+        traj = grow(config, args.out, progress=not args.json)
     plot_growth(traj, f"{args.out}/growth.png")
     print(dumps(traj) if args.json else _table(traj))
     return 0

@@ -59,7 +59,25 @@ EPILOG = epilog(
      (2, "bad input, or stored results that cannot support this kind\n(one line saying what is missing)")])
 
 
+def _check_n_boot(folder: str, n_boot) -> None:
+    """The bootstrap's memory, before the heavy imports (cells counted from the folder's listing; the
+    loaded records are checked again)."""
+    from pathlib import Path
+
+    from plumbing.machine import check_fits
+    from plumbing.sizes import bootstrap_memory
+
+    if isinstance(n_boot, int) and n_boot >= 20:
+        cells = Path(folder) / "cells"
+        try:
+            count = sum(1 for _ in cells.iterdir()) if cells.is_dir() else 1
+        except OSError:
+            count = 1
+        check_fits(bootstrap_memory(n_boot, max(count, 1)))
+
+
 def run(args: argparse.Namespace) -> int:
+    _check_n_boot(args.dir, args.n_boot)
     from numerics.studies.figures import plot_kind
 
     paths = plot_kind(args.dir, args.kind, out=args.out, depth_key=args.depth_key, data_key=args.data_key,

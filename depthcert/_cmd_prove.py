@@ -67,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_chain(args: argparse.Namespace) -> int:
     from depthcert.errors import InputError
-    from proofs_check import ChainSyntaxError, check_chain, format_chain, load_chain
+    from proofs_check import ChainSyntaxError, format_chain, load_chain
+    from proofs_check._isolate import check_chain_limited
 
     try:
         chain = load_chain(args.chain)
@@ -77,6 +78,6 @@ def _run_chain(args: argparse.Namespace) -> int:
                          "entailed": None, "status": "bad input", "reason": str(exc)}))
         print(f"depthcert prove: error: {exc}", file=sys.stderr)
         return 2
-    result = check_chain(chain, timeout_s=args.timeout)
+    result = check_chain_limited(chain, timeout_s=args.timeout)   # hard limits: time per query and chain, memory
     print(dumps(result.to_dict()) if args.json else format_chain(result))
     return 0 if result.entailed is True else 1

@@ -58,10 +58,15 @@ def run(args: argparse.Namespace) -> int:
     from depthcert._cmd_study import bad_input
     from depthcert._io import dumps, versions
     from depthcert.config import read_toml
+
+    config = read_toml(args.config)     # a bad file is refused before the heavy imports
+    from plumbing.sizes import check_config_sizes
+
+    check_config_sizes(config)          # sizes that cannot fit, before torch is imported (again once merged)
     from numerics.studies.saturation import format_table, run_saturation
 
     with bad_input("saturation"):
-        result = run_saturation(read_toml(args.config), args.out, progress=not args.json)
+        result = run_saturation(config, args.out, progress=not args.json)
     result["versions"] = versions()
     print(dumps(result) if args.json else format_table(result))
     return 0

@@ -56,6 +56,13 @@ def run(args: argparse.Namespace) -> int:
 
     check_ray_address(args.address, "--address")     # before any work (and whatever the backend; no torch imported yet)
     from depthcert._io import dumps
+    from plumbing.config import check_config_file
+
+    check_config_file(args.config, "--config")     # a FIFO or an oversized file: refused before the heavy imports
+    if args.backend == "ray" and args.address:
+        from plumbing.machine import check_reachable
+
+        check_reachable("--address", args.address)   # seconds, not Ray's minutes (checked again before ray.init)
     from numerics.studies.sweeps import load_sweep, sweep
 
     spec = load_sweep(args.config)

@@ -283,6 +283,12 @@ def run_user(args: argparse.Namespace, command: str) -> int:
         raise InputError("--model", "FILE.py:factory (or --config FILE for a built-in workload)", None)
     if not args.data:
         raise InputError("--data", "FILE.py:function (with --model)", None)
+    if command == "grow" and isinstance(args.steps, int) and isinstance(args.max_blocks, int) and args.steps > 0:
+        from plumbing.sizes import SECONDS_PER_STEP
+        from plumbing.machine import check_work
+
+        check_work("--steps", args.steps, SECONDS_PER_STEP * max(args.max_blocks, 1),
+                   f"Adam step (done after each of --max-blocks {args.max_blocks} insertions)")
     out = Path(args.out) if args.out else (Path("grow_out") if command == "grow" else None)
     try:
         if out is not None:

@@ -113,10 +113,11 @@ def run(args: argparse.Namespace) -> int:
 
     from depthcert._io import dumps
     from depthcert.config import read_toml
+
+    config = read_toml(args.config)     # a bad file is refused before the heavy imports
     from numerics.studies.validity import run_validity
     from numerics.training import DivergenceError
 
-    config = read_toml(args.config)
     try:
         s = run_validity(config, args.draws, args.out, level=args.level, vary=args.vary, group=args.group,
                          progress=not args.no_progress)

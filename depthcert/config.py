@@ -75,7 +75,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from bounds.parameters import BLOCK_PARAMETERS, OPTIONAL, PARAMETERS
-from plumbing.config import loads_toml
+from plumbing.config import loads_toml, read_config_text
 from plumbing.validation import InputError, Interval, LEVEL, MISSING
 from bounds.loss import block_output_bound, cross_entropy_constants, squared_loss_constants
 from bounds.routes import Setup
@@ -85,15 +85,9 @@ _LOSS_KINDS = ("cross_entropy", "squared")
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
-    """Parse a TOML file (``tomllib``: data only, nothing is evaluated)."""
-    p = Path(path)
-    if not p.is_file():
-        raise InputError("--config", "an existing TOML file", str(path))
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError("--config", "valid TOML", f"{path}: {exc}") from None
-    return loads_toml(text, "--config", str(path))
+    """Parse a TOML file (``tomllib``: data only, nothing is evaluated); a FIFO or a file larger than any
+    config (:data:`plumbing.config.MAX_CONFIG_BYTES`) is refused before reading."""
+    return loads_toml(read_config_text(path, "--config"), "--config", str(path))
 
 
 def _number(data: Mapping, key: str, interval: Interval, prefix: str = "") -> float:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import copy
 from typing import Any, Mapping
 
-__all__ = ["MAX_NESTING", "get_dotted", "loads_toml", "merge_config", "nesting_depth", "set_dotted"]
+__all__ = ["MAX_CONFIG_BYTES", "MAX_NESTING", "check_config_file", "get_dotted", "loads_toml", "merge_config", "nesting_depth", "read_config_text",
+           "set_dotted"]
 
 
 def merge_config(base: Mapping, override: Mapping) -> dict:
@@ -78,6 +79,64 @@ def nesting_depth(data: Any) -> int:
         deepest = max(deepest, depth + 1)
         stack.extend((child, depth + 1) for child in children)
     return deepest
+
+
+#: The largest config file read (**Choice**: the largest config of this repository is 3 KB and a sweep's grid
+#: of thousands of cells fits in a few hundred KB; a larger file is refused by its size, before it is read).
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def check_config_file(path, key: str, what: str = "an existing TOML file"):
+    """``Path(path)`` if it is a regular file of at most :data:`MAX_CONFIG_BYTES` bytes (``stat`` only, nothing read).
+
+    Raises:
+        InputError: missing, a FIFO / device / folder, or too large (names the size and the limit).
+    """
+    from pathlib import Path
+
+    from plumbing.validation import InputError
+
+    p = Path(path)
+    try:
+        regular = p.is_file()
+        size = p.stat().st_size if regular else 0
+        exists = regular or p.exists()
+    except (OSError, ValueError):
+        regular, size, exists = False, 0, False
+    if not regular:
+        raise InputError(key, what + (" (a regular file, not a FIFO, device or folder)" if exists else ""), str(path))
+    if size > MAX_CONFIG_BYTES:
+        raise InputError(key, f"a config file of at most {MAX_CONFIG_BYTES} bytes (refused by its size, not read)",
+                         f"{path} ({size} bytes)")
+    return p
+
+
+def read_config_text(path, key: str, what: str = "an existing TOML file") -> str:
+    """The text of a config file, refused before reading when it is not a regular file or is too large.
+
+    Args:
+        path: the file.
+        key: the option or key that named it (``--config``, ``base``), named in errors.
+        what: the allowed value as the error states it.
+
+    Raises:
+        InputError: missing, a FIFO / device / folder (never opened: it could block), more than
+            :data:`MAX_CONFIG_BYTES` bytes (by ``stat``, nothing read), or not UTF-8.
+    """
+    from plumbing.validation import InputError
+
+    p = check_config_file(path, key, what)
+    try:
+        with open(p, "rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)   # a file grown since stat() is still read only this far
+    except OSError as exc:
+        raise InputError(key, "a readable TOML file", f"{path} ({exc.strerror})") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise InputError(key, f"a config file of at most {MAX_CONFIG_BYTES} bytes", f"{path} (more than {MAX_CONFIG_BYTES} bytes)")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(key, "valid TOML", f"{path}: {exc}") from None
 
 
 def loads_toml(text: str, key: str, where: str) -> dict:

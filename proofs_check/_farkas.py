@@ -39,6 +39,7 @@ from proofs_check._results import Check
 _DENOMINATORS = (10**3, 10**6, 10**9)
 MAX_BITS = 20_000          # coefficients beyond this size are not handed to an LP
 EXACT_TIMEOUT_S = 30.0     # the exact LP on the largest chains takes well under a second
+WATCH = None               # the deadline of the running LP for a watcher (proofs_check._isolate), as in _smt
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,7 +96,13 @@ def _exact_lp(constraints: list[Constraint], rows, timeout_s: float):
     strict = [lam[j] for j, c in enumerate(constraints) if c.strict]
     opt.add(total >= 0, total + (z3.Sum(strict) if strict else 0) >= 1)
     opt.minimize(z3.Sum(size))
-    result = opt.check()
+    if WATCH is not None:
+        WATCH.value = time.monotonic() + max(1, int(timeout_s * 1000)) / 1000
+    try:
+        result = opt.check()
+    finally:
+        if WATCH is not None:
+            WATCH.value = 0.0
     if result == z3.unsat:
         return None
     if result == z3.unknown:

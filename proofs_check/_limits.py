@@ -25,6 +25,7 @@ class Limits:
     max_exp_argument: int = 2000           # |argument| of exp of a constant
     max_expanded_terms: int = 5000         # monomials of any expansion the checkers build (bounded before expanding)
     max_seconds: float = 300.0             # wall-clock budget for all queries of one chain (then UNKNOWN)
+    max_memory_bytes: int = 512 * 2**20    # growth of the solver process's address space (prove --chain, RLIMIT_AS)
 
 
 LIMITS = Limits()
@@ -42,4 +43,7 @@ def describe_limits(limits: Limits = LIMITS) -> str:
             f"{limits.max_expanded_terms} monomials is ever built (its size is bounded before expanding; a larger one "
             f"leaves that check to z3, which works on the unexpanded terms), so memory stays within a few hundred MB. "
             f"All queries of one chain share a "
-            f"budget of {limits.max_seconds:g} s (checks left over are reported UNKNOWN).")
+            f"budget of {limits.max_seconds:g} s (checks left over are reported UNKNOWN); with --chain a non-linear chain's budget "
+            f"is min({limits.max_seconds:g} s, 4 x --timeout + 5 s), the solver runs in a child process whose address space "
+            f"may grow by at most {limits.max_memory_bytes // 2**20} MB, a query running 2 s past --timeout is "
+            f"stopped, and the chain is then UNKNOWN with the limit named. A chain file must be a regular file.")

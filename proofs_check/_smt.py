@@ -33,6 +33,11 @@ from proofs_check._numbers import TooLarge, fraction_of_string
 from proofs_check._translate import Translator, Untranslatable
 
 MAX_ROUNDS = 6       # refinement rounds before a countermodel is declared unconfirmable
+#: Where a watcher reads the deadline (``time.monotonic()``) of the query running now, 0.0 when none
+#: (:mod:`proofs_check._isolate` sets a shared value in its child process).
+WATCH = None
+#: Likewise the deadline of the whole chain (set by :func:`proofs_check.chain.check_chain`).
+WATCH_CHAIN = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,6 +117,11 @@ class Problem:
                         if not h.conditions() and (f := _compile_linear(h.relation)) is not None}
 
     @property
+    def linear(self) -> bool:
+        """Linear real arithmetic (one incremental solver; z3 keeps its timeouts there)."""
+        return self._incremental
+
+    @property
     def labels(self) -> list[str]:
         return list(self.literal)
 
@@ -181,10 +191,15 @@ class Problem:
             self.solver = fresh
         array = (z3.Ast * len(assumptions))(*[a.as_ast() for a in assumptions])
         ctx = self.solver.ctx
+        if WATCH is not None:
+            WATCH.value = time.monotonic() + self._timeout_ms / 1000
         try:
             r = z3core.Z3_solver_check_assumptions(ctx.ref(), self.solver.solver, len(assumptions), array)
         except z3.Z3Exception:
             return self.solver.check(*assumptions)
+        finally:
+            if WATCH is not None:
+                WATCH.value = 0.0
         return z3.CheckSatResult(r)
 
     def minimal_core(self, core, goal: bool = False) -> tuple:

@@ -172,11 +172,15 @@ def load_chain(path: str | Path) -> Chain:
     """Read (at most LIMITS.max_file_bytes bytes) and parse a chain TOML file.
 
     Raises:
-        InputError: unreadable, too large or invalid TOML (names the file and the error).
+        InputError: not a regular file (a FIFO is refused, never opened), unreadable, too large or
+            invalid TOML (names the file and the error).
         ChainSyntaxError: a malformed formula.
     """
     path = Path(path)
-    try:
+    try:   # a FIFO or a device would block or never end: only a regular file is opened
+        if path.exists() and not path.is_file():
+            raise InputError("--chain", f"a regular TOML file of at most {LIMITS.max_file_bytes} bytes (not a FIFO, "
+                             "device or folder: never opened)", str(path))
         with open(path, "rb") as fh:
             raw = fh.read(LIMITS.max_file_bytes + 1)
     except OSError as exc:
@@ -195,7 +199,8 @@ def load_chain(path: str | Path) -> Chain:
     return parse_chain(data, default_name=path.stem)
 
 
-def check_chain(chain: Chain, timeout_s: float = DEFAULT_TIMEOUT_S, necessity: bool = True) -> ChainResult:
+def check_chain(chain: Chain, timeout_s: float = DEFAULT_TIMEOUT_S, necessity: bool = True,
+                budget_s: float | None = None) -> ChainResult:
     """Does the chain's conclusion follow from its premises and assumptions, non-vacuously?
 
     One z3 solver answers, through assumption literals: are the premises consistent
@@ -204,18 +209,25 @@ def check_chain(chain: Chain, timeout_s: float = DEFAULT_TIMEOUT_S, necessity: b
     needed (``necessity``; a premise outside the unsat core is superfluous without a
     query)? An exact Farkas certificate is searched beside it; an exact certificate or an
     exact z3 proof suffices, and a floating-point "no" never outvotes either. All
-    queries share the budget ``LIMITS.max_seconds``.
+    queries share the budget ``LIMITS.max_seconds``, a non-linear chain's at most ``budget_s``. In
+    this process z3's timeout is all that bounds a query; ``depthcert prove --chain`` runs
+    this in a child process with hard limits (:func:`proofs_check._isolate.check_chain_limited`).
 
     Returns:
         :class:`ChainResult`.
     """
-    deadline = time.monotonic() + LIMITS.max_seconds
+    start = time.monotonic()
     hyps = hypotheses(chain)
     try:
-        problem = _smt.Problem(hyps, chain.conclusion, chain.domains.get("conclusion", ()), timeout_s, deadline)
+        problem = _smt.Problem(hyps, chain.conclusion, chain.domains.get("conclusion", ()), timeout_s,
+                               start + LIMITS.max_seconds)
     except _smt.Untranslatable as exc:
         check = Check(chain.name, "entailment/z3", "UNKNOWN", "z3", str(exc))
         return ChainResult(chain.name, None, "unknown", (check,), None, reason=str(exc))
+    if budget_s is not None and not problem.linear:   # non-linear queries may each take the whole timeout
+        problem.deadline = start + min(budget_s, LIMITS.max_seconds)
+    if _smt.WATCH_CHAIN is not None:                    # a watcher (proofs_check._isolate) stops us past it
+        _smt.WATCH_CHAIN.value = problem.deadline
     consistency, core = problem_consistency(chain.name, problem)
     if consistency.status == "FAIL":
         return _vacuous(chain, (consistency,), core)

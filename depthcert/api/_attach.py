@@ -230,12 +230,37 @@ Examples
 
 
 @doc(_DOC_LOAD_GROWN)
+def _check_insertions(saved: Mapping, dtype) -> None:
+    """Before any block is built: each insertion has its own tensors in ``state_dict`` (so there are at most
+    as many insertions as tensors), and the blocks' parameters fit in memory (``d x (d + 1 + 3 width)`` numbers
+    of V and features each, ``d`` the state's feature size, :func:`plumbing.machine.check_fits`)."""
+    from plumbing.machine import check_fits
+
+    insertions, state = saved["insertions"], saved["state_dict"]
+    n_tensors = len(state) if isinstance(state, Mapping) else 0
+    if not isinstance(insertions, (list, tuple)) or len(insertions) > n_tensors:
+        raise InputError("saved['insertions']", f"a list of at most {n_tensors} insertions (one or more tensors of "
+                         "state_dict each)", f"{len(insertions) if hasattr(insertions, '__len__') else insertions!r} "
+                         "insertions")
+    numbers = 0
+    for rec in insertions:
+        try:
+            shape, width = [int(v) for v in rec["state_shape"]], int(rec["width"])
+            d = shape[0] if len(shape) == 3 else shape[-1]
+        except (KeyError, TypeError, ValueError, IndexError):
+            continue   # malformed: refused with its own message below
+        numbers += max(d, 0) * (max(d, 0) + 1 + 3 * max(width, 0))
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    check_fits({"saved['insertions']": (len(insertions), float(numbers * itemsize), False)})
+
+
 def load_grown(model: nn.Module, saved: Mapping) -> nn.Module:
     if not isinstance(saved, Mapping) or not {"insertions", "state_dict"} <= set(saved):
         raise InputError("saved", "a dict with 'insertions' and 'state_dict' (depthcert grow --save-model)",
                          sorted(saved) if isinstance(saved, Mapping) else type(saved).__name__)
     p = next(model.parameters(), None)
     dtype, device = (p.dtype, p.device) if p is not None else (torch.float32, torch.device("cpu"))
+    _check_insertions(saved, dtype)
     for rec in saved["insertions"]:
         if not rec.get("family") or "state_shape" not in rec:
             raise InputError("saved", "insertions of protocol blocks (family, state_shape, width, layout)", rec)

@@ -171,6 +171,12 @@ def _check_grow(model, max_blocks, steps, trainable, layer_init="copy_zero") -> 
         raise ValueError(f"max_blocks == {max_blocks!r}, must be an int >= 0.")
     if not (isinstance(steps, int) and steps >= 0):
         raise ValueError(f"steps == {steps!r}, must be an int >= 0.")
+    from plumbing.sizes import SECONDS_PER_STEP
+    from plumbing.machine import check_work
+
+    if steps:   # steps after each of max_blocks insertions: refused when it can never finish
+        check_work("steps", steps, SECONDS_PER_STEP * max(max_blocks, 1),
+                   f"Adam step (done after each of max_blocks = {max_blocks} insertions)")
     if trainable not in TRAIN:
         raise ValueError(f"trainable == {trainable!r}, must be one of {list(TRAIN)} (the new blocks' parameters, "
                          "or every parameter).")

@@ -35,6 +35,10 @@ def plot_kind(folder: str | Path, kind: str, *, out: str | Path | None = None, *
     n_boot, cell = options.get("n_boot", 1000), options.get("cell", 0)
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 20:
         raise InputError("--n-boot", "an integer >= 20", n_boot)
+    from plumbing.machine import check_fits
+    from plumbing.sizes import bootstrap_memory
+
+    check_fits(bootstrap_memory(n_boot, len(records)))   # refused before any resample
     if isinstance(cell, bool) or not isinstance(cell, int) or not 0 <= cell < len(records):
         raise InputError("--cell", f"an integer in [0, {len(records) - 1}]", cell)
     target = check_writable_dir(Path(out) if out is not None else Path(folder) / "plots")

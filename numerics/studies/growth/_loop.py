@@ -73,6 +73,9 @@ def validate_grow_config(config: Mapping) -> dict:
     cfg = merge_config(DEFAULT_GROW_CONFIG, config)
     cfg["saturation"]["level"] = levels[1] if levels[1] is not None else (levels[0] or cfg["growth"]["level"])
     cfg["growth"]["level"] = cfg["saturation"]["level"]
+    from plumbing.sizes import check_config_sizes
+
+    check_config_sizes(cfg)                       # memory and steps, before anything is built
     return cfg
 
 

@@ -39,6 +39,7 @@ import torch
 from plumbing.validation import InputError, Interval
 from plumbing.config import merge_config
 from plumbing.validation import check_schema
+from plumbing.sizes import check_config_sizes
 from numerics.families import FAMILIES
 from numerics.seeding import Streams
 from numerics.builders import own_part, reference_seeds
@@ -89,7 +90,9 @@ def validate_config(config: Mapping) -> dict:
     check_run_world(config, "saturation", DEFAULT_WORKLOAD)
     config, _ = own_part(config, CONFIG_SCHEMA)   # one file may serve `grow`, `run`, ... too
     check_schema(config, CONFIG_SCHEMA)
-    return merge_config(DEFAULT_CONFIG, config)
+    merged = merge_config(DEFAULT_CONFIG, config)
+    check_config_sizes(merged)                    # memory and steps, before anything is built
+    return merged
 
 
 def block_for(net, site: str, state_shape, sat: Mapping, streams: Streams, tag):

@@ -29,17 +29,41 @@ def import_ray():
     return ray
 
 
+#: Connection attempts (about 1 s each) to a cluster's GCS before giving up (**Choice**; Ray's default is 20,
+#: an environment's own ``RAY_gcs_server_port_wait_time_s`` wins).
+GCS_ATTEMPTS = 1
+
+
+def _connect(ray, address: str) -> None:
+    """``ray.init(address)`` with at most :data:`GCS_ATTEMPTS` attempts; a failure is bad input naming the address."""
+    import os
+
+    # fewer attempts; the C++ client's warning per failed attempt silenced (the refusal says it in one line)
+    env = {"RAY_gcs_server_port_wait_time_s": str(GCS_ATTEMPTS), "RAY_BACKEND_LOG_LEVEL": "error"}
+    given = {k: os.environ.get(k) for k in env}
+    for k, v in env.items():
+        os.environ.setdefault(k, v)
+    try:
+        ray.init(address=address, log_to_driver=False)
+    except (ValueError, ConnectionError, RuntimeError) as exc:   # something answers TCP there, but not a Ray cluster
+        first = next((ln for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+        raise InputError("--address", "a reachable Ray cluster", f"{address} ({first[:200]})") from None
+    finally:
+        for k, v in given.items():
+            if v is None:
+                os.environ.pop(k, None)
+
+
 def _init(ray, address: str | None, threads: int) -> bool:
     """Connect (``address``) or start a local instance; True if we started it (and must stop it)."""
     if ray.is_initialized():
         return False
     if address:
-        check_address(address)
-        try:
-            ray.init(address=address, log_to_driver=False)
-        except (ValueError, ConnectionError) as exc:     # ray's own refusal, in one line
-            raise InputError("address", f"the address of a running Ray cluster ({ADDRESS_FORMS})",
-                             f"{address} ({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''})") from None
+        from plumbing.machine import check_reachable
+
+        check_address(address)                    # its form, before anything is contacted
+        check_reachable("--address", address)     # seconds, not Ray's minutes, for an address nobody listens on
+        _connect(ray, address)
         return True
     from numerics.studies.sweeps._worker import available_cores
 

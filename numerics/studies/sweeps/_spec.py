@@ -29,7 +29,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from plumbing.io import dumps
 from plumbing.validation import InputError, MISSING
-from plumbing.config import loads_toml, merge_config, set_dotted
+from plumbing.config import loads_toml, merge_config, read_config_text, set_dotted
 
 __all__ = ["MAX_CELLS", "PLOT_KINDS", "Cell", "SweepSpec", "grid_points", "load_sweep", "make_spec", "point_key"]
 
@@ -179,14 +179,8 @@ def make_spec(base: Mapping, grid: Mapping | None = None, zipped: Mapping | None
 
 
 def _read_toml(path: Path, key: str) -> dict:
-    if not path.is_file():
-        raise InputError(key, "an existing TOML file" + (" (relative to the sweep file)" if key == "base" else ""),
-                         str(path))
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(key, "valid TOML", f"{path}: {exc}") from None
-    return loads_toml(text, key, str(path))
+    what = "an existing TOML file" + (" (relative to the sweep file)" if key == "base" else "")
+    return loads_toml(read_config_text(path, key, what), key, str(path))
 
 
 def load_sweep(path: str | Path, *, validate: Callable[[Mapping], Mapping]) -> SweepSpec:

@@ -103,6 +103,24 @@ def _stopped(chain, why: str):
     return ChainResult(chain.name, None, "unknown", (check,), None, reason=why)
 
 
+def _wait(proc, recv, watch, chain_watch, end: float) -> tuple[str, object]:
+    """Poll the child until it answers, dies, or passes a limit: ``(kind, value)``, kind one of the child's
+    (``ok``, ``memory``, ``error``...), ``died``, ``query`` (a query past its deadline) or ``budget`` (the chain's)."""
+    while True:
+        if recv.poll(0.05):
+            try:
+                return recv.recv()
+            except (EOFError, OSError):
+                return "died", ""
+        if not proc.is_alive() and not recv.poll(0):
+            return "died", ""
+        now, query = time.monotonic(), watch.value
+        if query and now > query + GRACE_S:
+            return "query", None
+        if now > min(end, chain_watch.value + GRACE_S if chain_watch.value else end):
+            return "budget", None
+
+
 def check_chain_limited(chain, timeout_s: float, necessity: bool = True, memory: int | None = None):
     """:func:`proofs_check.check_chain` in a child process with the limits of the module docstring.
 
@@ -126,29 +144,20 @@ def check_chain_limited(chain, timeout_s: float, necessity: bool = True, memory:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
     send.close()
     try:
-        while True:
-            if recv.poll(0.05):
-                try:
-                    kind, value = recv.recv()
-                except (EOFError, OSError):
-                    kind, value = "died", ""
-                break
-            if not proc.is_alive() and not recv.poll(0):
-                kind, value = "died", ""
-                break
-            now, query = time.monotonic(), watch.value
-            if query and now > query + GRACE_S:
-                return _stopped(chain, f"time limit per query hit: a solver query ran past --timeout {timeout_s:g} s "
-                                f"(+{GRACE_S:g} s grace) and was stopped")
-            if now > min(end, chain_watch.value + GRACE_S if chain_watch.value else end):
-                return _stopped(chain, f"time budget of the chain hit ({budget:g} s for a non-linear chain: min("
-                                f"{LIMITS.max_seconds:g} s, 4 x --timeout + 5 s); {LIMITS.max_seconds:g} s for a "
-                                "linear one); the solver was stopped")
+        got = _wait(proc, recv, watch, chain_watch, end)
     finally:
         if proc.is_alive():
             proc.kill()
         proc.join()
         recv.close()
+    kind, value = got
+    if kind == "query":
+        return _stopped(chain, f"time limit per query hit: a solver query ran past --timeout {timeout_s:g} s "
+                        f"(+{GRACE_S:g} s grace) and was stopped")
+    if kind == "budget":
+        return _stopped(chain, f"time budget of the chain hit ({budget:g} s for a non-linear chain: min("
+                        f"{LIMITS.max_seconds:g} s, 4 x --timeout + 5 s); {LIMITS.max_seconds:g} s for a "
+                        "linear one); the solver was stopped")
     if kind == "ok":
         return value
     if kind == "memory":

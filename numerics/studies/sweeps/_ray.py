@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from plumbing.validation import RAY_ADDRESS_FORMS as ADDRESS_FORMS, InputError
+from plumbing.validation import InputError
 from plumbing.validation import check_ray_address as check_address
 from numerics.studies.sweeps._spec import Cell
 

@@ -113,7 +113,10 @@ def testability_entry(pairs: Sequence[tuple[float, float | None]]) -> dict:
     ok = sum(1 for t, m in pairs if m is not None and t < m)
     out = {"tolerance_max": max(tols, default=0.0), "tolerance_median": float(np.median(tols)) if tols else 0.0,
            "smallest_term": min(terms, default=None), "term_median": float(np.median(terms)) if terms else None,
-           "testable_draws": ok, "draws": len(pairs)}
+           "testable_draws": ok, "draws": len(pairs),
+           # the tolerance falls like 1/sqrt(n): a truth (ratio_max)^2 times larger makes the check testable at every draw
+           "tolerance_over_term_max": max((float(t) / float(m) for t, m in pairs if m is not None and m > 0),
+                                          default=None)}
     if len(terms) < len(pairs):
         out["verdict"] = TESTABLE if out["tolerance_max"] == 0 else "no term to compare (tolerance only)"
     else:

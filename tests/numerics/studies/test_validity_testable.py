@@ -81,6 +81,9 @@ def test_planted_tolerance_1000x_the_term_is_not_testable_and_below_it_is():
     line = next(x for x in text.splitlines() if x.startswith(f"{ROUTE}/H_T_diff"))
     assert NOT_TESTABLE in line and " 0 " not in line.split(NOT_TESTABLE)[0].split("  ")[-1]
     assert "0.0%" not in line                                  # never "0 failures" for an untestable event
+    from numerics.studies.validity._plot import _untestable
+
+    assert _untestable(s, f"{ROUTE}.tail_T_diff [H_T_diff]")   # the slack figure labels its box so
 
     small = [_record(i, se_D=1e-3 * t / TRUTH_Z) for i in range(5)]     # tolerance t_T_d / 1000
     s = summarize(small, 0.05, specs=_specs(), variants=at_function_variants([ROUTE]))
@@ -88,6 +91,7 @@ def test_planted_tolerance_1000x_the_term_is_not_testable_and_below_it_is():
     assert e["testability"]["verdict"] == TESTABLE and e["testability"]["testable_draws"] == 5
     assert s["routes"]["heldout_paired"]["testability"]["verdict"] == TESTABLE
     assert NOT_TESTABLE not in next(x for x in format_summary(s).splitlines() if x.startswith(f"{ROUTE}/H_T_diff"))
+    assert not _untestable(s, f"{ROUTE}.tail_T_diff [H_T_diff]")
 
 
 def test_a_testable_event_fails_beyond_its_tolerance_and_not_within_it():

@@ -177,7 +177,7 @@ def _comparison(records, level, specs, config) -> dict | None:
 
 #: Per-draw quantities whose distribution over draws the summary reports.
 QUANTITIES = ("delta_R_hat", "delta_R_true", "delta_R", "delta_test_R", "delta_erm_pop", "delta_erm_S", "eps_M",
-              "eps_K", "L_test_old", "L_test_new", "R_old", "R_new", "B", "eta")
+              "eps_K", "L_test_old", "L_test_new", "R_old", "R_new", "B", "eta", "truth_mc_tolerance")
 
 
 def _quantities(records) -> dict:

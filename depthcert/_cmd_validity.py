@@ -41,8 +41,11 @@ draws, everything independent of S and T held fixed, and reports per route and p
 event of its proof chain how often it failed against the probability it states
 (Clopper-Pearson intervals and one-sided exact tests at --level), how often each route
 certified, the slack of every premise, and the power of the test (deliberately weakened
-guarantees must be flagged). Running again with the same folder computes only the
-missing draws."""
+guarantees must be flagged). Where the truth is itself a Monte-Carlo estimate, each event
+and power check shows its tolerance beside the bound term it tests, and one whose
+tolerance is not below that term is reported "not testable at this truth size". Per draw,
+every route's bound, margin, cap and certified improvement are stored. Running again with
+the same folder computes only the missing draws."""
 
 EPILOG = epilog(
     [("stdout", "the summary tables and the verdict (validity.json with --json)"),

@@ -50,14 +50,15 @@ def render(s: Mapping) -> str:
                    f"{s['routes']['heldout_paired']['violations'] if h['testable'] else '—'} | {_g(h['tolerance_max'])} | "
                    f"{_g(h['smallest_term'])} | {h['testable_draws']} of {h['draws']} | {h['verdict']} | {_needed(h, n)} |")
     out += ["", "Power (weakened bound terms; flagged = one-sided exact test at the study's level):", "",
-            "| check | failures | stated | tolerance (max) | term (smallest) | verdict |", "|---|---|---|---|---|---|"]
+            "| check | failures | stated | tolerance (max) | term (smallest) | verdict | truth size that makes it testable |",
+            "|---|---|---|---|---|---|---|"]
     for name, p in s["power"].items():
         tp = p.get("testability")
         if not tp or not (name.startswith(("U_S", "t_T_d")) or "E_U" in name):
             continue
         verdict = tp["verdict"] if not tp["testable"] else ("FLAGGED" if p["flagged"] else "not flagged")
         out.append(f"| `{name}` | {p['failures']} of {p['draws']} | {_g(p['stated'])} | {_g(tp['tolerance_max'])} | "
-                   f"{_g(tp['smallest_term'])} | {verdict} |")
+                   f"{_g(tp['smallest_term'])} | {verdict} | {_needed(tp, n)} |")
     pd = s.get("per_draw_summary")
     if pd:
         out += ["", f"Per draw (`validity.json`: `per_draw`), median [quartiles] (min, max); margin = {pd['margin_is']}.", "",

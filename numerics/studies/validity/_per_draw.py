@@ -8,7 +8,7 @@
   quantity the bound is on at the route's own ``f_new``: ``L_test(f_new)`` on ``T`` for a test route,
   the truth's ``R(f_new)`` (``population_risk``) or paired ``R(f_new) - R(f_old)`` (``heldout_paired``);
 * ``cap``: the cap ``nu_V`` of the class the route's ``f_new`` lives in (the paper's cap for the
-  paper routes and variants, the localised ball's for THEORY §6b);
+  paper routes and variants, the localised ball's for THEORY §6b and ``heldout_paired``);
 * ``realised_gain_T``: ``L_test_old - L_test(f_new)`` of the route's own ``f_new`` on ``T``; and per draw
   ``trained_gain_T``, the same for the trained ``f_new`` of the paper's chains (``L_test_old - L_test_new``).
 """
@@ -26,14 +26,15 @@ MARGIN_IS = ("bound - observed (>= 0: the bound held): observed = L_test(f_new) 
 _NO_BOUND = ("any", "any_with_variants")
 
 
-def _route_row(name: str, r: Mapping, values: Mapping) -> dict:
+def _route_row(name: str, r: Mapping, values: Mapping, localised_cap: float | None = None) -> dict:
     own = r.get("values") or {}
     L_old = float(values["L_test_old"])
     cap = own.get("nu_V", values.get("nu_V"))
     row = {"bound": float(r["bound"]), "certified": bool(r["certified"]), "improvement": float(r["improvement"]),
            "cap": None if cap is None else float(cap)}
-    if name == "heldout_paired":
+    if name == "heldout_paired":      # the localised f_new: the localised ball's cap
         row["margin"] = float(r["bound"]) - float(r["D_new"])
+        row["cap"] = localised_cap
         return row
     if name == "population_risk":
         row["margin"] = float(r["bound"]) - float(values["R_new"])
@@ -54,7 +55,7 @@ def per_draw_records(records: Sequence[Mapping]) -> list[dict]:
         v = rec["values"]
         row = {"index": rec.get("index"), "seed": rec.get("seed"), "data_seed": rec.get("data_seed"),
                "L_test_old": float(v["L_test_old"]), "trained_gain_T": float(v["L_test_old"]) - float(v["L_test_new"]),
-               "routes": {name: _route_row(name, r, v) for name, r in rec["routes"].items()
+               "routes": {name: _route_row(name, r, v, _localised_cap(rec)) for name, r in rec["routes"].items()
                           if name not in _NO_BOUND and "bound" in r}}
         if "truth_cov" in v:
             row["truth"] = {"n": int(v["truth_n"]), "z": TRUTH_Z,
@@ -65,6 +66,13 @@ def per_draw_records(records: Sequence[Mapping]) -> list[dict]:
                 row["truth"].update(D_new_localised=float(held["D_new"]), D_new_localised_se_paired=truth_se(v, {"D_new": 1.0}))
         out.append(row)
     return out
+
+
+def _localised_cap(rec: Mapping) -> float | None:
+    for name, r in rec["routes"].items():
+        if name.startswith("localised_") and "nu_V" in (r.get("values") or {}):
+            return float(r["values"]["nu_V"])
+    return None
 
 
 def _dist(xs) -> dict | None:

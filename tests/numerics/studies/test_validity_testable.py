@@ -164,6 +164,7 @@ def test_per_draw_rows_store_bound_margin_cap_improvement_and_their_distribution
         assert x["cap"] == own["values"]["nu_V"]
         h = row["routes"]["heldout_paired"]
         assert h["margin"] == pytest.approx(r["routes"]["heldout_paired"]["bound"] - r["routes"]["heldout_paired"]["D_new"])
+        assert h["cap"] == own["values"]["nu_V"]               # the localised f_new's ball, not the paper's cap
     d = s["per_draw_summary"]["routes"][ROUTE]["improvement"]
     imps = sorted(r["routes"][ROUTE]["improvement"] for r in recs)
     assert d["min"] == pytest.approx(imps[0]) and d["max"] == pytest.approx(imps[-1])

@@ -130,6 +130,8 @@ def _at_function(route: str, premise: str, term: str, factor: float) -> tuple[Ca
     event = AT_FUNCTION_TERMS[premise][0]
 
     def parts(rec):
+        if "E_U" in (rec.get("deviations") or {}):      # exact class: the exact variants above apply instead
+            raise KeyError("E_U is checked exactly at this draw")
         values = spec_values(spec, rec)
         v = symbol_values(spec, values)
         t = float(v[term])
@@ -150,7 +152,8 @@ def _at_function(route: str, premise: str, term: str, factor: float) -> tuple[Ca
 def at_function_variants(routes=None) -> list[Variant]:
     """For every localised route (default: all of THEORY §6b), its ``U_S`` and ``t_T_d`` weakened by
     :data:`AT_FUNCTION_FACTORS` and checked at the localised ``f_new`` (a necessary condition for the event, so
-    a flag is a real failure of the weakened guarantee); a draw without the route is left out (KeyError)."""
+    a flag is a real failure of the weakened guarantee); records without the route, or with the exact ``E_U``
+    (:func:`localised_variants` applies there), leave the variant out (KeyError)."""
     routes = [sp_.name for sp_ in LOCALISED_ROUTE_SPECS] if routes is None else routes
     out = []
     for route in routes:

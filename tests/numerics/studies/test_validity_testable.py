@@ -169,3 +169,23 @@ def test_per_draw_rows_store_bound_margin_cap_improvement_and_their_distribution
     imps = sorted(r["routes"][ROUTE]["improvement"] for r in recs)
     assert d["min"] == pytest.approx(imps[0]) and d["max"] == pytest.approx(imps[-1])
     assert d["median"] == pytest.approx((imps[1] + imps[2]) / 2)
+
+
+STORED = Path(__file__).resolve().parents[3] / "docs" / "validity-mnist1d-seeds30-paired"
+
+
+def test_stored_paired_study_readme_tables_are_rendered_from_its_validity_json():
+    """The README's tables are the rendering of the stored validity.json (numbers read, not typed); a planted
+    change in a copy of the page is caught."""
+    from numerics.studies.validity._report import BEGIN, END, render
+
+    s = json.loads((STORED / "validity.json").read_text())
+    page = (STORED / "README.md").read_text()
+    block = page[page.index(BEGIN):page.index(END) + len(END)]
+    assert block == render(s)
+    assert s["testability"]["paired"] and all("truth_cov" not in row for row in s["per_draw"])
+    assert len(s["per_draw"]) == s["draws"] and all(ROUTE in row["routes"] for row in s["per_draw"])
+    e = s["events"][f"{ROUTE}/H_T_diff"]["testability"]
+    assert e["verdict"] in block
+    planted = block.replace(f"{e['tolerance_max']:.3g}", f"{10 * e['tolerance_max']:.3g}", 1)
+    assert planted != render(s)

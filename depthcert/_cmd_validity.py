@@ -107,16 +107,23 @@ def format_summary(s: dict) -> str:
     return "\n".join(lines + ["", verdict])
 
 
+def _ratio(t) -> str:
+    r = t.get("tolerance_over_term_max")
+    return "" if r is None else f", tolerance/term at most {r:.2g}"
+
+
 def _tested(t) -> str:
+    """Tolerance (largest over draws) and term (smallest over draws) of a testable check: testable means
+    tolerance < term at every draw, so the two extremes (of different draws) may be in either order."""
     if not t or t.get("smallest_term") is None:
         return ""
-    return f"; tolerance {t['tolerance_max']:.3g} < term {t['smallest_term']:.3g}"
+    return f"; tolerance up to {t['tolerance_max']:.3g}, term from {t['smallest_term']:.3g}{_ratio(t)}"
 
 
 def _untestable(t) -> str:
     """The line of an event or power check whose tolerance is not below the bound term it tests (issue 34)."""
     term = "none" if t.get("smallest_term") is None else f"{t['smallest_term']:.3g}"
-    return (f"{t['verdict']}: tolerance {t['tolerance_max']:.3g} vs smallest term {term} "
+    return (f"{t['verdict']}: tolerance up to {t['tolerance_max']:.3g}, term from {term}{_ratio(t)} "
             f"(testable at {t['testable_draws']} of {t['draws']} draws)")
 
 

@@ -35,30 +35,34 @@ def render(s: Mapping) -> str:
            f"{s['draws']} draws (of {s['draws_requested']} requested), truth size {n}; tolerance = z se with z = "
            f"{_g(t.get('z'))} (two-sided level {_g(t.get('level'))} per relation), "
            f"{'paired differences on one shared truth sample' if t.get('paired') else 'unpaired (older records)'}.",
-           "", "| event | failures | tolerance (max over draws) | smallest term | testable draws | verdict | truth size "
-           "that makes it testable |", "|---|---|---|---|---|---|---|"]
+           "Testable: tolerance < term at every draw (the largest tolerance and the smallest term may come from "
+           "different draws; the ratio column is per draw).",
+           "", "| event | failures | tolerance (max over draws) | smallest term | tolerance/term (max over draws) | "
+           "testable draws | verdict | truth size that makes it testable |", "|---|---|---|---|---|---|---|---|"]
     for name, e in s["events"].items():
         te = e.get("testability")
         if not te:
             continue
         fails = f"{e['failures']} of {e['draws']}" if te["testable"] else "—"
         out.append(f"| `{name}` | {fails} | {_g(te['tolerance_max'])} | {_g(te['smallest_term'])} | "
+                   f"{_g(te.get('tolerance_over_term_max'))} | "
                    f"{te['testable_draws']} of {te['draws']} | {te['verdict']} | {_needed(te, n)} |")
     h = (s["routes"].get("heldout_paired") or {}).get("testability")
     if h:
         out.append(f"| `heldout_paired` (conclusion, term `t_T(d_new)`) | "
                    f"{s['routes']['heldout_paired']['violations'] if h['testable'] else '—'} | {_g(h['tolerance_max'])} | "
-                   f"{_g(h['smallest_term'])} | {h['testable_draws']} of {h['draws']} | {h['verdict']} | {_needed(h, n)} |")
+                   f"{_g(h['smallest_term'])} | {_g(h.get('tolerance_over_term_max'))} | {h['testable_draws']} of "
+                   f"{h['draws']} | {h['verdict']} | {_needed(h, n)} |")
     out += ["", "Power (weakened bound terms; flagged = one-sided exact test at the study's level):", "",
-            "| check | failures | stated | tolerance (max) | term (smallest) | verdict | truth size that makes it testable |",
-            "|---|---|---|---|---|---|---|"]
+            "| check | failures | stated | tolerance (max) | term (smallest) | tolerance/term (max) | verdict | truth size "
+            "that makes it testable |", "|---|---|---|---|---|---|---|---|"]
     for name, p in s["power"].items():
         tp = p.get("testability")
         if not tp or not (name.startswith(("U_S", "t_T_d")) or "E_U" in name):
             continue
         verdict = tp["verdict"] if not tp["testable"] else ("FLAGGED" if p["flagged"] else "not flagged")
         out.append(f"| `{name}` | {p['failures']} of {p['draws']} | {_g(p['stated'])} | {_g(tp['tolerance_max'])} | "
-                   f"{_g(tp['smallest_term'])} | {verdict} | {_needed(tp, n)} |")
+                   f"{_g(tp['smallest_term'])} | {_g(tp.get('tolerance_over_term_max'))} | {verdict} | {_needed(tp, n)} |")
     pd = s.get("per_draw_summary")
     if pd:
         out += ["", f"Per draw (`validity.json`: `per_draw`), median [quartiles] (min, max); margin = {pd['margin_is']}.", "",

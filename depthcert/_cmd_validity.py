@@ -41,8 +41,11 @@ draws, everything independent of S and T held fixed, and reports per route and p
 event of its proof chain how often it failed against the probability it states
 (Clopper-Pearson intervals and one-sided exact tests at --level), how often each route
 certified, the slack of every premise, and the power of the test (deliberately weakened
-guarantees must be flagged). Running again with the same folder computes only the
-missing draws."""
+guarantees must be flagged). Where the truth is itself a Monte-Carlo estimate, each event
+and power check shows its tolerance beside the bound term it tests, and one whose
+tolerance is not below that term is reported "not testable at this truth size". Per draw,
+every route's bound, margin, cap and certified improvement are stored. Running again with
+the same folder computes only the missing draws."""
 
 EPILOG = epilog(
     [("stdout", "the summary tables and the verdict (validity.json with --json)"),
@@ -64,21 +67,37 @@ def format_summary(s: dict) -> str:
              f"{'route':<16} {'certified':>10} {'interval':>18} {'violations':>11} {'stated':>9} {'interval':>18}"]
     for name, r in s["routes"].items():
         flag = "  SIGNIFICANT" if r["significant"] else ""
+        t = r.get("testability")
+        if t and not t["testable"]:      # the violation count claims nothing
+            lines.append(f"{name:<16} {pct(r['certification_rate']):>10} {iv(r['certification_interval']):>18} "
+                         f"{'-':>11} {r['stated_failure_probability']:>9.3g} {'-':>18}  {_untestable(t)}{flag}")
+            continue
         lines.append(f"{name:<16} {pct(r['certification_rate']):>10} {iv(r['certification_interval']):>18} "
                      f"{r['violations']:>11d} {r['stated_failure_probability']:>9.3g} "
-                     f"{iv(r['violation_interval']):>18}{flag}")
+                     f"{iv(r['violation_interval']):>18}{flag}{_tested(t)}")
     lines += ["", f"{'event':<8} {'failures':>8} {'rate':>8} {'interval':>18} {'stated':>9}  checked"]
     for name, e in s["events"].items():
         flag = "  SIGNIFICANT" if e["significant"] else ""
         if not e["draws"]:
             lines.append(f"{name:<8} {'-':>8} {'-':>8} {'-':>18} {'-':>9}  {e['checked']}")
             continue
+        t = e.get("testability")
+        if t and not t["testable"]:      # the failure count claims nothing: never "0 failures"
+            lines.append(f"{name:<8} {'-':>8} {'-':>8} {'-':>18} {e['stated']:>9.3g}  {_untestable(t)}{flag}")
+            continue
         lines.append(f"{name:<8} {e['failures']:>8d} {pct(e['rate']):>8} {iv(e['interval']):>18} "
-                     f"{e['stated']:>9.3g}  {e['checked']} ({e['draws']} draws){flag}")
+                     f"{e['stated']:>9.3g}  {e['checked']} ({e['draws']} draws){_tested(t)}{flag}")
+    lines += _testability_lines(s)
     lines += ["", "power (weakened guarantees must be flagged, true ones not):"]
     for name, v in s["power"].items():
+        t = v.get("testability")
+        if t and not t["testable"]:
+            lines.append(f"  {name:<28} {v['failures']:>4d}/{v['draws']} vs stated {v['stated']:.3g}: {_untestable(t)}"
+                         f"{'; FLAGGED beyond it' if v['flagged'] else ''}{' (weakened)' if v['weakened'] else ''}")
+            continue
         lines.append(f"  {name:<28} {v['failures']:>4d}/{v['draws']} vs stated {v['stated']:.3g}: "
-                     f"{'FLAGGED' if v['flagged'] else 'not flagged'}{' (weakened)' if v['weakened'] else ''}")
+                     f"{'FLAGGED' if v['flagged'] else 'not flagged'}{' (weakened)' if v['weakened'] else ''}{_tested(t)}")
+    lines += _per_draw_lines(s.get("per_draw_summary"))
     lines += ["", "slack (median [5%, 95%]) of each premise:"]
     for name, v in s["slack"].items():
         lines.append(f"  {name:<52} {v['median']:.3g} [{v['q05']:.3g}, {v['q95']:.3g}]")
@@ -86,6 +105,47 @@ def format_summary(s: dict) -> str:
     verdict = ("some guarantee failed significantly more often than stated" if s["significant"]
                else "no guarantee failed significantly more often than stated")
     return "\n".join(lines + ["", verdict])
+
+
+def _ratio(t) -> str:
+    r = t.get("tolerance_over_term_max")
+    return "" if r is None else f", tolerance/term at most {r:.2g}"
+
+
+def _tested(t) -> str:
+    """Tolerance (largest over draws) and term (smallest over draws) of a testable check: testable means
+    tolerance < term at every draw, so the two extremes (of different draws) may be in either order."""
+    if not t or t.get("smallest_term") is None:
+        return ""
+    return f"; tolerance up to {t['tolerance_max']:.3g}, term from {t['smallest_term']:.3g}{_ratio(t)}"
+
+
+def _untestable(t) -> str:
+    """The line of an event or power check whose tolerance is not below the bound term it tests (issue 34)."""
+    term = "none" if t.get("smallest_term") is None else f"{t['smallest_term']:.3g}"
+    return (f"{t['verdict']}: tolerance up to {t['tolerance_max']:.3g}, term from {term}{_ratio(t)} "
+            f"(testable at {t['testable_draws']} of {t['draws']} draws)")
+
+
+def _testability_lines(s) -> list[str]:
+    t = s.get("testability") or {}
+    if not t.get("z"):
+        return []
+    return ["", f"tolerance of a check on the truth: z se, z = {t['z']:.3g} (two-sided level {t['level']:g} per relation), "
+            f"{'paired differences on one shared truth sample' if t['paired'] else 'unpaired risk estimates (older records)'}"
+            f"; truth size {s['truth']['check_population']}"]
+
+
+def _per_draw_lines(p) -> list[str]:
+    """The distribution over draws of each route's certified improvement and margin (issue 34, item 2)."""
+    if not p:
+        return []
+    f = lambda d: "-" if d is None else f"{d['median']:.3g} [{d['q25']:.3g}, {d['q75']:.3g}] ({d['min']:.3g}, {d['max']:.3g})"  # noqa
+    lines = ["", "per draw (median [quartiles] (min, max)); margin = " + p["margin_is"]]
+    for name, r in p["routes"].items():
+        lines.append(f"  {name}: certified {r['certified']}; improvement {f(r['improvement'])}; "
+                     f"/ trained gain {f(r['improvement_over_trained_gain'])}; margin {f(r['margin'])}; cap {f(r['cap'])}")
+    return lines
 
 
 def _localised_lines(c, pct, iv) -> list[str]:

@@ -48,9 +48,12 @@ ESTIMATE_NOTE = ("population quantities are Monte-Carlo estimates (population_is
 #: bounds the error of any difference of two of them); ``TRUTH_Z`` is the two-sided normal quantile at 1e-3.
 TRUTH_Z = 3.2905267314918945
 TRUTH_NOTE = ("the truth is a Monte-Carlo estimate (population_is = 'estimate', no exact teacher): an event or "
-              "conclusion on population risks counts as violated only beyond truth_mc_tolerance = z (se_1 + se_2), "
-              "z = 3.29 (two-sided 1e-3), se_1, se_2 the two largest standard errors of the truth's risks on the "
-              "check_population sample.")
+              "conclusion on population risks counts as violated only beyond z se, z = 3.29 (two-sided 1e-3), se the "
+              "standard error of the truth's combination in the relation on the check_population sample -- paired "
+              "(l(f_new) - l(f_old) on the one shared sample, records with truth_cov), else (older records) "
+              "truth_mc_tolerance = z (se_1 + se_2), se_1, se_2 the two largest standard errors of the truth's risks; "
+              "where that tolerance is not below the bound term an event tests, the event is 'not testable at this "
+              "truth size' (validity.json: events.*.testability).")
 
 
 def estimate_tolerance(task, stderrs) -> dict:

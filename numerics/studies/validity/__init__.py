@@ -17,7 +17,14 @@ level ``level``:
 * per event of the chains (``E_S``, ``E_T``, ``H_new``, ``H_old``, ``E_R``): failures vs
   stated probability; ``E_S``/``E_T`` as the suprema over the class where that is exact
   (readout at the top, squared loss), else at the chains' functions (necessary only);
-* the slack of every premise over draws, and the power of the test (weakened variants).
+* the slack of every premise over draws, and the power of the test (weakened variants);
+* on a sampled task (no exact teacher) the truth is a Monte-Carlo mean: an event counts as
+  violated only beyond ``z se`` of the truth's combination in it, *paired* on the one truth
+  sample (``l(f_new) - l(f_old)``, :mod:`numerics.studies.validity._testable`); beside each event
+  and power check its tolerance and the smallest bound term it tests, and "not testable at this
+  truth size" where the tolerance is not below that term (``events.*.testability``);
+* per draw, every route's bound, margin, cap and certified improvement (``per_draw``) and their
+  distribution (``per_draw_summary``, :mod:`numerics.studies.validity._per_draw`).
 
 With ``vary="seed"`` each draw also changes ``seed`` (teacher, reference, ...): held-out
 setups, ``seed_i = derived_seed(seed, "validity/seed", i)``.

@@ -69,11 +69,19 @@ def _combine(a, b):
 
 
 @torch.no_grad()
-def _check_risks(fixed: Fixed, truth: Truth, Vs: torch.Tensor, block_new=None) -> tuple[list[float], list[float]]:
+def _check_risks(fixed: Fixed, truth: Truth, Vs: torch.Tensor, block_new=None,
+                 paired: dict | None = None) -> tuple[list[float], list[float]]:
     """``R`` of each candidate ``V`` (old, new, jump_S, jump_pop) by the truth, and the standard
     errors of these Monte-Carlo means over the ``check_population`` sample (0 in the exact class);
     with ``block_new`` (a trained full block, its own ``U, b``) ``R_new`` is that block's, in the
-    same pass. A sampled task's truth is the mean loss of its labelled sample (:mod:`numerics.sampled_task`)."""
+    same pass. A sampled task's truth is the mean loss of its labelled sample (:mod:`numerics.sampled_task`).
+
+    ``paired`` (a dict, filled for a sampled task): the covariance of the per-sample vector
+    ``z = (l_old, l_1 - l_old, ..., l_{C-1} - l_old)`` over the ``check_population`` sample
+    (``truth_cov``, unbiased, in that basis ``truth_basis``) and its size ``truth_n``: the standard
+    error of any linear combination of the truth's risks -- a *paired* difference such as
+    ``R(f_new) - R(f_old)`` on one shared truth sample included -- is ``sqrt(c^T cov c / n)``
+    (:func:`numerics.studies.validity._testable.truth_se`)."""
     from numerics.block_training import candidate_outputs
     from numerics.estimators import risk_from_moments
     from numerics.sampled_task import population_risk_chunks
@@ -83,6 +91,7 @@ def _check_risks(fixed: Fixed, truth: Truth, Vs: torch.Tensor, block_new=None) -
         return [risk_from_moments(truth.moments, fixed.net.head.weight, V) for V in Vs], [0.0] * len(Vs)
     total = torch.zeros(Vs.shape[0], dtype=torch.float64)
     squares = torch.zeros(Vs.shape[0], dtype=torch.float64)
+    acc = _PairedMoments(Vs.shape[0])
     own = None if block_new is None else on_states(fixed.expanded, block_new)
     for x, risk in population_risk_chunks(fixed.task, truth.n, fixed.streams.seed_for("check_population")):
         u = fixed.net.bottom(x, fixed.at)
@@ -92,9 +101,42 @@ def _check_risks(fixed: Fixed, truth: Truth, Vs: torch.Tensor, block_new=None) -
             per[1] = risk(own(u))
         total += torch.stack([p.sum() for p in per])
         squares += torch.stack([p.double().pow(2).sum() for p in per])
+        acc.add(torch.stack([p.double().reshape(-1) for p in per]))
     mean = total / truth.n
     var = (squares / truth.n - mean**2).clamp_min(0) * truth.n / max(truth.n - 1, 1)
+    if paired is not None:
+        paired.update(acc.result())
     return mean.tolist(), (var / truth.n).sqrt().tolist()
+
+
+class _PairedMoments:
+    """Mean and co-moment of ``z = (l_0, l_1 - l_0, ...)`` over chunks (Chan's merge, float64: the
+    differences are accumulated as such, never as a difference of two large second moments)."""
+
+    def __init__(self, c: int):
+        self.n, self.mean, self.m2 = 0, torch.zeros(c, dtype=torch.float64), torch.zeros(c, c, dtype=torch.float64)
+
+    def add(self, losses: torch.Tensor) -> None:
+        z = torch.cat([losses[:1], losses[1:] - losses[:1]])        # (C, n_chunk)
+        nb = z.shape[1]
+        if nb == 0:
+            return
+        mb = z.mean(dim=1)
+        zc = z - mb[:, None]
+        m2b = zc @ zc.T
+        n = self.n + nb
+        d = mb - self.mean
+        self.m2 += m2b + torch.outer(d, d) * (self.n * nb / n)
+        self.mean += d * (nb / n)
+        self.n = n
+
+    def result(self) -> dict:
+        cov = self.m2 / max(self.n - 1, 1)
+        return {"truth_cov": cov.tolist(), "truth_n": int(self.n)}
+
+
+#: The basis of a record's ``truth_cov``: ``l_old`` and each candidate's paired difference from it.
+TRUTH_BASIS = ("l_old", "d_new", "d_jump_S", "d_jump_pop", "d_localised")
 
 
 def _deviations(fixed: Fixed, truth: Truth, ev, nu: float) -> dict:
@@ -120,7 +162,8 @@ def _record(fixed: Fixed, truth: Truth, group, sel, ev, cert, b: int, seconds: f
     measured = loc is not None and loc.measure is not None
     Vs = torch.stack(Vs + ([loc.measure.V] if measured else []))     # + the localised f_new (THEORY §6b)
     own = sel.blocks_new[b] if sel.blocks_new is not None else None     # a trained full block: its own U, b
-    (R_old, R_new, R_jS, R_jp, *R_loc), stderrs = _check_risks(fixed, truth, Vs, own)
+    paired: dict = {}
+    (R_old, R_new, R_jS, R_jp, *R_loc), stderrs = _check_risks(fixed, truth, Vs, own, paired)
     R_S, L = {k: float(v[b]) for k, v in sel.R_S.items()}, ev.L_test
     values = {"L_test_old": L["old"], "L_test_new": L["new"], "L_test_jump_S": L["jump_S"],
               "L_test_jump_pop": L["jump_pop"], "R_S_old": R_S["old"], "R_S_new": R_S["new"],
@@ -131,6 +174,8 @@ def _record(fixed: Fixed, truth: Truth, group, sel, ev, cert, b: int, seconds: f
                                    "delta_erm_S", "delta_test_R", "eps_M", "eps_K", "B", "M", "K", "delta",
                                    "delta_prime", "eta", "eta_S", "V_norm", "nu_V")},
               **estimate_tolerance(fixed.task, stderrs)}
+    if paired:      # a sampled task: the paired truth (docstring of _check_risks); basis names of z
+        values.update(paired, truth_basis=list(TRUTH_BASIS[:len(Vs)]))
     routes = {name: {k: r[k] for k in ("bound", "failure_probability", "certified", "improvement")}
               for name, r in (("population", rep.population.to_dict()), ("direct", rep.direct.to_dict()),
                               ("population_risk", rep.population_risk.to_dict()))}

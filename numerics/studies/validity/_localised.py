@@ -75,7 +75,8 @@ def localised_records(loc, risks: Mapping[str, float], L_test_old: float) -> dic
             out[name].update(M_needed=g["M_needed"], n_needed_improvable=g["n_needed_improvable"], ratio=g["ratio"])
     h = loc.heldout
     out["heldout_paired"] = {"bound": h["bound"], "failure_probability": h["failure_probability"],
-                             "certified": h["certified"], "improvement": h["improvement"], "D_new": D_new}
+                             "certified": h["certified"], "improvement": h["improvement"], "D_new": D_new,
+                             "mean_T": float(m.mean_T_dnew)}
     return out
 
 
@@ -85,14 +86,39 @@ def heldout_routes(records: Sequence[Mapping], level: float) -> dict:
 
     if not records or not all("heldout_paired" in r["routes"] for r in records):
         return {}
+    from numerics.studies.validity._power import truth_tolerance
+    from numerics.studies.validity._testable import testability_entry
+
     hs = [r["routes"]["heldout_paired"] for r in records]
-    # a sampled task's truth is an estimate: violated only beyond its Monte-Carlo error (numerics.sampled_task)
-    tol = [max(1e-12 * max(1.0, abs(h["bound"])), r["values"].get("truth_mc_tolerance", 0.0)) for h, r in zip(hs, records)]
+    # a sampled task's truth is an estimate: violated only beyond its Monte-Carlo error (numerics.sampled_task),
+    # paired (z se of l(f_new) - l(f_old) on the one truth sample) where the record holds truth_cov
+    tol = [max(1e-12 * max(1.0, abs(h["bound"])), _paired_D_new_tolerance(r["values"], truth_tolerance))
+           for h, r in zip(hs, records)]
     entry = route_entry([h["certified"] for h in hs], [h["D_new"] > h["bound"] + t for h, t in zip(hs, tol)],
                         [min(1.0, h["failure_probability"]) for h in hs], level, ["H_T_heldout"])
     entry.update(bounds_on="R(f_new) - R(f_old) (the localised f_new; violated when the truth exceeds it)",
                  statement="Choice: the held-out paired test on T (what a user would do without the theory)")
+    terms = [_mean_T(r, h) for h, r in zip(hs, records)]
+    entry["testability"] = testability_entry([(t, None if m is None else h["bound"] - m)
+                                              for t, m, h in zip(tol, terms, hs)])
+    entry["testability"]["term_is"] = "t_T(d_new) = bound - mean_T(d_new), the tail the conclusion tests"
     return {"heldout_paired": entry}
+
+
+def _paired_D_new_tolerance(values: Mapping, truth_tolerance) -> float:
+    if "truth_cov" in values and len(values["truth_cov"]) > 4:
+        return truth_tolerance(values, {"D_new": 1.0})
+    return float(values.get("truth_mc_tolerance", 0.0))
+
+
+def _mean_T(record: Mapping, held: Mapping) -> float | None:
+    """``mean_T(d_new)`` of the localised ``f_new`` (stored with the baseline, else a localised route's ``DT_new``)."""
+    if "mean_T" in held:
+        return float(held["mean_T"])
+    for name, r in record["routes"].items():
+        if name.startswith("localised_") and "DT_new" in (r.get("values") or {}):
+            return float(r["values"]["DT_new"])
+    return None
 
 
 def localised_comparison(records: Sequence[Mapping], level: float, config: Mapping | None) -> dict | None:

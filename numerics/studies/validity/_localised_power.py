@@ -35,8 +35,10 @@ import numpy as np
 from bounds import localised as loc
 from bounds._statement import evaluate
 from numerics.studies.validity._power import Variant
+from numerics.studies.validity._routes import LOCALISED_ROUTE_SPECS
 
-__all__ = ["POWER_ROUTES", "WEAKENINGS", "localised_variants", "weakened_U_S"]
+__all__ = ["AT_FUNCTION_FACTORS", "AT_FUNCTION_TERMS", "POWER_ROUTES", "WEAKENINGS", "at_function_variants",
+           "localised_variants", "weakened_U_S"]
 
 #: The routes whose ``E_U`` the weakened variants restate ((c) and (b): ``e_G`` is part of ``U_S``).
 POWER_ROUTES = ("localised_train_exact_bernstein", "localised_train_linearised_bernstein")
@@ -90,13 +92,75 @@ def _check(route: str, weakening: str | None) -> Callable:
     return check
 
 
+def _testable_exact(route: str, weakening: str | None) -> Callable:
+    def testable(rec):
+        v = _values(rec, route)
+        if weakening is None:
+            return 0.0, float(v["U_S"])
+        return truth_margin(rec), weakened_U_S(weakening, v)
+    return testable
+
+
 def localised_variants(routes=POWER_ROUTES) -> list[Variant]:
     """Each weakening of each route's ``E_U``, and its true counterpart (``U_S`` itself: must not be flagged)."""
     out = []
     for route in routes:
         for w, desc in WEAKENINGS.items():
             out.append(Variant(f"{w} ({route}/E_U)", "E_U", True, f"{desc}; exact supremum over the ball",
-                               _check(route, w), "beyond the truth's Monte-Carlo error on the localised ball"))
+                               _check(route, w), "beyond the truth's Monte-Carlo error on the localised ball",
+                               _testable_exact(route, w)))
         out.append(Variant(f"{route}/E_U (true U_S)", "E_U", False, "U_S itself; exact supremum over the ball",
-                           _check(route, None)))
+                           _check(route, None), testable=_testable_exact(route, None)))
+    return out
+
+
+#: At-function power (a sampled task, no exact supremum: MNIST-1D): the bound term of each localised premise
+#: (the premise's event, its term) weakened by each factor (1: the true counterpart, must not be flagged).
+AT_FUNCTION_TERMS = {"uniform_S": ("E_U", "U_S"), "tail_T_diff": ("H_T_diff", "t_T_d")}
+AT_FUNCTION_FACTORS = (1.0, 0.5, 0.1)
+
+
+def _at_function(route: str, premise: str, term: str, factor: float) -> tuple[Callable, Callable]:
+    """``check`` and ``testable`` of the premise ``premise`` of ``route`` with ``term`` x ``factor``, at the
+    localised ``f_new`` (``D_new`` by the paired truth), counted beyond the truth's paired tolerance."""
+    from numerics.studies.validity._routes import premise_slacks, spec_values, symbol_values, tolerance
+
+    spec = next(sp_ for sp_ in LOCALISED_ROUTE_SPECS if sp_.name == route)
+    rel = next(p.relation for p in spec.theorem.premises if p.name == premise)
+    event = AT_FUNCTION_TERMS[premise][0]
+
+    def parts(rec):
+        if "E_U" in (rec.get("deviations") or {}):      # exact class: the exact variants above apply instead
+            raise KeyError("E_U is checked exactly at this draw")
+        values = spec_values(spec, rec)
+        v = symbol_values(spec, values)
+        t = float(v[term])
+        gap = premise_slacks(spec, values, {term: factor * t})[premise][1]
+        stated = min(1.0, float(evaluate(next(e.probability for e in spec.theorem.events if e.name == event), v)))
+        return gap, tolerance(v, rel, spec.binding), factor * t, stated
+
+    def check(rec):
+        gap, tol, _, stated = parts(rec)
+        return bool(gap < -tol), stated
+
+    def testable(rec):
+        _, tol, weakened, _ = parts(rec)
+        return tol, weakened
+    return check, testable
+
+
+def at_function_variants(routes=None) -> list[Variant]:
+    """For every localised route (default: all of THEORY §6b), its ``U_S`` and ``t_T_d`` weakened by
+    :data:`AT_FUNCTION_FACTORS` and checked at the localised ``f_new`` (a necessary condition for the event, so
+    a flag is a real failure of the weakened guarantee); records without the route, or with the exact ``E_U``
+    (:func:`localised_variants` applies there), leave the variant out (KeyError)."""
+    routes = [sp_.name for sp_ in LOCALISED_ROUTE_SPECS] if routes is None else routes
+    out = []
+    for route in routes:
+        for premise, (event, term) in AT_FUNCTION_TERMS.items():
+            for c in AT_FUNCTION_FACTORS:
+                check, testable = _at_function(route, premise, term, c)
+                out.append(Variant(f"{term} x {c:g} ({route}/{event} at f_new)", event, c < 1,
+                                   f"{term} x {c:g}; the premise at the localised f_new (paired truth)", check,
+                                   "beyond the paired truth's tolerance z se(D_new)", testable))
     return out

@@ -10,6 +10,21 @@ from plumbing.store import load_result
 __all__ = ["plot_slack"]
 
 
+def _untestable(s: Mapping, key: str) -> bool:
+    """Whether the event of premise ``key`` (``"<route>.<premise> [<event>]"``) is not testable at the study's truth
+    size (``events.*.testability``): its box is then labelled so, as the text and ``validity.json`` say."""
+    if " [" not in key or "." not in key:
+        return False
+    route, event = key.split(".", 1)[0], key.rsplit(" [", 1)[1].rstrip("]")
+    e = s["events"].get(f"{route}/{event}") or s["events"].get(event) or {}
+    t = e.get("testability")
+    return bool(t) and not t["testable"]
+
+
+def _label(s: Mapping, key: str) -> str:
+    return f"{key} (not testable at this truth size)" if _untestable(s, key) else key
+
+
 def _boxes(entries: Mapping) -> list[dict]:
     return [{"label": name, "med": v["median"], "q1": v["q25"], "q3": v["q75"], "whislo": v["q05"],
              "whishi": v["q95"], "fliers": [v["min"], v["max"]]} for name, v in entries]
@@ -28,8 +43,8 @@ def plot_slack(summary: Mapping | str | Path, path: str | Path) -> Path:
         The written PNG path.
     """
     s = load_result(summary, "validity.json")
-    items = sorted(s["slack"].items())
-    used = sorted((s.get("slack_used") or {}).items())
+    items = sorted((_label(s, k), v) for k, v in s["slack"].items())
+    used = sorted((_label(s, k), v) for k, v in (s.get("slack_used") or {}).items())
     plt = pyplot()
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 0.35 * len(items) + 1.8), sharey=False)
     ax.bxp(_boxes(items), orientation="horizontal", showfliers=True)

@@ -57,6 +57,9 @@ class Variant:
     description: str
     check: Callable[[Mapping], tuple[bool, float]]
     counted: str = "at its threshold"     # how a failure is counted (see _margin)
+    #: ``testable(record) -> (tolerance, term)``: the truth's tolerance of the check and the (weakened) bound term
+    #: it tests (:mod:`numerics.studies.validity._testable`); ``None``: exact check, testable.
+    testable: Callable[[Mapping], tuple[float, float | None]] | None = None
 
 
 def truth_error(rec: Mapping) -> float:
@@ -73,32 +76,82 @@ def _margin(rec: Mapping, weakened: bool) -> float:
     return truth_error(rec) if weakened else 0.0
 
 
+def _at_functions(event: str, eps: str, factor: float, rec: Mapping) -> list[tuple[float, float]]:
+    """``(gap, tolerance)`` of each paper premise on ``event`` with ``eps`` x ``factor``, at the chains' functions;
+    the tolerance is the truth's (paired where the record holds ``truth_cov``: :func:`_routes.tolerance`)."""
+    from numerics.studies.validity._routes import symbol_values, tolerance
+
+    v, out = rec["values"], []
+    for spec in PAPER_ROUTE_SPECS:
+        rels = {p.name: p.relation for p in spec.theorem.premises}
+        vals = symbol_values(spec, v)
+        for name, (ev, sl) in premise_slacks(spec, v, {eps: factor * v[eps]}).items():
+            if ev == event:
+                out.append((sl, tolerance(vals, rels[name], spec.binding)))
+    return out
+
+
 def _uniform(event: str, eps: str, level: str, factor: float) -> Callable:
     def check(rec):
         v, devs, m = rec["values"], rec.get("deviations") or {}, _margin(rec, factor < 1)
         if event in devs:
             return devs[event]["sup"] > factor * v[eps] + m, v[level]
-        slacks = [sl for spec in PAPER_ROUTE_SPECS
-                  for ev, sl in premise_slacks(spec, v, {eps: factor * v[eps]}).values() if ev == event]
-        return any(sl < -m for sl in slacks), v[level]
+        return any(sl < -max(m, tol) for sl, tol in _at_functions(event, eps, factor, rec)), v[level]
     return check
 
 
-def _hoeffding(event: str, factor: float) -> Callable:
+def _uniform_testable(event: str, eps: str, factor: float) -> Callable:
+    def testable(rec):
+        v, devs, m = rec["values"], rec.get("deviations") or {}, _margin(rec, factor < 1)
+        if event in devs:
+            return m, factor * v[eps]
+        return max([m] + [tol for _, tol in _at_functions(event, eps, factor, rec)]), factor * v[eps]
+    return testable
+
+
+def truth_tolerance(values: Mapping, coefficients: Mapping[str, float]) -> float:
+    """The truth's tolerance for ``sum coefficients[name] * value(name)`` (record names): 0 for an exact truth,
+    ``z se`` of the paired truth (``truth_cov``), else the unpaired ``truth_mc_tolerance``."""
+    from numerics.sampled_task import TRUTH_Z
+    from numerics.studies.validity._testable import truth_se
+
+    if "truth_cov" in values:
+        return TRUTH_Z * truth_se(values, coefficients)
+    return float(values.get("truth_mc_tolerance", 0.0))
+
+
+def _hoeffding_parts(event: str, factor: float, rec: Mapping) -> tuple[float, float, float]:
+    from numerics.studies.validity._routes import symbol_values, tolerance
+
     premise = {"H_new": "hoeffding_new", "H_old": "hoeffding_old"}[event]
+    v = rec["values"]
+    t = float(evaluate(hoeffding_deviation(factor * s.K, HOEFFDING_LEVEL), v))   # the sample size c K
+    rel = next(p.relation for p in _GENERAL.theorem.premises if p.name == premise)
+    tol = tolerance(symbol_values(_GENERAL, v), rel, _GENERAL.binding)
+    return premise_slacks(_GENERAL, v, {"t": t})[premise][1], tol, t
 
+
+def _hoeffding(event: str, factor: float) -> tuple[Callable, Callable]:
+    def check(rec):
+        gap, tol, _ = _hoeffding_parts(event, factor, rec)
+        return gap < -tol, HOEFFDING_LEVEL
+
+    def testable(rec):
+        _, tol, t = _hoeffding_parts(event, factor, rec)
+        return tol, t
+    return check, testable
+
+
+def _normal_delta_R(z: float) -> tuple[Callable, Callable]:
     def check(rec):
         v = rec["values"]
-        t = float(evaluate(hoeffding_deviation(factor * s.K, HOEFFDING_LEVEL), v))   # the sample size c K
-        return premise_slacks(_GENERAL, v, {"t": t})[premise][1] < 0, HOEFFDING_LEVEL
-    return check
+        tol = truth_tolerance(v, {"delta_R_true": 1.0})
+        return v["delta_R_hat"] - z * v["delta_R_stderr"] > v["delta_R_true"] + tol, v["delta_R_failure"]
 
-
-def _normal_delta_R(z: float) -> Callable:
-    def check(rec):
+    def testable(rec):
         v = rec["values"]
-        return v["delta_R_hat"] - z * v["delta_R_stderr"] > v["delta_R_true"], v["delta_R_failure"]
-    return check
+        return truth_tolerance(v, {"delta_R_true": 1.0}), z * v["delta_R_stderr"]
+    return check, testable
 
 
 def fixed_tail_values(name: str, rec: Mapping) -> dict:
@@ -175,14 +228,16 @@ def _variants() -> list[Variant]:
             out.append(Variant(f"{eps} x {c:g}", event, c < 1, f"sup |R - R_n| <= {c:g} {eps} w.p. >= 1 - {level}",
                                _uniform(event, eps, level, c),
                                "beyond the truth's Monte-Carlo error (a flag is never an artefact of the check "
-                               "sample)" if c < 1 else "at its threshold"))
+                               "sample)" if c < 1 else "at its threshold", _uniform_testable(event, eps, c)))
     for event in ("H_new", "H_old"):
         for c in (1.0, 100.0, 1e4):
+            check, testable = _hoeffding(event, c)
             out.append(Variant(f"Hoeffding {event} K x {c:g}", event, c > 1,
                                f"one-sided Hoeffding tail at level {HOEFFDING_LEVEL:g} with K replaced by {c:g} K",
-                               _hoeffding(event, c)))
+                               check, testable=testable))
+    check, testable = _normal_delta_R(1.645)
     out.append(Variant("Delta_R: mean - 1.645 SE", "E_R", True,
-                       "normal-approximation lower bound on Delta_R stated at delta_R_failure", _normal_delta_R(1.645)))
+                       "normal-approximation lower bound on Delta_R stated at delta_R_failure", check, testable=testable))
     return out + mutant_variants()
 
 

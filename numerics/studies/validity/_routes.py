@@ -34,8 +34,8 @@ from bounds.localised import LOCALISED, LOCALISED_SPECS
 from bounds.variants import VARIANT_SPECS, VARIANTS
 
 __all__ = ["EXACT_EVENTS", "LOCALISED_ROUTE_SPECS", "PAPER_ROUTE_SPECS", "ROUTE_SPECS", "UNIFORM_EVENTS", "VARIANT_ROUTE_SPECS", "RouteSpec",
-           "applies", "base_event", "conclusion_holds", "premise_allowances", "event_failures", "premise_slacks",
-           "spec_values", "stated_event_probabilities", "symbol_values"]
+           "applies", "base_event", "conclusion_holds", "event_failures", "event_testability", "premise_allowances", "premise_slacks",
+           "spec_values", "stated_event_probabilities", "symbol_values", "tolerance"]
 
 #: event -> (the record's deviation entry, side, the threshold symbol): exact checks over the class.
 EXACT_EVENTS: Mapping[str, tuple[str, str, str]] = {"E_S": ("E_S", "sup", "eps_M"), "E_T": ("E_T", "sup", "eps_K")}
@@ -148,18 +148,27 @@ def _gap(rel, vals) -> float:
 _TRUTH_SYMBOLS = frozenset(("R_old", "R_new", "R_jump", "D_new", "D_pop"))
 
 
-def _violated(gap: float, vals: Mapping, rel) -> bool:
+def tolerance(vals: Mapping, rel, binding: Mapping[str, str] | None = None) -> float:
+    """How far below 0 the gap of ``rel`` must go to count as violated: float rounding, and on a sampled
+    task the truth's Monte-Carlo error -- paired where the record holds ``truth_cov``
+    (:func:`numerics.studies.validity._testable.relation_tolerance`), else ``truth_mc_tolerance``."""
+    from numerics.studies.validity._testable import relation_tolerance
+
     scale = max([1.0] + [abs(float(vals[s.name])) for s in rel.free_symbols if s.name in vals])
     tol = TOL * scale
-    if "truth_mc_tolerance" in vals and any(s.name in _TRUTH_SYMBOLS for s in rel.free_symbols):
-        tol = max(tol, float(vals["truth_mc_tolerance"]))
-    return gap < -tol
+    if ("truth_mc_tolerance" in vals or "truth_cov" in vals) and any(s.name in _TRUTH_SYMBOLS for s in rel.free_symbols):
+        tol = max(tol, relation_tolerance(rel, vals, binding))
+    return tol
+
+
+def _violated(gap: float, vals: Mapping, rel, binding: Mapping[str, str] | None = None) -> bool:
+    return gap < -tolerance(vals, rel, binding)
 
 
 def conclusion_holds(spec: RouteSpec, values: Mapping[str, float]) -> bool:
     """Whether the route's conclusion holds at a draw (its bound was not exceeded)."""
     vals = symbol_values(spec, values)
-    return not _violated(_gap(spec.theorem.conclusion, vals), vals, spec.theorem.conclusion)
+    return not _violated(_gap(spec.theorem.conclusion, vals), vals, spec.theorem.conclusion, spec.binding)
 
 
 def premise_slacks(spec: RouteSpec, values: Mapping[str, float], overrides: Mapping | None = None) -> dict:
@@ -168,8 +177,10 @@ def premise_slacks(spec: RouteSpec, values: Mapping[str, float], overrides: Mapp
     return {p.name: (p.event, _gap(p.relation, vals)) for p in spec.theorem.premises if p.event is not None}
 
 
-#: The risk symbols of the chains: a premise's *allowance* is its slack with them set to 0.
-_RISK_NAMES = ("L_test_old", "L_test_new", "L_test_jump", "R_old", "R_new", "R_jump", "RS_new", "RS_jump")
+#: The risk symbols of the chains: a premise's *allowance* is its slack with them set to 0 (the localised
+#: chains' risk differences included: their premises' allowances are ``t_T_d`` and ``U_S``).
+_RISK_NAMES = ("L_test_old", "L_test_new", "L_test_jump", "R_old", "R_new", "R_jump", "RS_new", "RS_jump",
+               "D_new", "DT_new", "DS_new", "D_pop", "DS_pop")
 
 
 def premise_allowances(spec: RouteSpec, values: Mapping[str, float]) -> dict:
@@ -245,7 +256,7 @@ def event_failures(record: Mapping, specs=ROUTE_SPECS) -> dict:
                                      "stated": 1.0, "at_functions_failed": False, "claimed": False})
             if stated[event] is not None:      # the smallest probability any applicable route states
                 e["stated"], e["claimed"] = min(e["stated"], stated[event]), True
-            if _violated(gap, vals, rels[name]):
+            if _violated(gap, vals, rels[name], spec.binding):
                 e["at_functions_failed"] = e["failed"] = True
         for event in spec.exact:
             key = spec.prefix + event
@@ -253,3 +264,36 @@ def event_failures(record: Mapping, specs=ROUTE_SPECS) -> dict:
             if failed is not None:
                 out[key]["exact"], out[key]["failed"] = True, failed
     return out
+
+
+def event_testability(record: Mapping, specs=ROUTE_SPECS) -> dict:
+    """``{event: (tolerance, term)}`` at one draw (keys as :func:`event_failures`): the largest truth tolerance of
+    the premises on the event and the smallest bound term they test (their allowance; for ``E_R`` the confidence
+    width ``delta_R_hat - delta_R``; ``None`` where there is none). An event checked exactly over the class has
+    the float tolerance only, its threshold as term (:mod:`numerics.studies.validity._testable`)."""
+    out: dict[str, list] = {}
+    for spec in specs:
+        if spec.name not in record.get("routes", {}):
+            continue
+        values = spec_values(spec, record)
+        vals = symbol_values(spec, values)
+        allow = premise_allowances(spec, values)
+        for p in spec.theorem.premises:
+            if p.event is None:
+                continue
+            key = spec.prefix + p.event
+            term = allow[p.name]
+            if term is None and p.event == "E_R" and "delta_R_hat" in vals and "delta_R" in vals:
+                term = float(vals["delta_R_hat"]) - float(vals["delta_R"])
+            tol, t0 = tolerance(vals, p.relation, spec.binding), out.get(key)
+            if t0 is None:
+                out[key] = [tol, term]
+            else:
+                t0[0] = max(t0[0], tol)
+                t0[1] = term if t0[1] is None else (t0[1] if term is None else min(t0[1], term))
+        for event in spec.exact:
+            key = spec.prefix + event
+            if key in out and _exact_failed(spec, event, record, vals) is not None:
+                threshold = spec.exact[event][2]
+                out[key] = [TOL * max(1.0, abs(float(vals[threshold]))), float(vals[threshold])]
+    return {k: (float(v[0]), None if v[1] is None else float(v[1])) for k, v in out.items()}

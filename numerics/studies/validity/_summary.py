@@ -8,8 +8,12 @@ import numpy as np
 from numerics.studies.validity._localised import heldout_routes, localised_comparison
 from numerics.studies.validity._localised_power import localised_variants
 from numerics.studies.validity._power import VARIANTS, fixed_tail_values, variant_failures
+from numerics.studies.validity._localised_power import at_function_variants
+from numerics.studies.validity._per_draw import per_draw_records, per_draw_summary
 from numerics.studies.validity._routes import (ROUTE_SPECS, UNIFORM_EVENTS, base_event, conclusion_holds,
-                                              event_failures, premise_allowances, premise_slacks, spec_values)
+                                              event_failures, event_testability, premise_allowances, premise_slacks,
+                                              spec_values)
+from numerics.studies.validity._testable import NOT_TESTABLE, testability_entry
 from numerics.studies.validity._stats import (certification_entry, merge_events, rate_entry, route_entry,
                                               slack_summary)
 
@@ -73,12 +77,15 @@ def _checked(name: str, d: Mapping) -> str:
 
 def _events(records, level, specs) -> dict:
     merged = merge_events([event_failures(r, specs) for r in records])
+    tests = [event_testability(r, specs) for r in records]
     out = {}
     for name, d in merged.items():
         e = rate_entry(d["failed"], d["stated"], level)
         e["checked"] = _checked(name, d) if d["failed"] else "never claimed: no route using it applied at any draw"
         if d["failed"] and base_event(name) in UNIFORM_EVENTS and all(d["exact"]):
             e["failures_at_functions"] = int(np.sum(d["at_functions_failed"]))
+        if d["failed"]:     # the truth's tolerance beside the smallest bound term the event tests (_testable)
+            e["testability"] = testability_entry([t[name] for t in tests if name in t])
         out[name] = e
     return out
 
@@ -120,6 +127,8 @@ def _power(records, level, variants) -> dict:
         out[var.name] = {**e, "event": var.event, "weakened": var.weakened, "description": var.description,
                          "flagged": e["significant"],
                          "counted": var.counted}
+        if var.testable is not None:       # no power claimed where the truth cannot see the (weakened) term
+            out[var.name]["testability"] = testability_entry([var.testable(r) for r in records])
         if var.event == "H_S_new":
             out[var.name].update(_class_room(records, var.name.split(":")[0]))
     return out
@@ -168,7 +177,7 @@ def _comparison(records, level, specs, config) -> dict | None:
 
 #: Per-draw quantities whose distribution over draws the summary reports.
 QUANTITIES = ("delta_R_hat", "delta_R_true", "delta_R", "delta_test_R", "delta_erm_pop", "delta_erm_S", "eps_M",
-              "eps_K", "L_test_old", "L_test_new", "R_old", "R_new", "B", "eta")
+              "eps_K", "L_test_old", "L_test_new", "R_old", "R_new", "B", "eta", "truth_mc_tolerance")
 
 
 def _quantities(records) -> dict:
@@ -176,6 +185,21 @@ def _quantities(records) -> dict:
     for v in out.values():
         v.pop("violations")
     return out
+
+
+def _testability_note(records) -> dict:
+    """How the truth's tolerance is formed, at which level (:mod:`numerics.studies.validity._testable`)."""
+    from numerics.sampled_task import TRUTH_Z
+
+    paired = all("truth_cov" in r["values"] for r in records)
+    sampled = any("truth_mc_tolerance" in r["values"] for r in records)
+    return {"z": TRUTH_Z if sampled else None, "level": 1e-3 if sampled else None, "paired": paired if sampled else None,
+            "not_testable": NOT_TESTABLE,
+            "rule": ("an event or power check is testable only when the truth's tolerance (z se of the truth "
+                     "combination in the relation, paired on one shared truth sample; two-sided level 1e-3 per "
+                     "relation) is below the smallest bound term it tests at every draw; otherwise it is reported "
+                     f"'{NOT_TESTABLE}' with both numbers, and its failure count claims nothing")
+            if sampled else "exact truth: every check is at the float tolerance only (testable)"}
 
 
 def _timing(records) -> dict:
@@ -213,7 +237,7 @@ def summarize(records: Sequence[Mapping], level: float, *, vary: str = "data", c
         dict with ``draws``, ``routes``, ``events``, ``slack``, ``power``, ``significant``,
         ``certification`` (rates per route), ``truth``, ``timing``, ``config`` ...
     """
-    variants = [*VARIANTS, *localised_variants()] if variants is None else variants
+    variants = [*VARIANTS, *localised_variants(), *at_function_variants()] if variants is None else variants
     present = [r for r in records if r is not None]
     ok = [r for r in present if "values" in r]
     not_run = [r for r in present if "values" not in r]
@@ -229,6 +253,7 @@ def summarize(records: Sequence[Mapping], level: float, *, vary: str = "data", c
                         **{f"event {k}": e.get("p_value") for k, e in events.items()}}, level)
     truth = [r.get("truth") or {} for r in ok]
     errs = [t.get("moment_error") for t in truth if t.get("moment_error") is not None]
+    rows = per_draw_records(ok)
     return {
         "draws": len(ok), "draws_requested": len(records), "draws_not_run": len(not_run),
         "not_run_reasons": sorted({r["not_run"] for r in not_run}),
@@ -245,6 +270,8 @@ def summarize(records: Sequence[Mapping], level: float, *, vary: str = "data", c
         "quantities": _quantities(ok),
         "truth": {"exact_class": all(t.get("exact") for t in truth), "check_population": truth[0].get("n"),
                   "moment_error_max": max(errs) if errs else None},
+        "testability": _testability_note(ok),
+        "per_draw": rows, "per_draw_summary": per_draw_summary(rows),
         "timing": _timing(ok), "config": dict(config) if config is not None else None,
         "data_seeds": [r["data_seed"] for r in ok][:5] + (["..."] if len(ok) > 5 else []),
     }

@@ -70,7 +70,7 @@ nitpicky = True
 nitpick_ignore_regex = [
     # private modules and names (a component starting with "_") are implementation, not documented
     ("py:.*", r"(.*\.)?_[A-Za-z0-9].*"),
-    ("py:.*", r"(nn|torch|numpy|np|sympy|sp|pandas|pd|matplotlib|plt|scipy|z3|nbformat|ray|argparse|collections|typing"
+    ("py:.*", r"(nn|torch|numpy|np|sympy|sp|pandas|pd|matplotlib|plt|scipy|z3|nbformat|ray|lightning|transformers|argparse|collections|typing"
               r"|pathlib|os|io|enum|dataclasses|abc|types|fractions|decimal|numbers|random)(\..*)?"),
     # numpydoc type words that are not classes ("int, keyword-only, default 16", "{'zero', 'jumpboard'}")
     ("py:class", r"(keyword-only|sequence|iterable|data|default.*|[0-9.e+-]+|\{.*|.*\}|\".*\"|'.*')"),

@@ -367,7 +367,7 @@ def load_cifar(path: str | os.PathLike, which: int = 10) -> dict:
     Raises:
         ValueError: ``which`` not in {10, 100}.
         FileNotFoundError: a batch file is missing (the message lists the expected ones).
-        UnsafePickleError: a batch's pickle names a global no CIFAR batch holds (refused before it runs:
+        numerics._pickled_batch.UnsafePickleError: a batch's pickle names a global no CIFAR batch holds (refused before it runs:
             the file and the global are named).
         InputError: a batch that is not a readable CIFAR batch (named, with the reason).
 

@@ -143,7 +143,7 @@ class ItemStore:
 
     def state(self, key: str) -> tuple[str, Any, str | None]:
         """``(state, record, problem)``; state is ``"missing"``, ``"corrupt"``, ``"stale"``, ``"misplaced"``
-        (its own key, :attr:`own_key`, is another's) or ``"current"``."""
+        (its own key, ``own_key``, is another's) or ``"current"``."""
         path = self.path(key)
         if not path.is_file():
             return "missing", None, None

@@ -86,6 +86,7 @@ class SaturationCallback(_Base):
             self._run(trainer, pl_module)
 
     def on_save_checkpoint(self, trainer, pl_module, checkpoint) -> None:
+        """The checkpoint's ``"depthcert"`` entry: the blocks inserted so far and the scans' table."""
         from depthcert.api._attach import insertions
 
         checkpoint["depthcert"] = {"insertions": insertions(pl_module), "table": self.monitor.rows}

@@ -6,9 +6,10 @@ run after :data:`PRELUDE`). ``expect`` is the exit code the row must end with: 2
 on stderr naming each of ``words``: the argument, and where useful the value or range), 0 for a correct
 result. No row may print a Python traceback, print more than one error line, or run past its time limit.
 
-The rows run in-process under pytest (fast). ``python tests/cli/test_fuzz_round5_fresh.py`` runs every row
-in its own process under ``/usr/bin/time`` and prints the table of the issue's closing note (exit code,
-wall and CPU seconds, peak memory): the starting point of the next round.
+The rows run in-process under pytest (fast). ``python tests/cli/test_fuzz_round5_fresh.py [ID ...]`` runs every
+row (or those named) in its own process under ``/usr/bin/time`` and prints the table of the issue's closing
+note (outcome, exit code, wall and CPU seconds, peak memory); ``FUZZ_CODE=/other/checkout`` runs the same rows
+against another checkout's code (the "before" column). The starting point of the next round: add rows.
 """
 from __future__ import annotations
 
@@ -218,7 +219,7 @@ ROWS = [
     ("validity-group-zero", "cli", _validity("--draws", "2", "--group", "0"), 2, ["--group == 0"]),
     ("study-binary-config", "cli", _file("st.toml", b"\xff\xfe\x00\x00" * 64, "study", "--config",
                                          "growth-vs-scratch", out=True), 2, ["--config", "TOML"]),
-    ("saturation-config-kind-a-list", "cli", _file("sl.toml", "loss = 3\n[task]\nkind = []\n", "saturation", "--config",
+    ("saturation-config-kind-a-list", "cli", _file("sl.toml", "[task]\nkind = []\n", "saturation", "--config",
                                                    out=True), 2, ["kind"]),
     # -- saturation / certify / grow on a user's own network, weights and data
     ("certify-model-not-python", "cli", _model_not_python, 2, ["--model", "FILE.py"]),
@@ -328,7 +329,7 @@ def measure(row, tmp: Path, timeout: float = 60) -> dict:
     tmp.mkdir(parents=True, exist_ok=True)
     what = build(tmp)
     stats = tmp / "time.txt"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "PYTHONPATH": os.environ.get("FUZZ_CODE", str(ROOT)), "OMP_NUM_THREADS": "1"}
     if kind == "cli":
         cmd = [sys.executable, "-m", "depthcert", *what]
     else:
@@ -370,3 +371,19 @@ def _main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(_main(sys.argv[1:]))
+
+
+def test_an_exception_without_a_message_does_not_break_the_line_that_reports_it(tmp_path):
+    """The empty-``--weights`` row's cause, in the other places that quote an exception's first line: an empty
+    ``checkpoint.pt`` (``EOFError()``, no message) was an ``IndexError`` inside the except clause."""
+    from numerics.studies.growth._stored import _checkpoint
+    from plumbing.io import WriteFailed
+    from plumbing.store import StoredFileError
+    from plumbing.validation import first_line
+
+    (tmp_path / "checkpoint.pt").write_bytes(b"")
+    with pytest.raises(StoredFileError, match="EOFError"):
+        _checkpoint(tmp_path / "checkpoint.pt")
+    assert "could not be written (OSError:" in str(WriteFailed(tmp_path / "x", OSError(), existed=False))
+    assert first_line(RuntimeError("\n  \nsecond\nthird")) == "second"
+    assert first_line(KeyError()) == "KeyError" and len(first_line(ValueError("x" * 999), 50)) == 50

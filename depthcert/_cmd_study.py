@@ -19,13 +19,14 @@ def bad_input(command: str):
     """Turn the value errors that bad input reaches deep inside (e.g. a model's sizes) into the
     CLI's one-line exit 2 (:class:`~depthcert.errors.InputError`)."""
     from depthcert.errors import InputError
+    from plumbing.validation import first_line
 
     try:
         yield
     except InputError:
         raise
     except (ValueError, FileNotFoundError) as exc:
-        raise InputError("--config", "a configuration this network and data accept", str(exc).splitlines()[0]) from None
+        raise InputError("--config", "a configuration this network and data accept", first_line(exc)) from None
 
 
 def add_parser(sub) -> None:

@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 from depthcert.errors import InputError
+from plumbing.validation import first_line
 from plumbing.io import atomic_write, atomic_write_text
 
 __all__ = ["ROLES", "UserCodeError", "add_user_arguments", "call_user", "load_object", "run_user"]
@@ -163,7 +164,7 @@ def _model(args):
             model.load_state_dict(state)
         except Exception as exc:
             raise InputError("--weights", "a state dict of the model (weights_only=True)",
-                             f"{args.weights} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})") from None
+                             f"{args.weights} ({type(exc).__name__}: {first_line(exc, 200)})") from None
     bn = [n for n, m in model.named_modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.training]
     if bn:   # as the API (numerics.sites.check_no_batchnorm): never a silent model.eval()
         raise InputError("--model", "a network without batch norm in train mode (batch statistics couple samples; "

@@ -114,8 +114,9 @@ def _where(exc: BaseException) -> str:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:300] if text else type(exc).__name__
+    from plumbing.validation import first_line
+
+    return first_line(exc)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from plumbing.validation import InputError
+from plumbing.validation import InputError, first_line
 
 __all__ = ["WriteFailed", "atomic_write", "atomic_write_json", "atomic_write_text", "check_output_paths", "check_writable_dir", "dumps",
            "package_version",
@@ -49,7 +49,7 @@ class WriteFailed(OSError, InputError):
     :class:`InputError`, so that the CLI ends in one line (exit 2) and code catching ``OSError`` still does."""
 
     def __init__(self, path: Path, exc: BaseException, existed: bool):
-        reason = getattr(exc, "strerror", None) or str(exc).strip().splitlines()[0][:200] or type(exc).__name__
+        reason = getattr(exc, "strerror", None) or first_line(exc, 200)
         before = "the previous file is intact" if existed else "no file was there before, none is left"
         message = (f"{path}: could not be written ({reason}: the disk is full or a file-size limit was hit); "
                    f"{before} and the partial file is removed; free space (or raise the limit) and re-run")

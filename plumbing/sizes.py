@@ -45,7 +45,7 @@ def sample_memory(cfg: Mapping) -> dict[str, tuple[int, float, bool]]:
     task, model = cfg.get("task", {}), cfg.get("model", {})
     ref, sat = cfg.get("reference", {}), cfg.get("saturation", {})
     kind = task.get("kind") if isinstance(task, Mapping) else None
-    if kind in _DATA_D_IN:
+    if isinstance(kind, str) and kind in _DATA_D_IN:   # a kind of the wrong type is the schema's to name
         d_in = _DATA_D_IN[kind]
     else:   # a text task's row is seq_len tokens; a teacher's, d_in numbers
         d_in = _int(task, "seq_len", 1) if kind == "chars" else _int(task, "d_in", 1)

@@ -12,7 +12,7 @@ import math
 from typing import Any, Mapping, Sequence
 
 __all__ = ["INT_MAX", "LEVEL", "MISSING", "RAY_ADDRESS_FORMS", "InputError", "Interval", "check_ray_address",
-           "check_integer", "check_number", "check_positive",
+           "check_integer", "check_number", "check_positive", "first_line",
            "check_probability", "check_schema", "check_value", "check_values", "split_sections"]
 
 
@@ -43,6 +43,19 @@ def _shown(value: object, limit: int = 300) -> str:
     except RecursionError:
         return "<a value nested too deeply to print>"
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+
+
+def first_line(exc: BaseException, limit: int = 300) -> str:
+    """The first non-empty line of ``str(exc)``, cut at ``limit`` characters; the type's name when it has none.
+
+    An exception without a message (``EOFError()`` from an empty file) must not break the line that reports it.
+
+    Example:
+        >>> first_line(EOFError()), first_line(ValueError("\\nbad value\\nmore"))
+        ('EOFError', 'bad value')
+    """
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return lines[0][:limit] if lines else type(exc).__name__
 
 
 @dataclasses.dataclass(frozen=True)

@@ -167,6 +167,10 @@ def _check_grow(model, max_blocks, steps, trainable, layer_init="copy_zero") -> 
 
     check_model(model)
     check_no_batchnorm(model, "model")   # as dc.saturation: the copy's eval() must not hide it
+    half = sorted({str(p.dtype) for p in model.parameters() if p.dtype == torch.float16})
+    if half and isinstance(steps, int) and steps > 0:   # Adam's eps (1e-8) is 0 in float16: a new block's weights would turn NaN after one step
+        raise ValueError(f"model's parameters are {half[0]}, must be float32 or float64 to grow (Adam's steps "
+                         "underflow in float16 and the new blocks' weights become NaN); pass model.float().")
     if not (isinstance(max_blocks, int) and max_blocks >= 0):
         raise ValueError(f"max_blocks == {max_blocks!r}, must be an int >= 0.")
     if not (isinstance(steps, int) and steps >= 0):

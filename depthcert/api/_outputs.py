@@ -56,6 +56,9 @@ def pick_output(out, output):
         return out
     if callable(output) and not isinstance(output, (int, str)):
         picked = output(out)
+    elif isinstance(out, torch.Tensor) and isinstance(output, str):   # torch would index by the string's characters
+        raise InputError("output", f"{_ALLOWED} of the model's output (a Tensor: it has no keys; leave output unset "
+                         "when the model returns the logits)", output)
     else:
         try:
             picked = out[output]

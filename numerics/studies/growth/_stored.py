@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping
 import torch
 
 from plumbing.store import StoredFileError, config_hash, load_json, record_hash
+from plumbing.validation import first_line
 from plumbing.store import stamp as stamp_record
 
 __all__ = ["grow_hash", "read_stored", "stamp"]
@@ -40,7 +41,7 @@ def _checkpoint(path: Path) -> Any:
     try:
         return torch.load(path, weights_only=True)   # tensors and plain values only: a crafted file runs no code
     except (RuntimeError, EOFError, OSError, pickle.UnpicklingError, zipfile.BadZipFile, ValueError) as exc:
-        raise StoredFileError(path, f"not a complete checkpoint ({str(exc).splitlines()[0][:120]})") from None
+        raise StoredFileError(path, f"not a complete checkpoint ({first_line(exc, 120)})") from None
 
 
 def read_stored(out: Path, cfg: Mapping, note: Callable[[str], None] = _note) -> tuple[dict, dict] | None:

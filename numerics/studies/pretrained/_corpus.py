@@ -5,7 +5,9 @@ and the module docstring of every top-level standard-library file (read with :mo
 is imported). Whitespace is normalised and exact duplicates are dropped (the first kept, in
 sorted order). Each *document* goes to one role by a hash of its name (**Choice**: 40% the
 reference sample that trains the MLM head, 15% each signal, probe, S and T), so no document is
-in two roles and the i.i.d. unit is the sequence of one document's role.
+in two roles and the i.i.d. unit is the sequence of one document's role. With a ``split_seed``
+the hash is of ``(split_seed, name)``: every split seed draws a new assignment of documents to roles
+(the same shares, still disjoint by document); without one, the hash of the name alone (the default).
 
 Sequences: a document's word-piece ids (no special tokens) cut into consecutive windows of
 ``seq_len - 2`` ids, each wrapped in ``[CLS] ... [SEP]`` (a shorter last window is dropped).
@@ -19,6 +21,7 @@ function of the sample alone.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import sysconfig
 from dataclasses import dataclass
@@ -40,6 +43,11 @@ def _normalise(text: str) -> str:
 
 def documents() -> dict[str, str]:
     """``name -> text``: pydoc topics (``topic:NAME``) and stdlib module docstrings (``module:NAME``), deduplicated."""
+    return dict(_documents())
+
+
+@functools.lru_cache(maxsize=1)
+def _documents() -> tuple:
     import pydoc_data.topics as topics
 
     raw = [(f"topic:{k}", v) for k, v in sorted(topics.topics.items())]
@@ -56,12 +64,14 @@ def documents() -> dict[str, str]:
         if text and text not in seen:
             seen.add(text)
             out[name] = text
-    return out
+    return tuple(out.items())
 
 
-def role_of(name: str) -> str:
-    """The role of a document: a hash of its name into :data:`ROLE_SHARES`' cumulative shares."""
-    u = int(hashlib.sha1(name.encode()).hexdigest(), 16) % 10_000 / 10_000
+def role_of(name: str, split_seed: int | None = None) -> str:
+    """The role of a document: a hash of its name (of ``split_seed`` and its name, when given) into
+    :data:`ROLE_SHARES`' cumulative shares."""
+    key = name if split_seed is None else f"split {int(split_seed)}:{name}"
+    u = int(hashlib.sha1(key.encode()).hexdigest(), 16) % 10_000 / 10_000
     acc = 0.0
     for role, share in ROLE_SHARES.items():
         acc += share
@@ -81,10 +91,13 @@ class MaskedCorpus:
     n_mask: int
     mask_seed: int
     mask_id: int
+    split_seed: int | None = None
 
     @classmethod
-    def build(cls, tokenizer, seq_len: int = 64, n_mask: int = 9, mask_seed: int = 0) -> "MaskedCorpus":
-        """Tokenise, cut and mask every role's documents (module docstring)."""
+    def build(cls, tokenizer, seq_len: int = 64, n_mask: int = 9, mask_seed: int = 0,
+              split_seed: int | None = None) -> "MaskedCorpus":
+        """Tokenise, cut and mask every role's documents (module docstring); ``split_seed`` draws which
+        documents go to which role (:func:`role_of`)."""
         if not (8 <= seq_len <= 512 and 1 <= n_mask <= seq_len - 2):
             raise ValueError(f"seq_len == {seq_len}, n_mask == {n_mask}: need 8 <= seq_len <= 512, 1 <= n_mask <= seq_len - 2.")
         windows = {role: [] for role in ROLE_SHARES}
@@ -94,14 +107,14 @@ class MaskedCorpus:
         for name, text in documents().items():
             ids = [i if i not in special else tokenizer.unk_token_id
                    for i in tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"]]
-            role = role_of(name)
+            role = role_of(name, split_seed)
             docs[role].append(name)
             windows[role] += [ids[k:k + w] for k in range(0, len(ids) - w + 1, w)]
         xs, ys = {}, {}
         for r_index, role in enumerate(ROLE_SHARES):
             inner = torch.tensor(windows[role], dtype=torch.long).reshape(-1, w)
             xs[role], ys[role] = _mask(inner, tokenizer, n_mask, mask_seed, r_index)
-        return cls(xs, ys, docs, seq_len, n_mask, mask_seed, tokenizer.mask_token_id)
+        return cls(xs, ys, docs, seq_len, n_mask, mask_seed, tokenizer.mask_token_id, split_seed)
 
     def sample(self, role: str, n: int | None = None, seed: int | None = None):
         """``(x, y)`` of ``role``: all of it, or ``n`` sequences in an order drawn from ``seed``."""

@@ -128,3 +128,94 @@ def test_the_report_shows_the_certificate_route_table_and_the_heldout_test(tmp_p
     none = dict(cert, rows=[{"route": "direct_route", "bound": None, "certified": False, "missing": []}],
                 heldout_paired={"not_run": "no first-order descent direction at the site"})
     assert "Held-out paired test on `T`: not run (no first-order descent direction" in "\n".join(_certificate_lines(none))
+
+
+# --- the rank correlations of every score the scan computes (exact permutation p-values, seeds' spread) ---
+
+def _brute_force(scores, gains):
+    """P(rho >= observed) and P(|rho| >= |observed|) over every pairing, by scipy's Spearman (another code path)."""
+    import itertools
+    obs = stats.spearmanr(scores, gains).statistic
+    rhos = np.array([stats.spearmanr(scores, [gains[i] for i in perm]).statistic
+                     for perm in itertools.permutations(range(len(gains)))])
+    return obs, np.mean(rhos >= obs - 1e-9), np.mean(np.abs(rhos) >= abs(obs) - 1e-9), rhos.size
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_permutation_pvalues_match_scipy_and_brute_force(case):
+    from numerics.studies.pretrained._stats import permutation_pvalues
+
+    rng = np.random.default_rng(case)
+    s = rng.normal(size=6)
+    g = s * (case / 3) + rng.normal(size=6)
+    if case == 5:                                  # ties: average ranks on both sides
+        s, g = np.round(s), np.round(g)
+    got = permutation_pvalues(s, g)
+    res = stats.permutation_test((s, g), lambda a, b: stats.spearmanr(a, b).statistic, permutation_type="pairings",
+                                 n_resamples=np.inf, alternative="greater")
+    obs, p1, p2, n = _brute_force(list(s), list(g))
+    assert got["rho"] == pytest.approx(obs, abs=1e-12) and got["n_permutations"] == n == 720
+    assert got["p_one_sided"] == pytest.approx(res.pvalue, abs=1e-12) == pytest.approx(p1, abs=1e-12)
+    assert got["p_two_sided"] == pytest.approx(p2, abs=1e-12)
+
+
+def test_a_perfectly_monotone_ranking_gets_one_in_720():
+    from numerics.studies.pretrained._stats import permutation_pvalues, ranking_words
+
+    up = permutation_pvalues([0.1, 0.5, 0.7, 2.0, 3.0, 9.0], [1, 2, 3, 4, 5, 6])
+    assert up["rho"] == pytest.approx(1.0) and up["p_one_sided"] == pytest.approx(1 / 720)
+    assert up["p_two_sided"] == pytest.approx(2 / 720)
+    down = permutation_pvalues([6, 5, 4, 3, 2, 1], [1, 2, 3, 4, 5, 6])
+    # the one-sided test has its direction: a reversed ranking is not "predicts" (a test ignoring the sign would say 1/720)
+    assert down["p_one_sided"] == pytest.approx(1.0) and down["p_two_sided"] == pytest.approx(2 / 720)
+    assert ranking_words(up["rho"], up["p_one_sided"], up["p_two_sided"]).startswith("evidence that the ranking predicts")
+    assert ranking_words(down["rho"], down["p_one_sided"], down["p_two_sided"]).startswith("evidence that the ranking is reversed")
+    # the issue's case: rho = +0.2 over six sites is P(rho >= 0.2) = 0.36: no evidence, whatever a bootstrap says
+    weak = permutation_pvalues([0.0475, 0.0285, 0.0813, 0.0211, 0.0338, 0.0257], [0.0824, 0.0663, 0.0558, 0.0591, 0.0530, 0.0479])
+    assert weak["rho"] == pytest.approx(0.2) and weak["p_one_sided"] > 0.05
+    assert ranking_words(weak["rho"], weak["p_one_sided"], weak["p_two_sided"]).startswith("no evidence that the ranking predicts")
+    with pytest.raises(ValueError, match="3 to 8 sites"):
+        permutation_pvalues(range(9), range(9))
+
+
+def test_rank_correlations_pair_means_and_spread_the_per_seed_rho():
+    from numerics.studies.pretrained._stats import rank_correlations
+
+    rng = np.random.default_rng(3)
+    gains = rng.normal(size=(7, 6))
+    good = gains + 0.1 * rng.normal(size=gains.shape)          # each seed's score follows its own gains
+    bad = rng.normal(size=gains.shape)
+    out = rank_correlations({"predicted_gain": good, "P_readout": bad, "P_block": np.full((7, 6), np.nan)}, gains)
+    assert [r["score"] for r in out] == ["predicted_gain", "P_readout", "P_block"] and out[2]["rho"] is None
+    per_seed = [stats.spearmanr(a, b).statistic for a, b in zip(good, gains)]
+    assert out[0]["per_seed"] == pytest.approx(per_seed) and out[0]["n_seeds"] == 7 and out[0]["n_sites"] == 6
+    assert out[0]["interval"] == pytest.approx(list(np.percentile(per_seed, [2.5, 97.5])))
+    assert out[0]["rho"] == pytest.approx(stats.spearmanr(good.mean(0), gains.mean(0)).statistic)
+    assert out[0]["p_one_sided"] <= 0.05 and out[0]["words"].startswith("evidence that the ranking predicts")
+    assert out[1]["interval"][0] < 0 < out[1]["interval"][1]
+
+
+def test_role_split_follows_the_split_seed_and_stays_disjoint():
+    from numerics.studies.pretrained._corpus import ROLE_SHARES, documents, role_of
+
+    names = list(documents())
+    base = [role_of(n) for n in names]
+    s0, s1 = [role_of(n, 0) for n in names], [role_of(n, 1) for n in names]
+    assert s0 == [role_of(n, 0) for n in names]                 # reproducible
+    moved = np.mean([a != b for a, b in zip(s0, s1)])
+    assert moved > 0.4 and np.mean([a != b for a, b in zip(base, s0)]) > 0.4   # a new split, not new masks only
+    for split in (s0, s1):
+        assert set(split) == set(ROLE_SHARES)
+        for role, share in ROLE_SHARES.items():
+            assert abs(split.count(role) / len(names) - share) < 0.08
+
+
+@needs_model
+def test_a_split_seed_moves_documents_between_roles_of_the_corpus(model_and_corpus):
+    from numerics.studies.pretrained._corpus import MaskedCorpus
+    _, tok, c = model_and_corpus
+    a = MaskedCorpus.build(tok, seq_len=32, n_mask=5, mask_seed=0, split_seed=1)
+    for cc in (a,):
+        names = [set(v) for v in cc.docs.values()]
+        assert sum(map(len, names)) == len(set().union(*names)) == sum(map(len, c.docs.values()))
+    assert set(a.docs["T"]) != set(c.docs["T"]) and set(a.docs["S"]) != set(c.docs["S"])

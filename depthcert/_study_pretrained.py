@@ -1,11 +1,13 @@
 """``depthcert study pretrained``: where to insert a block into MiniLM-L6 (post-LN BERT), does it help,
 and LLaMA-Pro's control (an existing layer tuned with the same budget).
 
-Every seed redraws the whole sample: which documents go to which role (``split_seed = seed``, disjoint
-by document), the masks (``mask_seed = seed``), the head's initialisation and minibatches, and the
-arms' minibatches. Per seed (every sample has one role, :mod:`numerics.studies.pretrained._corpus`):
+``f_old``: MiniLM's encoder (frozen) with BERT's MLM head trained alone on the reference sample (its
+documents are in no other role under any seed), once. Every seed then redraws which of the other
+documents go to signal, probe, ``S`` and ``T`` (``split_seed = seed``, disjoint by document), the masks
+(``mask_seed = seed``) and the arms' minibatches. Per seed (every sample has one role,
+:mod:`numerics.studies.pretrained._corpus`):
 
-1. ``f_old``: MiniLM's encoder (frozen) with BERT's MLM head trained alone on the seed's reference sample.
+1. The seed's corpus: its split and masks (the reference sample keeps its documents).
 2. The scan: :func:`depthcert.saturation` at every layer boundary ``encoder.layer.*`` on the seed's probe
    (curvature: its signal sample); seed 0's scan is the one reported (``scan``), with its cost against
    one forward+backward over the same probe.
@@ -46,22 +48,22 @@ def _timed(fn):
     return out, time.perf_counter() - t
 
 
-def _f_old(cfg: dict, log, seed: int = 0, model=None):
-    """``(net, tok, corpus, head losses)`` of one seed: the documents split into roles by ``split_seed = seed``,
-    masked by ``mask_seed = seed``, the head initialised and trained from ``seed`` (``model``: ``(bert, tok)``)."""
+def _f_old(cfg: dict, log, model=None):
+    """``(net, tok, head losses)``: the head initialised and trained from seed 0 on the reference sample
+    (mask seed 0; ``model``: ``(bert, tok)``)."""
     from numerics.interop.pretrained import minilm
     from numerics.studies.pretrained._corpus import MaskedCorpus
     from numerics.studies.pretrained._mlm import MLMNet, train_head
 
     bert, tok = model or minilm()
-    corpus = MaskedCorpus.build(tok, cfg["seq_len"], cfg["n_mask"], mask_seed=seed, split_seed=seed)
+    corpus = MaskedCorpus.build(tok, cfg["seq_len"], cfg["n_mask"], mask_seed=0)
     with torch.random.fork_rng():   # the head's initialisation is seeded (the study is reproducible)
-        torch.manual_seed(seed)
+        torch.manual_seed(0)
         net = MLMNet(bert, corpus.mask_id, corpus.n_mask).eval()
     x, y = corpus.sample("reference_sample")
-    losses = train_head(net, x, y, cfg["head_steps"], cfg["head_lr"], cfg["head_batch"], seed=seed)
-    log(f"seed {seed}: f_old's MLM head trained on {x.shape[0]} reference sequences, loss {losses[0]:.3f} -> {losses[-1]:.3f}")
-    return net, tok, corpus, [float(losses[0]), float(losses[-1])]
+    losses = train_head(net, x, y, cfg["head_steps"], cfg["head_lr"], cfg["head_batch"], seed=0)
+    log(f"f_old: MLM head trained on {x.shape[0]} reference sequences, loss {losses[0]:.3f} -> {losses[-1]:.3f}")
+    return net, tok, [float(losses[0]), float(losses[-1])]
 
 
 def _scan(net, corpus, cfg: dict, log, seed: int = 0, timed: bool = True) -> tuple:
@@ -124,19 +126,20 @@ def _arms_of_seed(net, rep, corpus, cfg: dict, seed: int, sites: list[str]) -> d
     return out
 
 
-def _one_seed(model, cfg: dict, seed: int, log) -> tuple:
-    """One seed end to end: its split, ``f_old``, scan and arms. Returns ``(net, rep, corpus, cost, record)``."""
+def _one_seed(net, tok, cfg: dict, seed: int, log) -> tuple:
+    """One seed end to end: its split and masks, scan and arms. Returns ``(rep, corpus, cost, record)``."""
+    from numerics.studies.pretrained._corpus import MaskedCorpus
     from numerics.studies.pretrained._stats import SCORES
 
-    net, _, corpus, head = _f_old(cfg, log, seed, model)
+    corpus = MaskedCorpus.build(tok, cfg["seq_len"], cfg["n_mask"], mask_seed=seed, split_seed=seed)
     rep, cost = _scan(net, corpus, cfg, log, seed, timed=seed == 0)
     sites = [r["site"] for r in rep.sites]
     rec = _arms_of_seed(net, rep, corpus, cfg, seed, sites)
     table = {r["site"]: r for r in rep.to_dict()["sites"]}
-    rec.update(seed=seed, sites=sites, best_site=rep.best_site, verdict=rep.verdict, head_loss=head,
+    rec.update(seed=seed, sites=sites, best_site=rep.best_site, verdict=rep.verdict,
                scores={name: [table[s].get(name) for s in sites] for name in SCORES},
                roles={r: {"sequences": int(corpus.x[r].shape[0]), "documents": len(corpus.docs[r])} for r in corpus.x})
-    return net, rep, corpus, cost, rec
+    return rep, corpus, cost, rec
 
 
 def _certificate(net, rep, corpus, cfg: dict, log) -> dict:
@@ -207,7 +210,7 @@ def _summary(per_seed: list[dict], sites: list[str]) -> dict:
               "score": "P_readout", "p_one_sided": readout["p_one_sided"], "p_two_sided": readout["p_two_sided"]}
     # where the scan's pick lands among the realised gains of its own seed (1 = the largest gain)
     pick_rank = [int(1 + np.sum(g > g[k])) for g, k in zip(gains, best)]
-    seeds = [{"seed": s["seed"], "best_site": s["best_site"], "verdict": s["verdict"], "head_loss": s["head_loss"],
+    seeds = [{"seed": s["seed"], "best_site": s["best_site"], "verdict": s["verdict"],
               "roles": s["roles"], "scores": s["scores"], "realised_gain": [float(v) for v in g],
               "best_site_realised_rank": r}
              for s, g, r in zip(per_seed, gains, pick_rank)]
@@ -264,7 +267,14 @@ def run_pretrained(out_dir, *, quick: bool = False, config: dict | None = None, 
     same = {k: v for k, v in cfg.items() if k not in ("seeds", "threads")}   # what a kept seed must share
 
     t0 = time.perf_counter()
-    model = minilm()
+    trained = {}
+
+    def f_old():      # trained once, and only when a seed is not read back
+        if not trained:
+            t = time.perf_counter()
+            net, tok, head = _f_old(cfg, log, minilm())
+            trained.update(net=net, tok=tok, head=head, seconds=time.perf_counter() - t)
+        return trained["net"], trained["tok"]
     per_seed, primary, kept_s = [], None, 0.0
     for seed in tqdm(range(int(cfg["seeds"])), desc="seeds", unit="seed", disable=not progress):
         kept = None if work is None else work / f"seed{seed}.pkl"
@@ -273,32 +283,35 @@ def run_pretrained(out_dir, *, quick: bool = False, config: dict | None = None, 
             if rec["config"] != same:
                 raise ValueError(f"{kept} was made with another configuration; remove it or use another work_dir.")
             log(f"seed {seed}: read back from {kept}")
-            kept_s += rec["seconds"] + (first["certificate"]["seconds"] if first else 0.0)
+            kept_s += rec["seconds"] + (first["certificate"]["seconds"] + first["head_seconds"] if first else 0.0)
             per_seed.append(rec)
             primary = primary or (first and dict(first, rep=_SavedPlot(work / "scan.png")))
             continue
+        net, tok = f_old()
         t_seed = time.perf_counter()
-        net, rep, corpus, cost, rec = _one_seed(model, cfg, seed, log)
+        rep, corpus, cost, rec = _one_seed(net, tok, cfg, seed, log)
         rec.update(seconds=time.perf_counter() - t_seed, config=same)
         first = None
         if seed == 0:       # seed 0's f_old: the reported scan, its cost and the certificate of arm (a)
             first = {"cost": cost, "certificate": _certificate(net, rep, corpus, cfg, log),
                      "scan": {"verdict": rep.verdict, "best_site": rep.best_site, "table": rep.to_dict()["sites"], "seed": 0},
-                     "roles": rec["roles"]}
+                     "roles": rec["roles"], "head_loss": trained["head"], "head_seconds": trained["seconds"]}
             primary = dict(first, rep=rep)
             if work is not None:
                 rep.plot(work / "scan.png")
         if kept is not None:
             _pickle(kept, (rec, first))
         per_seed.append(rec)
-        del net, rep, corpus
+        del rep, corpus
     sites = per_seed[0]["sites"]
     if any(s["sites"] != sites for s in per_seed):
         raise RuntimeError("the seeds' scans found different sites")
     cost = primary["cost"]
     study = dict(_summary(per_seed, sites), scan_cost_ratio=cost["ratio"], scan_cost=cost, config=cfg,
                  certificate=primary["certificate"], scan=primary["scan"], roles=primary["roles"],
-                 roles_are="seed 0's split (scan, certificate); every seed draws its own (seeds[*].roles)",
+                 roles_are="seed 0's split (scan, certificate); every seed draws its own (seeds[*].roles); the "
+                           "reference sample (f_old's head) is the same documents in every seed",
+                 head_loss=primary["head_loss"],
                  seconds_per_seed=[float(s["seconds"]) for s in per_seed],
                  wall_s=time.perf_counter() - t0 + kept_s)
     write_report(study, Path(out_dir), primary["rep"])

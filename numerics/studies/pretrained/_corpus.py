@@ -5,9 +5,12 @@ and the module docstring of every top-level standard-library file (read with :mo
 is imported). Whitespace is normalised and exact duplicates are dropped (the first kept, in
 sorted order). Each *document* goes to one role by a hash of its name (**Choice**: 40% the
 reference sample that trains the MLM head, 15% each signal, probe, S and T), so no document is
-in two roles and the i.i.d. unit is the sequence of one document's role. With a ``split_seed``
-the hash is of ``(split_seed, name)``: every split seed draws a new assignment of documents to roles
-(the same shares, still disjoint by document); without one, the hash of the name alone (the default).
+is in two roles and the i.i.d. unit is the sequence of one document's role. With a ``split_seed``
+the documents outside the reference sample are dealt anew to signal, probe, ``S`` and ``T`` by a
+hash of ``(split_seed, name)`` (the same shares, still disjoint by document): every split seed draws
+which documents go to which of these roles. The reference sample stays the same documents
+(**Choice**: they train the head of ``f_old``, the network under study, which every seed shares;
+none of them is in another role under any split seed).
 
 Sequences: a document's word-piece ids (no special tokens) cut into consecutive windows of
 ``seq_len - 2`` ids, each wrapped in ``[CLS] ... [SEP]`` (a shorter last window is dropped).
@@ -67,17 +70,24 @@ def _documents() -> tuple:
     return tuple(out.items())
 
 
-def role_of(name: str, split_seed: int | None = None) -> str:
-    """The role of a document: a hash of its name (of ``split_seed`` and its name, when given) into
-    :data:`ROLE_SHARES`' cumulative shares."""
-    key = name if split_seed is None else f"split {int(split_seed)}:{name}"
-    u = int(hashlib.sha1(key.encode()).hexdigest(), 16) % 10_000 / 10_000
+def _deal(key: str, shares: dict) -> str:
+    u = int(hashlib.sha1(key.encode()).hexdigest(), 16) % 10_000 / 10_000 * sum(shares.values())
     acc = 0.0
-    for role, share in ROLE_SHARES.items():
+    for role, share in shares.items():
         acc += share
         if u < acc:
             return role
     return role   # rounding: the last role
+
+
+def role_of(name: str, split_seed: int | None = None) -> str:
+    """The role of a document: a hash of its name into :data:`ROLE_SHARES`' cumulative shares. With a
+    ``split_seed``, a document outside the reference sample is dealt again, by a hash of ``split_seed`` and
+    its name, among the other roles (their shares renormalised)."""
+    role = _deal(name, ROLE_SHARES)
+    if split_seed is None or role == "reference_sample":
+        return role
+    return _deal(f"split {int(split_seed)}:{name}", {r: v for r, v in ROLE_SHARES.items() if r != "reference_sample"})
 
 
 @dataclass(frozen=True)

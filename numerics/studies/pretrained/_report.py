@@ -81,13 +81,14 @@ def rank_lines(study: dict) -> list[str]:
             lines.append(f"| {r['score']} | — | — | — | — | {r.get('not_run', '')} |")
             continue
         iv = "—" if r["interval"] is None else f"[{r['interval'][0]:+.2f}, {r['interval'][1]:+.2f}]"
-        name = f"**{r['score']}** (picks `best_site`)" if r is first else r["score"]
-        lines.append(f"| {name} | **{r['rho']:+.2f}** | {r['p_one_sided']:.3f} | {r['p_two_sided']:.3f} | {iv} | {r['words']} |")
+        name, rho = (f"**{r['score']}** (picks `best_site`)", f"**{r['rho']:+.2f}**") if r is first else (r["score"], f"{r['rho']:+.2f}")
+        lines.append(f"| {name} | {rho} | {r['p_one_sided']:.3f} | {r['p_two_sided']:.3f} | {iv} | {r['words']} |")
     lines += ["", f"The scan's pick in each seed ranks, by the realised gains of that seed (1 = the largest of {k}): "
               + ", ".join(map(str, pick)) + ".", "",
-              "| site | predicted_gain | P_affine | P_readout | AG_max | realised gain | (means over seeds) |", "|---|---|---|---|---|---|---|"]
+              f"Per site, the mean over the {n} seeds:", "",
+              "| site | predicted_gain | P_affine | P_readout | AG_max | realised gain |", "|---|---|---|---|---|---|"]
     lines += [f"| {s['site']} | {s['predicted_gain']:.4g} | {s['P_affine']:.3g} | {s['P_readout']:.3g} | {s['AG_max']:.3g} | "
-              f"{s['realised_gain']:+.4f} | |" for s in study["sites"]]
+              f"{s['realised_gain']:+.4f} |" for s in study["sites"]]
     return lines
 
 

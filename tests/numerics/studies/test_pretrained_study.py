@@ -151,7 +151,8 @@ def test_permutation_pvalues_match_scipy_and_brute_force(case):
     if case == 5:                                  # ties: average ranks on both sides
         s, g = np.round(s), np.round(g)
     got = permutation_pvalues(s, g)
-    res = stats.permutation_test((s, g), lambda a, b: stats.spearmanr(a, b).statistic, permutation_type="pairings",
+    # one sample, the scores held fixed: scipy permutes the gains' order, all 720 pairings (exact)
+    res = stats.permutation_test((g,), lambda b: stats.spearmanr(s, b).statistic, permutation_type="pairings",
                                  n_resamples=np.inf, alternative="greater")
     obs, p1, p2, n = _brute_force(list(s), list(g))
     assert got["rho"] == pytest.approx(obs, abs=1e-12) and got["n_permutations"] == n == 720
@@ -196,18 +197,24 @@ def test_rank_correlations_pair_means_and_spread_the_per_seed_rho():
 
 
 def test_role_split_follows_the_split_seed_and_stays_disjoint():
+    """A split seed deals the documents outside the reference sample anew among signal, probe, S and T
+    (a new split, not new masks only); the reference documents (f_old's head) never move."""
     from numerics.studies.pretrained._corpus import ROLE_SHARES, documents, role_of
 
     names = list(documents())
     base = [role_of(n) for n in names]
     s0, s1 = [role_of(n, 0) for n in names], [role_of(n, 1) for n in names]
     assert s0 == [role_of(n, 0) for n in names]                 # reproducible
-    moved = np.mean([a != b for a, b in zip(s0, s1)])
-    assert moved > 0.4 and np.mean([a != b for a, b in zip(base, s0)]) > 0.4   # a new split, not new masks only
+    ref = [b == "reference_sample" for b in base]
     for split in (s0, s1):
-        assert set(split) == set(ROLE_SHARES)
-        for role, share in ROLE_SHARES.items():
-            assert abs(split.count(role) / len(names) - share) < 0.08
+        assert all((r == "reference_sample") == f for r, f in zip(split, ref))
+        others = [r for r, f in zip(split, ref) if not f]
+        for role in ("signal", "probe", "S", "T"):   # each a quarter of the others (binomial test, level 1e-3)
+            assert stats.binomtest(others.count(role), len(others), 0.25).pvalue > 1e-3, (role, others.count(role), len(others))
+    moved = [a != b for a, b, f in zip(s0, s1, ref) if not f]
+    assert np.mean(moved) > 0.5 and np.mean([a != b for a, b, f in zip(base, s0, ref) if not f]) > 0.5
+    assert stats.binomtest(sum(ref), len(ref), ROLE_SHARES["reference_sample"]).pvalue > 1e-3
+    assert stats.binomtest(sum(r == "T" for r in s0), len(names), 0.40).pvalue < 1e-3   # the test can reject a wrong share
 
 
 @needs_model
@@ -215,7 +222,54 @@ def test_a_split_seed_moves_documents_between_roles_of_the_corpus(model_and_corp
     from numerics.studies.pretrained._corpus import MaskedCorpus
     _, tok, c = model_and_corpus
     a = MaskedCorpus.build(tok, seq_len=32, n_mask=5, mask_seed=0, split_seed=1)
-    for cc in (a,):
-        names = [set(v) for v in cc.docs.values()]
-        assert sum(map(len, names)) == len(set().union(*names)) == sum(map(len, c.docs.values()))
+    names = [set(v) for v in a.docs.values()]
+    assert sum(map(len, names)) == len(set().union(*names)) == sum(map(len, c.docs.values()))   # disjoint, all kept
     assert set(a.docs["T"]) != set(c.docs["T"]) and set(a.docs["S"]) != set(c.docs["S"])
+    assert set(a.docs["reference_sample"]) == set(c.docs["reference_sample"])
+    assert torch.equal(a.x["reference_sample"], c.x["reference_sample"])
+
+
+def _fake_seed(seed, gains, scores, best):
+    """A per-seed record as ``_one_seed`` makes it: per-sequence losses of every arm, the scan's scores."""
+    rng = np.random.default_rng(seed)
+    none = 5.0 + rng.normal(0, 0.01, 40)
+    rec = {"seed": seed, "none": none, "layer_tuned": none - 0.1, "n_params_layer": 99, "best_site": f"l.{best}",
+           "verdict": "improvable", "roles": {}, "sites": [f"l.{k}" for k in range(6)],
+           "scores": {"predicted_gain": list(scores), "P_affine": list(scores[::-1]), "P_readout": list(scores[::-1]),
+                      "AG_max": list(scores)}}
+    for k, g in enumerate(gains):
+        rec[f"block@{k}"], rec[f"n_params_block@{k}"] = none - g, 7
+    return rec
+
+
+def test_the_summary_ranks_by_the_score_best_site_uses():
+    """Arm (a) is each seed's best_site, arm (c) its lowest predicted_gain; the rank correlations start with
+    predicted_gain, and the old single-score field names its score (P_readout), not the scan's ranking."""
+    from depthcert._study_pretrained import _summary
+
+    gains = np.array([0.01, 0.02, 0.03, 0.04, 0.05, 0.06])
+    per_seed = [_fake_seed(s, gains + 0.001 * s, gains * (1 + 0.1 * s), best=5) for s in range(4)]
+    per_seed[3]["best_site"] = "l.2"                               # one seed's scan picks another site
+    out = _summary(per_seed, [f"l.{k}" for k in range(6)])
+    a, c = out["arms"][0], out["arms"][2]
+    expect_a = np.mean([gains[5] + 0.001 * s for s in range(3)] + [gains[2] + 0.003])
+    assert a["paired_interval"]["mean"] == pytest.approx(expect_a)
+    assert c["paired_interval"]["mean"] == pytest.approx(np.mean([gains[0] + 0.001 * s for s in range(4)]))
+    rc = out["rank_correlations"]
+    assert [r["score"] for r in rc] == ["predicted_gain", "P_affine", "P_readout", "AG_max"]
+    assert rc[0]["rho"] == pytest.approx(1.0) and rc[0]["p_one_sided"] == pytest.approx(1 / 720)
+    assert rc[2]["rho"] == pytest.approx(-1.0) and rc[2]["p_one_sided"] == pytest.approx(1.0)
+    assert out["rank_correlation"]["score"] == "P_readout" and out["rank_correlation"]["value"] == pytest.approx(-1.0)
+    assert out["best_site_realised_rank"]["per_seed"] == [1, 1, 1, 4]
+
+
+def test_the_report_quotes_the_best_site_score_first_with_its_words():
+    from depthcert._study_pretrained import _summary
+    from numerics.studies.pretrained._report import rank_lines
+
+    gains = np.array([0.06, 0.01, 0.05, 0.02, 0.04, 0.03])
+    per_seed = [_fake_seed(s, gains, np.array([0.3, 0.1, 0.2, 0.6, 0.5, 0.4]), best=3) for s in range(3)]
+    text = "\n".join(rank_lines(_summary(per_seed, [f"l.{k}" for k in range(6)])))
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "rho" not in line and "---" not in line]
+    assert rows[0].startswith("| **predicted_gain** (picks `best_site`) |") and "no evidence that the ranking predicts" in rows[0]
+    assert "exact permutation test over the 720 pairings" in text and "3 seeds" in text

@@ -313,6 +313,9 @@ def run_pretrained(out_dir, *, quick: bool = False, config: dict | None = None, 
                            "reference sample (f_old's head) is the same documents in every seed",
                  head_loss=primary["head_loss"],
                  seconds_per_seed=[float(s["seconds"]) for s in per_seed],
+                 command=f"depthcert study pretrained{' --quick' if quick else ''} --out DIR" +
+                 ("" if int(cfg["seeds"]) == (QUICK if quick else DEFAULTS)["seeds"] else
+                  f" --config FILE ([pretrained] seeds = {int(cfg['seeds'])})"),
                  wall_s=time.perf_counter() - t0 + kept_s)
     write_report(study, Path(out_dir), primary["rep"])
     return study

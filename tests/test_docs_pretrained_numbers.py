@@ -55,7 +55,9 @@ def quotes(study: dict) -> dict[str, list[str]]:
 
 
 def mismatches(texts: dict[str, str], study: dict) -> list[str]:
-    """Every quoted string missing from its page, and every wording the p-value does not support."""
+    """Every quoted string missing from its page, and every wording the p-value does not support (line breaks
+    read as spaces)."""
+    texts = {page: " ".join(text.split()) for page, text in texts.items()}
     out = [f"{page}: missing {q!r}" for page, qs in quotes(study).items() for q in qs if q not in texts[page]]
     pg = study["rank_correlations"][0]
     for page, text in texts.items():

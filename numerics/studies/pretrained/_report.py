@@ -69,8 +69,9 @@ def rank_lines(study: dict) -> list[str]:
     n, k = first["n_seeds"], first["n_sites"]
     pick = study["best_site_realised_rank"]["per_seed"]
     lines = ["", f"Does the scan's ranking of sites predict the realised gains? Spearman's rho over the {k} sites of each score "
-             f"the scan computes against the realised gains (both the mean over the {n} seeds; every seed redraws which "
-             f"documents go to which role, the masks, `f_old`'s head, the scan and the arms). `best_site` is the site "
+             f"the scan computes against the realised gains (both the mean over the {n} seeds; every seed deals the documents "
+             f"outside the reference sample anew to signal, probe, S and T and redraws the masks, the scan and the arms; "
+             f"`f_old` is the same network in every seed). `best_site` is the site "
              f"with the largest `predicted_gain`. p: exact permutation test over the {first['n_permutations']} pairings "
              f"of the sites; the headline is one-sided (P(rho >= observed)), at level {first['alpha']:g}. Interval: the "
              f"{(1 - first['interval_level']) / 2:.1%} and {(1 + first['interval_level']) / 2:.1%} percentiles of the "
@@ -104,7 +105,7 @@ def write_report(study: dict, out: Path, rep=None) -> Path:
         figs.append("scan.png")
     cost = study["scan_cost"]
     lines = ["# Where to insert a block into MiniLM-L6 (post-LN BERT), and LLaMA-Pro's control", "",
-             "Command: `depthcert study pretrained --out DIR` (sizes: `study.json: config`).", "",
+             f"Command: `{study.get('command', 'depthcert study pretrained --out DIR')}` (sizes: `study.json: config`).", "",
              f"Seed 0's scan (`dc.saturation`, sites `encoder.layer.*`): **{study['scan']['verdict']}**, best site "
              f"`{study['scan']['best_site']}`; cost {cost['scan_s']:.1f} s = **{cost['ratio']:.2f}x** one forward+backward "
              f"over the same {cost['n_probe']} probe sequences ({cost['forward_backward_s']:.1f} s).", "",

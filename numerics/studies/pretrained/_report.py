@@ -22,12 +22,12 @@ def _figures(study: dict, out: Path) -> list[str]:
     fig, ax = plt.subplots(1, 3, figsize=(13, 3.8))
     score = "predicted_gain"      # the score best_site maximises
     ax[0].bar(sites, [s[score] for s in study["sites"]], color="tab:blue")
-    ax[0].set(title="scan: predicted_gain per site (mean over seeds)", xlabel="encoder.layer.k", ylabel=score)
+    ax[0].set(title="scan: predicted_gain (mean over seeds)", xlabel="encoder.layer.k", ylabel=score)
     ax[1].scatter([s[score] for s in study["sites"]], [s["realised_gain"] for s in study["sites"]])
     for s, name in zip(study["sites"], sites):
         ax[1].annotate(name, (s[score], s["realised_gain"]))
     rc = next(r for r in study["rank_correlations"] if r["score"] == score)
-    ax[1].set(title=f"realised gain vs predicted_gain (Spearman {rc['rho']:+.2f}, p = {rc['p_one_sided']:.2f})",
+    ax[1].set(title=f"gain vs predicted_gain: rho {rc['rho']:+.2f}, p = {rc['p_one_sided']:.2f}",
               xlabel=f"{score} (mean over seeds)", ylabel="held-out loss drop (mean over seeds)")
     arms = study["arms"]
     means = [a["paired_interval"]["mean"] for a in arms]

@@ -59,7 +59,8 @@ EPILOG = epilog(
     [("stdout", "the result as JSON"),
      ("DIR/NAME.json", "the study's numbers (pretrained: DIR/study.json instead)"),
      ("DIR/NAME.png", "its figure"),
-     ("DIR/study.json, DIR/report.md", "pretrained: the arms, the rank correlation, the scan's cost; the report\n"
+     ("DIR/study.json, DIR/report.md", "pretrained: the arms, the rank correlations of the scan's scores, the\n"
+                                       "scan's cost; the report "
                                        "and its figures (NAME.png, and scan.png: the scan per site)")],
     ["depthcert study growth-vs-scratch --out runs/study --quick"], [(0, "the study ran"), BAD_INPUT])
 
@@ -88,5 +89,5 @@ def _pretrained(args: argparse.Namespace, config) -> int:
     if unknown:
         raise InputError("--config [pretrained]", f"keys among {sorted(DEFAULTS)}", ", ".join(unknown))
     study = run_pretrained(args.out, quick=args.quick, config=table, progress=not args.json)
-    print(dumps({k: study[k] for k in ("arms", "rank_correlation", "scan_cost_ratio")}, indent=None if args.json else 2))
+    print(dumps({k: study[k] for k in ("arms", "rank_correlation", "rank_correlations", "scan_cost_ratio")}, indent=None if args.json else 2))
     return 0

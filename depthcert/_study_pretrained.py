@@ -1,17 +1,28 @@
 """``depthcert study pretrained``: where to insert a block into MiniLM-L6 (post-LN BERT), does it help,
 and LLaMA-Pro's control (an existing layer tuned with the same budget).
 
-Stages (every sample has one role, :mod:`numerics.studies.pretrained._corpus`):
-1. ``f_old``: MiniLM's encoder (frozen) with BERT's MLM head trained alone on the reference sample.
-2. The scan: :func:`depthcert.saturation` at every layer boundary ``encoder.layer.*`` on the probe
-   (curvature: the signal sample), and its cost against one forward+backward over the same probe.
-3. The arms, paired by seed (the seed draws the masks of ``S`` and ``T`` and the minibatch order; the
-   block's features are the scan's, fixed by its seed): a block after every layer (so (a) the scan's best site, (b) LLaMA-Pro's uniform
-   rule -- with one new block for six layers, after the last layer --, (c) the worst-scored site are
-   three of them), (d) no new block, the existing layer at the best site tuned, (e) nothing trained.
-   Same optimiser (Adam), learning rate, steps and minibatches in every arm (**Choice**: the values of
-   :data:`DEFAULTS`). Held-out MLM loss on ``T``; per-arm differences to (e) paired by seed.
-4. Does the scan's ranking of sites predict the realised gains? Spearman's rho with a bootstrap interval.
+``f_old``: MiniLM's encoder (frozen) with BERT's MLM head trained alone on the reference sample (its
+documents are in no other role under any seed), once. Every seed then redraws which of the other
+documents go to signal, probe, ``S`` and ``T`` (``split_seed = seed``, disjoint by document), the masks
+(``mask_seed = seed``) and the arms' minibatches. Per seed (every sample has one role,
+:mod:`numerics.studies.pretrained._corpus`):
+
+1. The seed's corpus: its split and masks (the reference sample keeps its documents).
+2. The scan: :func:`depthcert.saturation` at every layer boundary ``encoder.layer.*`` on the seed's probe
+   (curvature: its signal sample); seed 0's scan is the one reported (``scan``), with its cost against
+   one forward+backward over the same probe.
+3. The arms, trained on the seed's ``S`` and tested on its ``T`` (the block's features are the seed's
+   scan's): a block after every layer (so (a) the seed's scan's ``best_site``, (b) LLaMA-Pro's uniform
+   rule -- with one new block for six layers, after the last layer --, (c) the site with the lowest
+   ``predicted_gain``, the score ``best_site`` maximises, are three of them), (d) no new block, the
+   existing layer at the best site tuned, (e) nothing trained. Same optimiser (Adam), learning rate,
+   steps and minibatches in every arm (**Choice**: the values of :data:`DEFAULTS`). Held-out MLM loss
+   on ``T``; per-arm differences to (e) paired by seed.
+4. Does the scan's ranking of sites predict the realised gains? Spearman's rho of every score the scan
+   ranks by (``predicted_gain`` first: ``best_site`` uses it), with exact permutation p-values over the
+   sites and the spread of the per-seed rho (:func:`numerics.studies.pretrained._stats.rank_correlations`).
+
+Seed 0's ``f_old`` also gets the certificate of arm (a) (``certificate``).
 """
 from __future__ import annotations
 
@@ -25,7 +36,7 @@ __all__ = ["DEFAULTS", "QUICK", "run_pretrained"]
 
 #: **Choice**: the study's sizes (``depthcert study pretrained``), fixed before any run.
 DEFAULTS = {"seq_len": 64, "n_mask": 9, "head_steps": 300, "head_lr": 2e-3, "head_batch": 64, "probe_n": 256,
-            "curvature_n": 128, "cert_s_n": 256, "cert_erm_steps": 5, "seeds": 5, "steps": 40, "batch": 16, "lr": 3e-4, "width": 16, "threads": 2}
+            "curvature_n": 128, "cert_s_n": 256, "cert_erm_steps": 5, "seeds": 10, "steps": 40, "batch": 16, "lr": 3e-4, "width": 16, "threads": 2}
 #: light sizes for ``--quick`` and the tests (a small slice: the machinery, not the question).
 QUICK = dict(DEFAULTS, head_steps=40, probe_n=48, curvature_n=32, cert_s_n=32, cert_erm_steps=1, seeds=2, steps=4, batch=8,
              s_n=64, t_n=48)
@@ -37,12 +48,14 @@ def _timed(fn):
     return out, time.perf_counter() - t
 
 
-def _f_old(cfg: dict, log):
+def _f_old(cfg: dict, log, model=None):
+    """``(net, tok, head losses)``: the head initialised and trained from seed 0 on the reference sample
+    (mask seed 0; ``model``: ``(bert, tok)``)."""
     from numerics.interop.pretrained import minilm
     from numerics.studies.pretrained._corpus import MaskedCorpus
     from numerics.studies.pretrained._mlm import MLMNet, train_head
 
-    bert, tok = minilm()
+    bert, tok = model or minilm()
     corpus = MaskedCorpus.build(tok, cfg["seq_len"], cfg["n_mask"], mask_seed=0)
     with torch.random.fork_rng():   # the head's initialisation is seeded (the study is reproducible)
         torch.manual_seed(0)
@@ -50,38 +63,40 @@ def _f_old(cfg: dict, log):
     x, y = corpus.sample("reference_sample")
     losses = train_head(net, x, y, cfg["head_steps"], cfg["head_lr"], cfg["head_batch"], seed=0)
     log(f"f_old: MLM head trained on {x.shape[0]} reference sequences, loss {losses[0]:.3f} -> {losses[-1]:.3f}")
-    return net, tok, corpus
+    return net, tok, [float(losses[0]), float(losses[-1])]
 
 
-def _scan(net, corpus, cfg: dict, log) -> tuple:
+def _scan(net, corpus, cfg: dict, log, seed: int = 0, timed: bool = True) -> tuple:
     from depthcert.api import saturation
     from numerics.studies.pretrained._mlm import mlm_loss
 
-    probe = corpus.sample("probe", min(cfg["probe_n"], corpus.x["probe"].shape[0]), seed=0)
-    curv = corpus.sample("signal", min(cfg["curvature_n"], corpus.x["signal"].shape[0]), seed=0)
+    probe = corpus.sample("probe", min(cfg["probe_n"], corpus.x["probe"].shape[0]), seed=seed)
+    curv = corpus.sample("signal", min(cfg["curvature_n"], corpus.x["signal"].shape[0]), seed=seed)
 
     def fwd_bwd():
         for xb, yb in zip(probe[0].split(64), probe[1].split(64)):
             mlm_loss(net(xb), yb).sum().backward()
-    for p in net.parameters():
-        p.requires_grad_(True)
-    _, t_base = _timed(fwd_bwd)
-    net.zero_grad(set_to_none=True)
-    for p in net.parameters():
-        p.requires_grad_(False)
+    t_base = None
+    if timed:
+        for p in net.parameters():
+            p.requires_grad_(True)
+        _, t_base = _timed(fwd_bwd)
+        net.zero_grad(set_to_none=True)
+        for p in net.parameters():
+            p.requires_grad_(False)
     rep, t_scan = _timed(lambda: saturation(net, probe, loss=mlm_loss, sites="encoder.layer.*", curvature_data=curv,
                                             width=cfg["width"], batch_size=64, curvature_n=curv[0].shape[0], n_chunks=8))
-    log(f"scan: {rep.verdict}, best site {rep.best_site}; {t_scan:.1f} s = {t_scan / t_base:.2f}x one forward+backward "
-        f"({t_base:.1f} s) over the {probe[0].shape[0]} probe sequences")
-    return rep, {"scan_s": t_scan, "forward_backward_s": t_base, "ratio": t_scan / t_base, "n_probe": int(probe[0].shape[0])}
+    cost = f"; {t_scan:.1f} s = {t_scan / t_base:.2f}x one forward+backward ({t_base:.1f} s)" if timed else f"; {t_scan:.1f} s"
+    log(f"seed {seed}: scan {rep.verdict}, best site {rep.best_site}{cost} over the {probe[0].shape[0]} probe sequences")
+    return rep, {"scan_s": t_scan, "forward_backward_s": t_base, "ratio": t_scan / t_base if timed else None,
+                 "n_probe": int(probe[0].shape[0])}
 
 
-def _seed_samples(tok, cfg: dict, seed: int, net):
-    """``(S, T)`` re-masked with ``mask_seed = seed``: ``(states, positions, targets)`` each."""
+def _seed_samples(corpus, cfg: dict, seed: int, net):
+    """``(S, T)`` of the seed's corpus (its split and masks): ``(states, positions, targets)`` each."""
     from numerics.studies.pretrained._arms import encoder_states
-    from numerics.studies.pretrained._corpus import MaskedCorpus
 
-    c = MaskedCorpus.build(tok, cfg["seq_len"], cfg["n_mask"], mask_seed=seed)
+    c = corpus
     out = []
     for role, key in (("S", "s_n"), ("T", "t_n")):
         n = cfg.get(key)
@@ -90,13 +105,13 @@ def _seed_samples(tok, cfg: dict, seed: int, net):
     return out
 
 
-def _arms_of_seed(net, rep, tok, cfg: dict, seed: int, sites: list[str]) -> dict:
+def _arms_of_seed(net, rep, corpus, cfg: dict, seed: int, sites: list[str]) -> dict:
     """Held-out per-sequence losses of every arm for one seed."""
     from depthcert.api import insert_block
     from numerics.families import ProtocolBlock
     from numerics.studies.pretrained._arms import heldout_losses, train_arm
 
-    S, T = _seed_samples(tok, cfg, seed, net)
+    S, T = _seed_samples(corpus, cfg, seed, net)
     L = len(net.encoder.layer)
     out = {"none": heldout_losses(net, list(net.encoder.layer), L, *T).numpy()}
     run = dict(steps=cfg["steps"], batch=cfg["batch"], lr=cfg["lr"], seed=seed)
@@ -109,6 +124,22 @@ def _arms_of_seed(net, rep, tok, cfg: dict, seed: int, sites: list[str]) -> dict
     res = train_arm(net, {"kind": "layer", "site": best}, S, T, **run)
     out["layer_tuned"], out["n_params_layer"] = res["heldout"].numpy(), res["n_params"]
     return out
+
+
+def _one_seed(net, tok, cfg: dict, seed: int, log) -> tuple:
+    """One seed end to end: its split and masks, scan and arms. Returns ``(rep, corpus, cost, record)``."""
+    from numerics.studies.pretrained._corpus import MaskedCorpus
+    from numerics.studies.pretrained._stats import SCORES
+
+    corpus = MaskedCorpus.build(tok, cfg["seq_len"], cfg["n_mask"], mask_seed=seed, split_seed=seed)
+    rep, cost = _scan(net, corpus, cfg, log, seed, timed=seed == 0)
+    sites = [r["site"] for r in rep.sites]
+    rec = _arms_of_seed(net, rep, corpus, cfg, seed, sites)
+    table = {r["site"]: r for r in rep.to_dict()["sites"]}
+    rec.update(seed=seed, sites=sites, best_site=rep.best_site, verdict=rep.verdict,
+               scores={name: [table[s].get(name) for s in sites] for name in SCORES},
+               roles={r: {"sequences": int(corpus.x[r].shape[0]), "documents": len(corpus.docs[r])} for r in corpus.x})
+    return rep, corpus, cost, rec
 
 
 def _certificate(net, rep, corpus, cfg: dict, log) -> dict:
@@ -137,50 +168,154 @@ def _certificate(net, rep, corpus, cfg: dict, log) -> dict:
             if "L_T_new" in q else {"not_run": "; ".join(cert.notes) or "no f_new was measured on T"}}
 
 
-def _summary(per_seed: list[dict], rep, sites: list[str]) -> dict:
-    from numerics.studies.pretrained._stats import paired_interval, rank_correlation
+def _picks(per_seed: list[dict], sites: list[str]) -> str:
+    """``encoder.layer.4 (seeds 0, 3), ...``: the sites a per-seed choice fell on."""
+    by = {}
+    for s in per_seed:
+        by.setdefault(s["_pick"], []).append(str(s["seed"]))
+    return ", ".join(f"{sites[k]} (seed{'s' if len(v) > 1 else ''} {', '.join(v)})" for k, v in sorted(by.items()))
 
-    scores = [rep.site(s)["P_readout"] for s in sites]
-    best, worst = sites.index(rep.best_site), int(np.argmin(scores))
-    arms = [("a_scan_best_site", f"block@{best}", f"one block after {sites[best]} (the scan's best site), only it trained"),
-            ("b_llama_pro_uniform", f"block@{len(sites) - 1}", "one block where LLaMA-Pro's uniform rule puts one new "
-             f"block among {len(sites)} layers: after the last group, {sites[-1]}"),
-            ("c_worst_scored_site", f"block@{worst}", f"one block after {sites[worst]} (the lowest readout score)"),
-            ("d_existing_layer_tuned", "layer_tuned", f"no new block: {sites[best]} itself tuned (LLaMA-Pro #9's control)"),
-            ("e_nothing_trained", "none", "f_old")]
+
+def _summary(per_seed: list[dict], sites: list[str]) -> dict:
+    from numerics.studies.pretrained._stats import SCORES, paired_interval, rank_correlations
+
+    L = len(sites)
+    best = [sites.index(s["best_site"]) for s in per_seed]
+    worst = [int(np.argmin(s["scores"]["predicted_gain"])) for s in per_seed]
+    gains = np.array([[float(np.mean(s["none"]) - np.mean(s[f"block@{k}"])) for k in range(L)] for s in per_seed])
+    arms = [("a_scan_best_site", [f"block@{k}" for k in best], "one block after each seed's best site (the scan's pick, by "
+             "predicted_gain: " + _picks([dict(s, _pick=k) for s, k in zip(per_seed, best)], sites) + "), only it trained"),
+            ("b_llama_pro_uniform", [f"block@{L - 1}"] * len(per_seed), "one block where LLaMA-Pro's uniform rule puts one new "
+             f"block among {L} layers: after the last group, {sites[-1]}"),
+            ("c_worst_scored_site", [f"block@{k}" for k in worst], "one block after each seed's lowest-scored site (lowest "
+             "predicted_gain, the score best_site maximises: " + _picks([dict(s, _pick=k) for s, k in zip(per_seed, worst)], sites) + ")"),
+            ("d_existing_layer_tuned", ["layer_tuned"] * len(per_seed), "no new block: each seed's best site itself tuned "
+             "(LLaMA-Pro #9's control)"),
+            ("e_nothing_trained", ["none"] * len(per_seed), "f_old")]
     rows = []
-    for name, key, what in arms:
-        losses = np.array([float(np.mean(s[key])) for s in per_seed])
-        base = np.array([float(np.mean(s["none"])) for s in per_seed])
+    base = np.array([float(np.mean(s["none"])) for s in per_seed])
+    for name, keys, what in arms:
+        losses = np.array([float(np.mean(s[key])) for s, key in zip(per_seed, keys)])
+        key = keys[0]
         n_par = per_seed[0].get("n_params_layer") if key == "layer_tuned" else per_seed[0].get(f"n_params_{key}", 0)
         rows.append({"name": name, "what": what, "heldout_loss": float(losses.mean()),
                      "paired_interval": paired_interval(base - losses), "trained_parameters": int(n_par or 0)})
-    gains = [[float(np.mean(s["none"]) - np.mean(s[f"block@{k}"])) for k in range(len(sites))] for s in per_seed]
-    return {"arms": rows, "rank_correlation": rank_correlation(scores, gains),
-            "sites": [{"site": s, "P_readout": sc, "realised_gain": float(np.mean([g[k] for g in gains]))}
-                      for k, (s, sc) in enumerate(zip(sites, scores))]}
+    scores = {name: np.array([[np.nan if v is None else float(v) for v in s["scores"][name]] for s in per_seed])
+              for name in SCORES}
+    rcs = rank_correlations(scores, gains)
+    readout = next(r for r in rcs if r["score"] == "P_readout")
+    legacy = {"value": readout["rho"], "interval": readout["interval"], "level": readout["interval_level"],
+              "method": "Spearman of P_readout (not the score best_site uses: see rank_correlations); interval: "
+                        "percentiles of the per-seed rho", "n_sites": readout["n_sites"], "n_seeds": readout["n_seeds"],
+              "score": "P_readout", "p_one_sided": readout["p_one_sided"], "p_two_sided": readout["p_two_sided"]}
+    # where the scan's pick lands among the realised gains of its own seed (1 = the largest gain)
+    pick_rank = [int(1 + np.sum(g > g[k])) for g, k in zip(gains, best)]
+    seeds = [{"seed": s["seed"], "best_site": s["best_site"], "verdict": s["verdict"],
+              "roles": s["roles"], "scores": s["scores"], "realised_gain": [float(v) for v in g],
+              "best_site_realised_rank": r}
+             for s, g, r in zip(per_seed, gains, pick_rank)]
+    return {"arms": rows, "rank_correlation": legacy, "rank_correlations": rcs,
+            "best_site_realised_rank": {"per_seed": pick_rank, "n_sites": L, "is": "1 + the number of sites whose realised "
+                                        "gain in the same seed exceeds that of the seed's best_site (1 = the scan picked the best)"},
+            "seeds": seeds,
+            "sites": [dict({"site": s, "realised_gain": float(gains[:, k].mean())},
+                           **{name: float(np.mean(scores[name][:, k])) for name in SCORES})
+                      for k, s in enumerate(sites)],
+            "sites_are": "per site: the mean over seeds of each score (each seed its own scan) and of the realised gain "
+                         "(held-out loss drop of a block there, vs nothing trained)"}
 
 
-def run_pretrained(out_dir, *, quick: bool = False, config: dict | None = None, progress: bool = True) -> dict:
-    """Run the study; write ``study.json`` and ``report.md`` (with figures) to ``out_dir``; return the study."""
+class _SavedPlot:
+    """Stands in for seed 0's scan report when it was read back from ``work_dir``: its plot is the saved one."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def plot(self, out):
+        import shutil
+        shutil.copyfile(self.path, out)
+
+
+def _pickle(path: Path, obj) -> None:
+    import os
+    import pickle
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(pickle.dumps(obj))
+    os.replace(tmp, path)
+
+
+def run_pretrained(out_dir, *, quick: bool = False, config: dict | None = None, progress: bool = True,
+                   work_dir=None) -> dict:
+    """Run the study; write ``study.json`` and ``report.md`` (with figures) to ``out_dir``; return the study.
+
+    ``work_dir``: where each finished seed is kept (``seed{k}.pkl``) and read back by a later call with the
+    same configuration, so an interrupted run goes on where it stopped (``None``: nothing kept).
+    """
+    import pickle
+
     from tqdm import tqdm
 
+    from numerics.interop.pretrained import minilm
     from numerics.studies.pretrained._report import write_report
 
     cfg = dict(QUICK if quick else DEFAULTS, **(config or {}))
     torch.set_num_threads(int(cfg["threads"]))
     log = (lambda m: tqdm.write(m)) if progress else (lambda m: None)
+    work = None if work_dir is None else Path(work_dir)
+    if work is not None:
+        work.mkdir(parents=True, exist_ok=True)
+    same = {k: v for k, v in cfg.items() if k not in ("seeds", "threads")}   # what a kept seed must share
+
     t0 = time.perf_counter()
-    net, tok, corpus = _f_old(cfg, log)
-    rep, cost = _scan(net, corpus, cfg, log)
-    sites = [r["site"] for r in rep.sites]
-    per_seed = [_arms_of_seed(net, rep, tok, cfg, s, sites)
-                for s in tqdm(range(int(cfg["seeds"])), desc="arms (seeds)", unit="seed", disable=not progress)]
-    certificate = _certificate(net, rep, corpus, cfg, log)
-    study = dict(_summary(per_seed, rep, sites), scan_cost_ratio=cost["ratio"], scan_cost=cost, config=cfg,
-                 certificate=certificate,
-                 scan={"verdict": rep.verdict, "best_site": rep.best_site, "table": rep.to_dict()["sites"]},
-                 roles={r: {"sequences": int(corpus.x[r].shape[0]), "documents": len(corpus.docs[r])} for r in corpus.x},
-                 wall_s=time.perf_counter() - t0)
-    write_report(study, Path(out_dir), rep)
+    trained = {}
+
+    def f_old():      # trained once, and only when a seed is not read back
+        if not trained:
+            t = time.perf_counter()
+            net, tok, head = _f_old(cfg, log, minilm())
+            trained.update(net=net, tok=tok, head=head, seconds=time.perf_counter() - t)
+        return trained["net"], trained["tok"]
+    per_seed, primary, kept_s = [], None, 0.0
+    for seed in tqdm(range(int(cfg["seeds"])), desc="seeds", unit="seed", disable=not progress):
+        kept = None if work is None else work / f"seed{seed}.pkl"
+        if kept is not None and kept.exists():
+            rec, first = pickle.loads(kept.read_bytes())
+            if rec["config"] != same:
+                raise ValueError(f"{kept} was made with another configuration; remove it or use another work_dir.")
+            log(f"seed {seed}: read back from {kept}")
+            kept_s += rec["seconds"] + (first["certificate"]["seconds"] + first["head_seconds"] if first else 0.0)
+            per_seed.append(rec)
+            primary = primary or (first and dict(first, rep=_SavedPlot(work / "scan.png")))
+            continue
+        net, tok = f_old()
+        t_seed = time.perf_counter()
+        rep, corpus, cost, rec = _one_seed(net, tok, cfg, seed, log)
+        rec.update(seconds=time.perf_counter() - t_seed, config=same)
+        first = None
+        if seed == 0:       # seed 0's f_old: the reported scan, its cost and the certificate of arm (a)
+            first = {"cost": cost, "certificate": _certificate(net, rep, corpus, cfg, log),
+                     "scan": {"verdict": rep.verdict, "best_site": rep.best_site, "table": rep.to_dict()["sites"], "seed": 0},
+                     "roles": rec["roles"], "head_loss": trained["head"], "head_seconds": trained["seconds"]}
+            primary = dict(first, rep=rep)
+            if work is not None:
+                rep.plot(work / "scan.png")
+        if kept is not None:
+            _pickle(kept, (rec, first))
+        per_seed.append(rec)
+        del rep, corpus
+    sites = per_seed[0]["sites"]
+    if any(s["sites"] != sites for s in per_seed):
+        raise RuntimeError("the seeds' scans found different sites")
+    cost = primary["cost"]
+    study = dict(_summary(per_seed, sites), scan_cost_ratio=cost["ratio"], scan_cost=cost, config=cfg,
+                 certificate=primary["certificate"], scan=primary["scan"], roles=primary["roles"],
+                 roles_are="seed 0's split (scan, certificate); every seed draws its own (seeds[*].roles); the "
+                           "reference sample (f_old's head) is the same documents in every seed",
+                 head_loss=primary["head_loss"],
+                 seconds_per_seed=[float(s["seconds"]) for s in per_seed],
+                 command=f"depthcert study pretrained{' --quick' if quick else ''} --out DIR" +
+                 ("" if int(cfg["seeds"]) == (QUICK if quick else DEFAULTS)["seeds"] else
+                  f" --config FILE ([pretrained] seeds = {int(cfg['seeds'])})"),
+                 wall_s=time.perf_counter() - t0 + kept_s)
+    write_report(study, Path(out_dir), primary["rep"])
     return study

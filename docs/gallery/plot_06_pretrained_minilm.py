@@ -12,9 +12,11 @@ is ``f_old``, and :func:`depthcert.saturation` scans it at every layer boundary.
 
 This is a small slice, so it runs within a minute: short sequences, a few head steps, 48 probe
 sequences. The study with the arms (a block at the best site, LLaMA-Pro's uniform rule, the
-worst site, an existing layer tuned instead, nothing trained), paired by seed, with the
-certificate and a held-out paired test, is ``depthcert study pretrained --out DIR``
-(``docs/RESULTS.md``).
+site with the lowest ``predicted_gain``, an existing layer tuned instead, nothing trained), paired
+by seed (each seed redraws which documents go to signal, probe, S and T), with the rank
+correlation of every score below with the realised gains, the certificate and a held-out paired
+test, is ``depthcert study pretrained --out DIR`` (``docs/RESULTS.md``). ``best_site`` is the
+site with the largest ``predicted_gain``.
 """
 
 # %%

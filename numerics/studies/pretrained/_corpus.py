@@ -5,7 +5,12 @@ and the module docstring of every top-level standard-library file (read with :mo
 is imported). Whitespace is normalised and exact duplicates are dropped (the first kept, in
 sorted order). Each *document* goes to one role by a hash of its name (**Choice**: 40% the
 reference sample that trains the MLM head, 15% each signal, probe, S and T), so no document is
-in two roles and the i.i.d. unit is the sequence of one document's role.
+is in two roles and the i.i.d. unit is the sequence of one document's role. With a ``split_seed``
+the documents outside the reference sample are dealt anew to signal, probe, ``S`` and ``T`` by a
+hash of ``(split_seed, name)`` (the same shares, still disjoint by document): every split seed draws
+which documents go to which of these roles. The reference sample stays the same documents
+(**Choice**: they train the head of ``f_old``, the network under study, which every seed shares;
+none of them is in another role under any split seed).
 
 Sequences: a document's word-piece ids (no special tokens) cut into consecutive windows of
 ``seq_len - 2`` ids, each wrapped in ``[CLS] ... [SEP]`` (a shorter last window is dropped).
@@ -19,6 +24,7 @@ function of the sample alone.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import sysconfig
 from dataclasses import dataclass
@@ -40,6 +46,11 @@ def _normalise(text: str) -> str:
 
 def documents() -> dict[str, str]:
     """``name -> text``: pydoc topics (``topic:NAME``) and stdlib module docstrings (``module:NAME``), deduplicated."""
+    return dict(_documents())
+
+
+@functools.lru_cache(maxsize=1)
+def _documents() -> tuple:
     import pydoc_data.topics as topics
 
     raw = [(f"topic:{k}", v) for k, v in sorted(topics.topics.items())]
@@ -56,18 +67,27 @@ def documents() -> dict[str, str]:
         if text and text not in seen:
             seen.add(text)
             out[name] = text
-    return out
+    return tuple(out.items())
 
 
-def role_of(name: str) -> str:
-    """The role of a document: a hash of its name into :data:`ROLE_SHARES`' cumulative shares."""
-    u = int(hashlib.sha1(name.encode()).hexdigest(), 16) % 10_000 / 10_000
+def _deal(key: str, shares: dict) -> str:
+    u = int(hashlib.sha1(key.encode()).hexdigest(), 16) % 10_000 / 10_000 * sum(shares.values())
     acc = 0.0
-    for role, share in ROLE_SHARES.items():
+    for role, share in shares.items():
         acc += share
         if u < acc:
             return role
     return role   # rounding: the last role
+
+
+def role_of(name: str, split_seed: int | None = None) -> str:
+    """The role of a document: a hash of its name into :data:`ROLE_SHARES`' cumulative shares. With a
+    ``split_seed``, a document outside the reference sample is dealt again, by a hash of ``split_seed`` and
+    its name, among the other roles (their shares renormalised)."""
+    role = _deal(name, ROLE_SHARES)
+    if split_seed is None or role == "reference_sample":
+        return role
+    return _deal(f"split {int(split_seed)}:{name}", {r: v for r, v in ROLE_SHARES.items() if r != "reference_sample"})
 
 
 @dataclass(frozen=True)
@@ -81,10 +101,13 @@ class MaskedCorpus:
     n_mask: int
     mask_seed: int
     mask_id: int
+    split_seed: int | None = None
 
     @classmethod
-    def build(cls, tokenizer, seq_len: int = 64, n_mask: int = 9, mask_seed: int = 0) -> "MaskedCorpus":
-        """Tokenise, cut and mask every role's documents (module docstring)."""
+    def build(cls, tokenizer, seq_len: int = 64, n_mask: int = 9, mask_seed: int = 0,
+              split_seed: int | None = None) -> "MaskedCorpus":
+        """Tokenise, cut and mask every role's documents (module docstring); ``split_seed`` draws which
+        documents go to which role (:func:`role_of`)."""
         if not (8 <= seq_len <= 512 and 1 <= n_mask <= seq_len - 2):
             raise ValueError(f"seq_len == {seq_len}, n_mask == {n_mask}: need 8 <= seq_len <= 512, 1 <= n_mask <= seq_len - 2.")
         windows = {role: [] for role in ROLE_SHARES}
@@ -94,14 +117,14 @@ class MaskedCorpus:
         for name, text in documents().items():
             ids = [i if i not in special else tokenizer.unk_token_id
                    for i in tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"]]
-            role = role_of(name)
+            role = role_of(name, split_seed)
             docs[role].append(name)
             windows[role] += [ids[k:k + w] for k in range(0, len(ids) - w + 1, w)]
         xs, ys = {}, {}
         for r_index, role in enumerate(ROLE_SHARES):
             inner = torch.tensor(windows[role], dtype=torch.long).reshape(-1, w)
             xs[role], ys[role] = _mask(inner, tokenizer, n_mask, mask_seed, r_index)
-        return cls(xs, ys, docs, seq_len, n_mask, mask_seed, tokenizer.mask_token_id)
+        return cls(xs, ys, docs, seq_len, n_mask, mask_seed, tokenizer.mask_token_id, split_seed)
 
     def sample(self, role: str, n: int | None = None, seed: int | None = None):
         """``(x, y)`` of ``role``: all of it, or ``n`` sequences in an order drawn from ``seed``."""

@@ -128,3 +128,148 @@ def test_the_report_shows_the_certificate_route_table_and_the_heldout_test(tmp_p
     none = dict(cert, rows=[{"route": "direct_route", "bound": None, "certified": False, "missing": []}],
                 heldout_paired={"not_run": "no first-order descent direction at the site"})
     assert "Held-out paired test on `T`: not run (no first-order descent direction" in "\n".join(_certificate_lines(none))
+
+
+# --- the rank correlations of every score the scan computes (exact permutation p-values, seeds' spread) ---
+
+def _brute_force(scores, gains):
+    """P(rho >= observed) and P(|rho| >= |observed|) over every pairing, by scipy's Spearman (another code path)."""
+    import itertools
+    obs = stats.spearmanr(scores, gains).statistic
+    rhos = np.array([stats.spearmanr(scores, [gains[i] for i in perm]).statistic
+                     for perm in itertools.permutations(range(len(gains)))])
+    return obs, np.mean(rhos >= obs - 1e-9), np.mean(np.abs(rhos) >= abs(obs) - 1e-9), rhos.size
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_permutation_pvalues_match_scipy_and_brute_force(case):
+    from numerics.studies.pretrained._stats import permutation_pvalues
+
+    rng = np.random.default_rng(case)
+    s = rng.normal(size=6)
+    g = s * (case / 3) + rng.normal(size=6)
+    if case == 5:                                  # ties: average ranks on both sides
+        s, g = np.round(s), np.round(g)
+    got = permutation_pvalues(s, g)
+    # one sample, the scores held fixed: scipy permutes the gains' order, all 720 pairings (exact)
+    res = stats.permutation_test((g,), lambda b: stats.spearmanr(s, b).statistic, permutation_type="pairings",
+                                 n_resamples=np.inf, alternative="greater")
+    obs, p1, p2, n = _brute_force(list(s), list(g))
+    assert got["rho"] == pytest.approx(obs, abs=1e-12) and got["n_permutations"] == n == 720
+    assert got["p_one_sided"] == pytest.approx(res.pvalue, abs=1e-12) == pytest.approx(p1, abs=1e-12)
+    assert got["p_two_sided"] == pytest.approx(p2, abs=1e-12)
+
+
+def test_a_perfectly_monotone_ranking_gets_one_in_720():
+    from numerics.studies.pretrained._stats import permutation_pvalues, ranking_words
+
+    up = permutation_pvalues([0.1, 0.5, 0.7, 2.0, 3.0, 9.0], [1, 2, 3, 4, 5, 6])
+    assert up["rho"] == pytest.approx(1.0) and up["p_one_sided"] == pytest.approx(1 / 720)
+    assert up["p_two_sided"] == pytest.approx(2 / 720)
+    down = permutation_pvalues([6, 5, 4, 3, 2, 1], [1, 2, 3, 4, 5, 6])
+    # the one-sided test has its direction: a reversed ranking is not "predicts" (a test ignoring the sign would say 1/720)
+    assert down["p_one_sided"] == pytest.approx(1.0) and down["p_two_sided"] == pytest.approx(2 / 720)
+    assert ranking_words(up["rho"], up["p_one_sided"], up["p_two_sided"]).startswith("evidence that the ranking predicts")
+    assert ranking_words(down["rho"], down["p_one_sided"], down["p_two_sided"]).startswith("evidence that the ranking is reversed")
+    # the issue's case: rho = +0.2 over six sites is P(rho >= 0.2) = 0.36: no evidence, whatever a bootstrap says
+    weak = permutation_pvalues([0.0475, 0.0285, 0.0813, 0.0211, 0.0338, 0.0257], [0.0824, 0.0663, 0.0558, 0.0591, 0.0530, 0.0479])
+    assert weak["rho"] == pytest.approx(0.2) and weak["p_one_sided"] > 0.05
+    assert ranking_words(weak["rho"], weak["p_one_sided"], weak["p_two_sided"]).startswith("no evidence that the ranking predicts")
+    with pytest.raises(ValueError, match="3 to 8 sites"):
+        permutation_pvalues(range(9), range(9))
+
+
+def test_rank_correlations_pair_means_and_spread_the_per_seed_rho():
+    from numerics.studies.pretrained._stats import rank_correlations
+
+    rng = np.random.default_rng(3)
+    gains = rng.normal(size=(7, 6))
+    good = gains + 0.1 * rng.normal(size=gains.shape)          # each seed's score follows its own gains
+    bad = rng.normal(size=gains.shape)
+    out = rank_correlations({"predicted_gain": good, "P_readout": bad, "P_block": np.full((7, 6), np.nan)}, gains)
+    assert [r["score"] for r in out] == ["predicted_gain", "P_readout", "P_block"] and out[2]["rho"] is None
+    per_seed = [stats.spearmanr(a, b).statistic for a, b in zip(good, gains)]
+    assert out[0]["per_seed"] == pytest.approx(per_seed) and out[0]["n_seeds"] == 7 and out[0]["n_sites"] == 6
+    assert out[0]["interval"] == pytest.approx(list(np.percentile(per_seed, [2.5, 97.5])))
+    assert out[0]["rho"] == pytest.approx(stats.spearmanr(good.mean(0), gains.mean(0)).statistic)
+    assert out[0]["p_one_sided"] <= 0.05 and out[0]["words"].startswith("evidence that the ranking predicts")
+    assert out[1]["interval"][0] < 0 < out[1]["interval"][1]
+
+
+def test_role_split_follows_the_split_seed_and_stays_disjoint():
+    """A split seed deals the documents outside the reference sample anew among signal, probe, S and T
+    (a new split, not new masks only); the reference documents (f_old's head) never move."""
+    from numerics.studies.pretrained._corpus import ROLE_SHARES, documents, role_of
+
+    names = list(documents())
+    base = [role_of(n) for n in names]
+    s0, s1 = [role_of(n, 0) for n in names], [role_of(n, 1) for n in names]
+    assert s0 == [role_of(n, 0) for n in names]                 # reproducible
+    ref = [b == "reference_sample" for b in base]
+    for split in (s0, s1):
+        assert all((r == "reference_sample") == f for r, f in zip(split, ref))
+        others = [r for r, f in zip(split, ref) if not f]
+        for role in ("signal", "probe", "S", "T"):   # each a quarter of the others (binomial test, level 1e-3)
+            assert stats.binomtest(others.count(role), len(others), 0.25).pvalue > 1e-3, (role, others.count(role), len(others))
+    moved = [a != b for a, b, f in zip(s0, s1, ref) if not f]
+    assert np.mean(moved) > 0.5 and np.mean([a != b for a, b, f in zip(base, s0, ref) if not f]) > 0.5
+    assert stats.binomtest(sum(ref), len(ref), ROLE_SHARES["reference_sample"]).pvalue > 1e-3
+    assert stats.binomtest(sum(r == "T" for r in s0), len(names), 0.40).pvalue < 1e-3   # the test can reject a wrong share
+
+
+@needs_model
+def test_a_split_seed_moves_documents_between_roles_of_the_corpus(model_and_corpus):
+    from numerics.studies.pretrained._corpus import MaskedCorpus
+    _, tok, c = model_and_corpus
+    a = MaskedCorpus.build(tok, seq_len=32, n_mask=5, mask_seed=0, split_seed=1)
+    names = [set(v) for v in a.docs.values()]
+    assert sum(map(len, names)) == len(set().union(*names)) == sum(map(len, c.docs.values()))   # disjoint, all kept
+    assert set(a.docs["T"]) != set(c.docs["T"]) and set(a.docs["S"]) != set(c.docs["S"])
+    assert set(a.docs["reference_sample"]) == set(c.docs["reference_sample"])
+    assert torch.equal(a.x["reference_sample"], c.x["reference_sample"])
+
+
+def _fake_seed(seed, gains, scores, best):
+    """A per-seed record as ``_one_seed`` makes it: per-sequence losses of every arm, the scan's scores."""
+    rng = np.random.default_rng(seed)
+    none = 5.0 + rng.normal(0, 0.01, 40)
+    rec = {"seed": seed, "none": none, "layer_tuned": none - 0.1, "n_params_layer": 99, "best_site": f"l.{best}",
+           "verdict": "improvable", "roles": {}, "sites": [f"l.{k}" for k in range(6)],
+           "scores": {"predicted_gain": list(scores), "P_affine": list(scores[::-1]), "P_readout": list(scores[::-1]),
+                      "AG_max": list(scores)}}
+    for k, g in enumerate(gains):
+        rec[f"block@{k}"], rec[f"n_params_block@{k}"] = none - g, 7
+    return rec
+
+
+def test_the_summary_ranks_by_the_score_best_site_uses():
+    """Arm (a) is each seed's best_site, arm (c) its lowest predicted_gain; the rank correlations start with
+    predicted_gain, and the old single-score field names its score (P_readout), not the scan's ranking."""
+    from depthcert._study_pretrained import _summary
+
+    gains = np.array([0.01, 0.02, 0.03, 0.04, 0.05, 0.06])
+    per_seed = [_fake_seed(s, gains + 0.001 * s, gains * (1 + 0.1 * s), best=5) for s in range(4)]
+    per_seed[3]["best_site"] = "l.2"                               # one seed's scan picks another site
+    out = _summary(per_seed, [f"l.{k}" for k in range(6)])
+    a, c = out["arms"][0], out["arms"][2]
+    expect_a = np.mean([gains[5] + 0.001 * s for s in range(3)] + [gains[2] + 0.003])
+    assert a["paired_interval"]["mean"] == pytest.approx(expect_a)
+    assert c["paired_interval"]["mean"] == pytest.approx(np.mean([gains[0] + 0.001 * s for s in range(4)]))
+    rc = out["rank_correlations"]
+    assert [r["score"] for r in rc] == ["predicted_gain", "P_affine", "P_readout", "AG_max"]
+    assert rc[0]["rho"] == pytest.approx(1.0) and rc[0]["p_one_sided"] == pytest.approx(1 / 720)
+    assert rc[2]["rho"] == pytest.approx(-1.0) and rc[2]["p_one_sided"] == pytest.approx(1.0)
+    assert out["rank_correlation"]["score"] == "P_readout" and out["rank_correlation"]["value"] == pytest.approx(-1.0)
+    assert out["best_site_realised_rank"]["per_seed"] == [1, 1, 1, 4]
+
+
+def test_the_report_quotes_the_best_site_score_first_with_its_words():
+    from depthcert._study_pretrained import _summary
+    from numerics.studies.pretrained._report import rank_lines
+
+    gains = np.array([0.06, 0.01, 0.05, 0.02, 0.04, 0.03])
+    per_seed = [_fake_seed(s, gains, np.array([0.3, 0.1, 0.2, 0.6, 0.5, 0.4]), best=3) for s in range(3)]
+    text = "\n".join(rank_lines(_summary(per_seed, [f"l.{k}" for k in range(6)])))
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "rho" not in line and "---" not in line]
+    assert rows[0].startswith("| **predicted_gain** (picks `best_site`) |") and "no evidence that the ranking predicts" in rows[0]
+    assert "exact permutation test over the 720 pairings" in text and "3 seeds" in text

@@ -223,12 +223,12 @@ QUOTES: tuple[Quote, ...] = (
            ("held_out_setups", "wall_time", re.compile(r"^(\d+) min")),
            ("held_out_setups", "wall_time", re.compile(r"^\d+ min (\d+) s"))), "{:.0f}"),
     # --- RESULTS: MiniLM (docs/reproduce-pretrained/study.json)
-    Quote("docs/RESULTS.md", _t("It took **", None, " min** wall on 2 cores"), PRETRAINED, (("wall_s",),), minutes1),
+    Quote("docs/RESULTS.md", _t(" seeds) took **", None, " min**"), PRETRAINED, (("wall_s",),), minutes1),
     Quote("docs/RESULTS.md", _t("It cost ", None, " s = **", None, "x** one"), PRETRAINED,
           (("scan_cost", "scan_s"), ("scan_cost", "ratio")), ("{:.1f}", "{:.2f}")),
     Quote("docs/RESULTS.md", _t("`L_test(f_old)` = ", None, " on `T`"), PRETRAINED, (("certificate", "L_test_old"),), "{:.3f}"),
     Quote("docs/RESULTS.md", _t("is sure (", None, " through the head's LayerNorm"), PRETRAINED,
-          (("certificate", "constants", "B"),), "{:.0f}"),
+          (("certificate", "constants", "B"),), "{:.1f}"),
     Quote("docs/RESULTS.md", _t("gives a mean `l(f_new) - l(f_old)` of ", None, ":"), PRETRAINED,
           (("certificate", "heldout_paired", "mean_T"),), "{:.4f}"),
     Quote("docs/RESULTS.md", _t("the Student-t upper bound is ", None, ", an improvement"), PRETRAINED,
@@ -237,13 +237,13 @@ QUOTES: tuple[Quote, ...] = (
           (("certificate", "heldout_paired", "bernstein", "range"), ("certificate", "heldout_paired", "bernstein", "bound")),
           ("{:.0f}", "{:.2f}")),
     # the arms table: held-out loss on T, the paired drop vs (e) with its 95% t interval, trained parameters
-    *(Quote("docs/RESULTS.md", re.escape(f"| ({letter}) ") + r"[^|]*\| " + NUM + r" \| \+" + NUM + r" \[\+" + NUM + r", \+"
+    *(Quote("docs/RESULTS.md", re.escape(f"| ({letter}) ") + r"[^|]*\| " + NUM + r" \| \+" + NUM + r" \[" + NUM + r", \+"
             + NUM + r"\] \| ([\d,]+) \|", PRETRAINED,
             (("arms", where("name", f"{letter}_"), "heldout_loss"),
              ("arms", where("name", f"{letter}_"), "paired_interval", "mean"),
              ("arms", where("name", f"{letter}_"), "paired_interval", "interval", 0),
              ("arms", where("name", f"{letter}_"), "paired_interval", "interval", 1),
-             ("arms", where("name", f"{letter}_"), "trained_parameters")), ("{:.4f}",) * 4 + ("{:,}",))
+             ("arms", where("name", f"{letter}_"), "trained_parameters")), ("{:.4f}", "{:.4f}", "{:+.4f}", "{:.4f}", "{:,}"))
       for letter in "abcd"),
     # --- RESULTS: 200 draws of one MNIST-1D setup (docs/validity-mnist1d-200)
     Quote("docs/RESULTS.md", _t("Stored in [`docs/validity-mnist1d-200/`](validity-mnist1d-200/README.md). It took ", None,
@@ -496,7 +496,7 @@ def test_a_planted_wrong_number_fails(tmp_path, quote):
 
 #: The passages as main had them before issue 34 (the five numbers typed wrongly), each with its corrected form.
 ISSUE_34 = (
-    ("docs/RESULTS.md", "is sure (113 through the head's LayerNorm", "is sure (119 through the head's LayerNorm"),
+    ("docs/RESULTS.md", "is sure (112.9 through the head's LayerNorm", "is sure (119 through the head's LayerNorm"),
     ("docs/RESULTS.md", "* **One weakened guarantee is flagged** (power; Holm over the 29 power tests, "
                         "`power_family_wise.rejected`):",
      "* **Weakened guarantees are flagged** (power; Holm over the 29 power tests):"),

@@ -244,6 +244,22 @@ def _pickle(path: Path, obj) -> None:
     os.replace(tmp, path)
 
 
+def _read_kept(path: Path) -> tuple:
+    """A kept seed ``(record, first)``, read by the restricted unpickler (numpy arrays, dicts, lists, numbers: a
+    crafted file in ``work_dir`` runs no code)."""
+    from numerics._pickled_batch import read_pickled_batch
+    from plumbing.validation import InputError
+
+    try:
+        rec, first = read_pickled_batch(path)
+    except InputError as exc:
+        raise ValueError(f"{path} is not a seed record this study wrote ({exc}); remove it or use another "
+                         "work_dir.") from None
+    except (TypeError, ValueError):
+        raise ValueError(f"{path} is not a seed record this study wrote; remove it or use another work_dir.") from None
+    return rec, first
+
+
 def run_pretrained(out_dir, *, quick: bool = False, config: dict | None = None, progress: bool = True,
                    work_dir=None) -> dict:
     """Run the study; write ``study.json`` and ``report.md`` (with figures) to ``out_dir``; return the study.
@@ -251,8 +267,6 @@ def run_pretrained(out_dir, *, quick: bool = False, config: dict | None = None, 
     ``work_dir``: where each finished seed is kept (``seed{k}.pkl``) and read back by a later call with the
     same configuration, so an interrupted run goes on where it stopped (``None``: nothing kept).
     """
-    import pickle
-
     from tqdm import tqdm
 
     from numerics.interop.pretrained import minilm
@@ -279,7 +293,7 @@ def run_pretrained(out_dir, *, quick: bool = False, config: dict | None = None, 
     for seed in tqdm(range(int(cfg["seeds"])), desc="seeds", unit="seed", disable=not progress):
         kept = None if work is None else work / f"seed{seed}.pkl"
         if kept is not None and kept.exists():
-            rec, first = pickle.loads(kept.read_bytes())
+            rec, first = _read_kept(kept)
             if rec["config"] != same:
                 raise ValueError(f"{kept} was made with another configuration; remove it or use another work_dir.")
             log(f"seed {seed}: read back from {kept}")

@@ -420,3 +420,29 @@ def test_a_refused_command_leaves_no_folder_it_created(tmp_path, capsys):
     assert main(["run", "--config", str(tmp_path / "missing.toml"), "--out", str(out)]) == 2
     assert "--config" in _one_line(capsys)
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_crafted_kept_seed_of_the_pretrained_study_runs_nothing(tmp_path):
+    """The pretrained study's resumable ``work_dir`` (``seed{k}.pkl``) is read by the restricted unpickler: a
+    crafted file is refused by name and its payload never runs; a genuine record (numpy arrays, dicts) reads back."""
+    import pickle
+
+    import numpy as np
+
+    from depthcert._study_pretrained import _pickle, _read_kept
+
+    marker = tmp_path / "ran"
+
+    class Payload:
+        def __reduce__(self):
+            return (Path.touch, (marker,))
+
+    crafted = tmp_path / "seed0.pkl"
+    crafted.write_bytes(pickle.dumps(({"config": {}}, Payload())))
+    with pytest.raises(ValueError, match="not a seed record this study wrote"):
+        _read_kept(crafted)
+    assert not marker.exists()
+    genuine = tmp_path / "seed1.pkl"
+    _pickle(genuine, ({"config": {"steps": 40}, "gains": np.arange(6.0)}, None))
+    rec, first = _read_kept(genuine)
+    assert first is None and rec["config"] == {"steps": 40} and np.array_equal(rec["gains"], np.arange(6.0))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["CONNECT_TIMEOUT_S", "MAX_PLANNED_SECONDS", "MEMORY_SHARE", "available_cores", "available_memory", "check_fits",
+__all__ = ["CONNECT_TIMEOUT_S", "MAX_PLANNED_SECONDS", "MEMORY_SHARE", "available_cores", "available_memory", "check_fits", "proc_kib",
            "check_reachable", "check_work", "human_bytes"]
 
 
@@ -15,16 +15,22 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def available_memory() -> int:
-    """Bytes of memory available now (``MemAvailable`` of ``/proc/meminfo``, else physical memory)."""
+def proc_kib(path: str, field: str) -> int | None:
+    """``field`` (a ``Name:`` line in kB) of a ``/proc`` file such as ``/proc/meminfo``, in bytes; None where unknown."""
     try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
+        with open(path, encoding="ascii") as fh:
             for line in fh:
-                if line.startswith("MemAvailable:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return None
+
+
+def available_memory() -> int:
+    """Bytes of memory available now (``MemAvailable`` of ``/proc/meminfo``, else physical memory)."""
+    got = proc_kib("/proc/meminfo", "MemAvailable")
+    return got if got is not None else os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
 #: Share of the available memory a command may plan to use (**Choice**, as ``run``'s check).

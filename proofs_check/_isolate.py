@@ -45,14 +45,9 @@ def chain_budget(timeout_s: float) -> float:
 
 def _address_space() -> int:
     """Bytes of address space this process uses now (``VmSize``; 0 where unknown)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("VmSize:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
+    from plumbing.machine import proc_kib
+
+    return proc_kib("/proc/self/status", "VmSize") or 0
 
 
 _SIGNALS = {signal.SIGTERM, signal.SIGINT}

@@ -229,7 +229,6 @@ Examples
 """
 
 
-@doc(_DOC_LOAD_GROWN)
 def _check_insertions(saved: Mapping, dtype) -> None:
     """Before any block is built: each insertion has its own tensors in ``state_dict`` (so there are at most
     as many insertions as tensors), and the blocks' parameters fit in memory (``d x (d + 1 + 3 width)`` numbers
@@ -254,6 +253,7 @@ def _check_insertions(saved: Mapping, dtype) -> None:
     check_fits({"saved['insertions']": (len(insertions), float(numbers * itemsize), False)})
 
 
+@doc(_DOC_LOAD_GROWN)
 def load_grown(model: nn.Module, saved: Mapping) -> nn.Module:
     if not isinstance(saved, Mapping) or not {"insertions", "state_dict"} <= set(saved):
         raise InputError("saved", "a dict with 'insertions' and 'state_dict' (depthcert grow --save-model)",

@@ -260,27 +260,21 @@ def _read_kept(path: Path) -> tuple:
     return rec, first
 
 
-def run_pretrained(out_dir, *, quick: bool = False, config: dict | None = None, progress: bool = True,
-                   work_dir=None) -> dict:
-    """Run the study; write ``study.json`` and ``report.md`` (with figures) to ``out_dir``; return the study.
+def _kept_seed(kept: Path, same: dict, log) -> tuple[dict, dict | None, float]:
+    """A seed read back from ``work_dir``: its record, seed 0's extras (or None) and the seconds it had cost."""
+    rec, first = _read_kept(kept)
+    if rec["config"] != same:
+        raise ValueError(f"{kept} was made with another configuration; remove it or use another work_dir.")
+    log(f"seed {kept.stem[4:]}: read back from {kept}")
+    return rec, first, rec["seconds"] + (first["certificate"]["seconds"] + first["head_seconds"] if first else 0.0)
 
-    ``work_dir``: where each finished seed is kept (``seed{k}.pkl``) and read back by a later call with the
-    same configuration, so an interrupted run goes on where it stopped (``None``: nothing kept).
-    """
+
+def _run_seeds(cfg: dict, work: Path | None, same: dict, log, progress: bool) -> tuple[list, dict, float]:
+    """Every seed, computed or read back from ``work``: ``(per_seed records, seed 0's extras with its scan, kept s)``."""
     from tqdm import tqdm
 
     from numerics.interop.pretrained import minilm
-    from numerics.studies.pretrained._report import write_report
 
-    cfg = dict(QUICK if quick else DEFAULTS, **(config or {}))
-    torch.set_num_threads(int(cfg["threads"]))
-    log = (lambda m: tqdm.write(m)) if progress else (lambda m: None)
-    work = None if work_dir is None else Path(work_dir)
-    if work is not None:
-        work.mkdir(parents=True, exist_ok=True)
-    same = {k: v for k, v in cfg.items() if k not in ("seeds", "threads")}   # what a kept seed must share
-
-    t0 = time.perf_counter()
     trained = {}
 
     def f_old():      # trained once, and only when a seed is not read back
@@ -293,11 +287,8 @@ def run_pretrained(out_dir, *, quick: bool = False, config: dict | None = None, 
     for seed in tqdm(range(int(cfg["seeds"])), desc="seeds", unit="seed", disable=not progress):
         kept = None if work is None else work / f"seed{seed}.pkl"
         if kept is not None and kept.exists():
-            rec, first = _read_kept(kept)
-            if rec["config"] != same:
-                raise ValueError(f"{kept} was made with another configuration; remove it or use another work_dir.")
-            log(f"seed {seed}: read back from {kept}")
-            kept_s += rec["seconds"] + (first["certificate"]["seconds"] + first["head_seconds"] if first else 0.0)
+            rec, first, seconds = _kept_seed(kept, same, log)
+            kept_s += seconds
             per_seed.append(rec)
             primary = primary or (first and dict(first, rep=_SavedPlot(work / "scan.png")))
             continue
@@ -317,6 +308,29 @@ def run_pretrained(out_dir, *, quick: bool = False, config: dict | None = None, 
             _pickle(kept, (rec, first))
         per_seed.append(rec)
         del rep, corpus
+    return per_seed, primary, kept_s
+
+
+def run_pretrained(out_dir, *, quick: bool = False, config: dict | None = None, progress: bool = True,
+                   work_dir=None) -> dict:
+    """Run the study; write ``study.json`` and ``report.md`` (with figures) to ``out_dir``; return the study.
+
+    ``work_dir``: where each finished seed is kept (``seed{k}.pkl``) and read back by a later call with the
+    same configuration, so an interrupted run goes on where it stopped (``None``: nothing kept).
+    """
+    from tqdm import tqdm
+
+    from numerics.studies.pretrained._report import write_report
+
+    cfg = dict(QUICK if quick else DEFAULTS, **(config or {}))
+    torch.set_num_threads(int(cfg["threads"]))
+    log = (lambda m: tqdm.write(m)) if progress else (lambda m: None)
+    work = None if work_dir is None else Path(work_dir)
+    if work is not None:
+        work.mkdir(parents=True, exist_ok=True)
+    same = {k: v for k, v in cfg.items() if k not in ("seeds", "threads")}   # what a kept seed must share
+    t0 = time.perf_counter()
+    per_seed, primary, kept_s = _run_seeds(cfg, work, same, log, progress)
     sites = per_seed[0]["sites"]
     if any(s["sites"] != sites for s in per_seed):
         raise RuntimeError("the seeds' scans found different sites")

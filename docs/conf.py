@@ -44,7 +44,7 @@ source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-n
 root_doc = "index"
 exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip",
                     "auto_examples/*.md5", "auto_examples/*.json", "reproduce-*/figures/*.md", "reproduce-*/validity/*.md",
-                    "gallery/*", "Thumbs.db", ".DS_Store"]
+                    "fuzz-round5-fresh/before_*.md", "fuzz-round5-fresh/after_*.md", "gallery/*", "Thumbs.db", ".DS_Store"]
 
 # --- MyST --------------------------------------------------------------------------------
 myst_enable_extensions = ["colon_fence", "deflist"]

@@ -1,4 +1,4 @@
-"""Tiny Hugging Face decoders (config only, random weights) trained a few dozen steps on the stdlib corpus."""
+"""Tiny Hugging Face decoders (config only, random weights) trained a few hundred steps on the stdlib corpus."""
 from __future__ import annotations
 
 import functools
@@ -43,7 +43,7 @@ def build(kind: str, layers: int = 2, d: int = 32):
     return cls(cfg)
 
 
-def train(model, steps: int = 30, n: int = 16, T: int = 32, lr: float = 3e-3, seed: int = 0):
+def train(model, steps: int = 200, n: int = 16, T: int = 32, lr: float = 3e-3, seed: int = 0):
     """``steps`` Adam steps of next-character prediction on the corpus' train split; the model in eval mode after."""
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     model.train()

@@ -387,3 +387,19 @@ def test_an_exception_without_a_message_does_not_break_the_line_that_reports_it(
     assert "could not be written (OSError:" in str(WriteFailed(tmp_path / "x", OSError(), existed=False))
     assert first_line(RuntimeError("\n  \nsecond\nthird")) == "second"
     assert first_line(KeyError()) == "KeyError" and len(first_line(ValueError("x" * 999), 50)) == 50
+
+
+def test_the_stored_idle_measurement_is_what_its_readme_quotes():
+    """docs/fuzz-round5-fresh/after_main_idle.md (``python tests/cli/test_fuzz_round5_fresh.py``) has a row for every
+    case of ``ROWS``, and its README quotes its largest wall time and peak memory; both under the issue's limits."""
+    import re
+
+    folder = Path(__file__).resolve().parents[2] / "docs" / "fuzz-round5-fresh"
+    rows = [line.split("|") for line in (folder / "after_main_idle.md").read_text().splitlines()
+            if line.startswith("| ") and not line.startswith("| #")]
+    assert len(rows) == len(ROWS)
+    wall, mb = max(float(r[6]) for r in rows), max(float(r[8]) for r in rows)
+    readme = " ".join((folder / "README.md").read_text().split())
+    m = re.search(r"every refusal at most ([\d.]+) s wall and ([\d.]+) MB peak", readme)
+    assert m is not None and (m.group(1), m.group(2)) == (f"{wall:.2f}", f"{mb:.0f}"), (m and m.groups(), wall, mb)
+    assert wall < 5 and mb < 1024

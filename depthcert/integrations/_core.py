@@ -11,7 +11,8 @@ callback with the model, the step and the optimiser:
   ``depthcert/gain_ucb``, ``depthcert/blocks_added``, ``depthcert/cost_fraction`` and per site
   ``depthcert/<score>/<site>`` for ``AG_max``, ``predicted_gain``, ``gain_ucb``;
 * **table** -- one row per scan (a ``pandas.DataFrame``: ``step, verdict, best_site, AG_max,
-  gain_ucb, cost_s, train_s, cost_fraction, cost_in_steps, inserted``, and ``AG_max:<site>``);
+  gain_ucb, cost_s, train_s, cost_fraction, cost_in_steps, inserted``, and ``AG_max:<site>``); with
+  ``csv_path`` it is also written there as CSV after every scan (atomically: a crash keeps the last table);
 * **grow** -- in place, so that the optimiser's references stay valid: a Hugging Face decoder
   (anywhere in the model) at a decoder-layer site gets a real layer
   (:func:`numerics.interop.hf_layers.insert_decoder_layer`), any other site a zero-init readout
@@ -33,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from pathlib import Path
 from typing import Callable, Iterable
 
 import torch
@@ -135,7 +137,7 @@ class SaturationMonitor:
     def __init__(self, probe, sites="blocks.*", *, every_n_steps: int | None = 1000, loss="cross_entropy", output=None,
                  level: float = 0.05, eps: float | None = None, grow: bool = False, max_blocks: int = 1,
                  layer_init: str = "copy_zero", stop_when_saturated: bool = False, check_disjoint: bool = True,
-                 batch_x: Callable | None = None, seed: int = 0, **scan_kw):
+                 batch_x: Callable | None = None, seed: int = 0, csv_path=None, **scan_kw):
         if every_n_steps is not None and not (isinstance(every_n_steps, int) and every_n_steps >= 1):
             raise ValueError(f"every_n_steps == {every_n_steps!r}, must be None or an int >= 1.")
         if not (isinstance(max_blocks, int) and max_blocks >= 0):
@@ -146,6 +148,7 @@ class SaturationMonitor:
         self.level, self.eps, self.grow, self.max_blocks, self.layer_init = level, eps, grow, max_blocks, layer_init
         self.stop_when_saturated, self.check_disjoint, self.seed, self.scan_kw = stop_when_saturated, check_disjoint, seed, scan_kw
         self.batch_x = batch_x or default_batch_x
+        self.csv_path = None if csv_path is None else Path(csv_path)   # the table as CSV, rewritten after every scan
         self.rows: list[dict] = []
         self.reports: list = []
         self.blocks_added = 0
@@ -215,6 +218,11 @@ class SaturationMonitor:
                "cost_in_steps": cost / (train_s / steps) if steps and train_s > 0 else float("nan"),
                **{f"AG_max:{s}": v for s, v in ag.items()}}
         self.rows.append(row)
+        if self.csv_path is not None:   # atomically: a crash mid-write leaves the previous table
+            from plumbing.io import atomic_write
+
+            table = self.table
+            atomic_write(self.csv_path, lambda tmp: table.to_csv(tmp, index=False))
         log.info("depthcert step %d: %s (AG_max %.3g, best site %s)%s", step, rep.verdict, row["AG_max"], rep.best_site,
                  f"; inserted {inserted}" if inserted else "")
         self._mark, self._steps_since = time.perf_counter(), 0

@@ -40,7 +40,7 @@ class SaturationCallback(_Base):
         Scan after every ``every_n_steps``-th optimiser step (None: only with ``on_validation``).
     on_validation : bool, default False
         Also scan at the end of every validation epoch.
-    grow, max_blocks, layer_init, stop_when_saturated, loss, output, level, eps, check_disjoint, batch_x, seed, **scan_kw
+    grow, max_blocks, layer_init, stop_when_saturated, loss, output, level, eps, check_disjoint, batch_x, seed, csv_path, **scan_kw
         As ``depthcert.integrations._core.SaturationMonitor``.
 
     Examples

@@ -45,7 +45,7 @@ class SaturationCallback(_Base):
         Also scan after every evaluation.
     output : default "logits"
         The logits in the model's output (a ``ModelOutput``).
-    grow, max_blocks, layer_init, stop_when_saturated, loss, level, eps, check_disjoint, batch_x, seed, **scan_kw
+    grow, max_blocks, layer_init, stop_when_saturated, loss, level, eps, check_disjoint, batch_x, seed, csv_path, **scan_kw
         As ``depthcert.integrations._core.SaturationMonitor``.
 
     Examples

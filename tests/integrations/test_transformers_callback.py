@@ -48,11 +48,17 @@ def _probe():
 
 def test_scan_grow_continue_log_save_reload(tmp_path):
     train_x, _ = _hf_tiny.corpus().windows("train", 96, 24, seed=11)
-    cb = SaturationCallback(_probe(), every_n_steps=4, grow=True, max_blocks=1, curvature_n=16, batch_size=48)
+    cb = SaturationCallback(_probe(), every_n_steps=4, grow=True, max_blocks=1, curvature_n=16, batch_size=48,
+                            csv_path=tmp_path / "depthcert.csv")
     trainer, model = _trainer(tmp_path, cb, train_x)
     trainer.train()
     table = cb.table
     assert list(table["step"]) == [4, 8, 12]
+    import pandas as pd
+
+    logged = pd.read_csv(tmp_path / "depthcert.csv")       # the table as CSV, one row per scan
+    assert list(logged["step"]) == [4, 8, 12] and list(logged["verdict"]) == list(table["verdict"])
+    assert logged["inserted"].notna().sum() == 1
     assert table["inserted"].notna().sum() == 1 and table["inserted"].iloc[0].startswith("layer:copy_zero@model.layers.")
     assert model.config.num_hidden_layers == 3 == len(model.model.layers)
     assert [m.self_attn.layer_idx for m in model.model.layers] == [0, 1, 2]

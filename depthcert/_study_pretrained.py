@@ -237,11 +237,13 @@ class _SavedPlot:
 
 
 def _pickle(path: Path, obj) -> None:
-    import os
+    """``obj`` pickled to ``path`` atomically (a kept seed; read back by :func:`_read_kept`)."""
     import pickle
-    tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(pickle.dumps(obj))
-    os.replace(tmp, path)
+
+    from plumbing.io import atomic_write
+
+    data = pickle.dumps(obj)
+    atomic_write(path, lambda tmp: Path(tmp).write_bytes(data))
 
 
 def _read_kept(path: Path) -> tuple:

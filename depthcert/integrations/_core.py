@@ -131,6 +131,15 @@ def _scan_mode(model: nn.Module):
         model.train(was)
 
 
+def missing_extra(what: str, package: str, extra: str) -> type:
+    """The base class a callback gets when its optional loop library is not installed: importing the module works,
+    making the callback raises an ImportError naming the extra to install."""
+    class Missing:
+        def __init__(self, *args, **kwargs):
+            raise ImportError(f"{what} needs {package}: pip install 'depthcert[{extra}]'")
+    return Missing
+
+
 class SaturationMonitor:
     """The loop-independent part of both callbacks (see the module docstring); ``scan_kw`` goes to :func:`depthcert.saturation`."""
 

@@ -14,15 +14,13 @@ with :func:`depthcert.load_grown` (hook blocks) before loading its ``state_dict`
 """
 from __future__ import annotations
 
+from depthcert.integrations._core import SaturationMonitor, missing_extra
+
 try:
     import lightning.pytorch as pl
     _Base = pl.Callback
 except ImportError:   # pragma: no cover - optional extra: the module imports, the callback cannot be made
-    class _Base:
-        def __init__(self, *args, **kwargs):
-            raise ImportError("depthcert.integrations.lightning.SaturationCallback needs Lightning: pip install 'depthcert[lightning]'")
-
-from depthcert.integrations._core import SaturationMonitor
+    _Base = missing_extra("depthcert.integrations.lightning.SaturationCallback", "Lightning", "lightning")
 
 __all__ = ["SaturationCallback"]
 

@@ -16,15 +16,13 @@ elsewhere; its parameters a new param group of the optimiser (state starting at 
 """
 from __future__ import annotations
 
+from depthcert.integrations._core import SaturationMonitor, missing_extra
+
 try:
     from transformers import TrainerCallback
     _Base = TrainerCallback
 except ImportError:   # pragma: no cover - optional extra: the module imports, the callback cannot be made
-    class _Base:
-        def __init__(self, *args, **kwargs):
-            raise ImportError("depthcert.integrations.transformers.SaturationCallback needs transformers: pip install 'depthcert[hf]'")
-
-from depthcert.integrations._core import SaturationMonitor
+    _Base = missing_extra("depthcert.integrations.transformers.SaturationCallback", "transformers", "hf")
 
 __all__ = ["SaturationCallback"]
 

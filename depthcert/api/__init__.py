@@ -9,6 +9,9 @@
 * :func:`grow` -- scan, insert, train, until saturated within ``eps``;
 * :func:`certify_insertion` -- Paper A's certificate at a site, from samples by role
   (signal, ``S``, ``T``), every route of the extensible table :data:`ROUTES` evaluated;
+* :func:`predicted_vs_observed`, :func:`calibration`, :func:`first_order_check`, :func:`plot_calibration` --
+  the scan's scores beside the gains realised after ``k`` training steps, their rank tests and calibration;
+* :func:`trial_insertion` -- a measured answer to "where, and is a new block worth it at all?";
 * :func:`constants` -- the sure ``B``, ``L_top``/``A_norm``, ``kappa``, ``rho`` and ``rho_phi`` of
   common heads (a post-norm state, a linear or pooled linear head), or why not.
 
@@ -20,13 +23,16 @@ from depthcert.api._certify import Certificate, certify_insertion
 from depthcert.api._constants import Constants, constants
 from depthcert.api._growth import GrowthResult, grow
 from depthcert.api._insert import insert_block
+from depthcert.api._predicted import calibration, first_order_check, plot_calibration, predicted_vs_observed
 from numerics.layouts import LAYOUTS
 from depthcert.api._report import SaturationReport
 from depthcert.api._routes import DEFAULT_ROUTE, ROUTES, RouteSpec, register_route
 from depthcert.api._saturation import saturation
 from depthcert.api._suggestion import RefusedInsertion, Suggestion
+from depthcert.api._trial import TrialResult, trial_insertion
 from depthcert.api._verdict import DEFAULT_EPS
 
 __all__ = ["Certificate", "Constants", "DEFAULT_EPS", "DEFAULT_ROUTE", "GrowthResult", "LAYOUTS", "ROUTES",
-           "RefusedInsertion", "RouteSpec", "SaturationReport", "Suggestion", "certify_insertion", "constants", "grow",
-           "insert_block", "load_grown", "new_parameters", "register_route", "saturation"]
+           "RefusedInsertion", "RouteSpec", "SaturationReport", "Suggestion", "TrialResult", "calibration", "certify_insertion",
+           "constants", "first_order_check", "grow", "insert_block", "load_grown", "new_parameters", "plot_calibration",
+           "predicted_vs_observed", "register_route", "saturation", "trial_insertion"]

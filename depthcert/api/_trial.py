@@ -1,0 +1,380 @@
+"""``dc.trial_insertion``: a measured answer to "would one more block help, where, and is a new block worth it
+at all?" -- by training candidates briefly and choosing on a sample that the final interval never saw.
+
+Arms (each a copy of the user's model; the model itself is never changed):
+
+* ``block@<site>`` -- a block of ``family`` inserted at each candidate site
+  (:func:`depthcert.insert_block`; ``init="zero"``: the network starts as the model's function), only
+  the new block's parameters trained;
+* ``tune@<site>`` -- no new block; the existing module at the site of the leading block arm after
+  the first rung ("the best of them") trained instead (LLaMA-Pro's question: are new blocks needed?);
+* ``no change`` -- the model as it is (gain 0, no training).
+
+Successive halving (**Choice**: ``eta``, default 3): every live arm trains up to the rung's cumulative
+step count (:func:`numerics.trial.halving_rungs`) with Adam on the **fit** sample (the same minibatches
+for every arm), its mean per-sample loss drop against the model is measured on the **select** sample,
+and the best ``ceil(n / eta)`` go on; the tune arm joins after the first rung, trained to it. At the
+last rung the arm with the largest select gain is **chosen** (``no change`` when none is above 0).
+
+Which sample fixed what: ``fit`` (a part of ``train``): the scan that builds the blocks' features (and
+the jumpboard with ``init="jumpboard"``) and every training step; ``select`` (the rest of ``train``, or
+``select=``): every elimination and the choice; ``heldout`` (disjoint, used once at the end): the chosen
+arm's gain with its Student-t interval (valid without a selection correction: the choice did not look
+at it), and, when the chosen arm is not a block, the best block arm's too (so "is a new block worth it"
+has its own held-out interval; the two hold jointly at ``1 - 2 level``).
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from depthcert.api._docstring import doc
+
+__all__ = ["TrialResult", "trial_insertion"]
+
+NO_CHANGE = "no change"
+#: **Choice**: the share of ``train`` kept apart as the select sample when ``select`` is None (its last samples).
+SELECT_FRACTION = 0.25
+#: the columns of :meth:`TrialResult.table`.
+TABLE_COLUMNS = ("arm", "kind", "site", "steps_trained", "n_params", "eliminated_at", "select_gain", "scan_predicted_gain",
+                 "chosen")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrialResult:
+    """The answer of :func:`depthcert.trial_insertion`.
+
+    Attributes
+    ----------
+    chosen : str
+        The chosen arm: ``"block@<site>"``, ``"tune@<site>"`` or ``"no change"``.
+    chosen_kind : str
+        ``"block"``, ``"tune"`` or ``"none"``.
+    site : str or None
+        Where (the chosen arm's site; None for no change).
+    gain, gain_lo, gain_hi : float
+        The chosen arm's held-out gain (mean per-sample loss drop against the model) and its
+        two-sided level-``(1 - level)`` Student-t interval (0 for no change).
+    block_worth_it : bool
+        A new block is worth it: the chosen arm is a block and its held-out interval lies above 0.
+    answer : str
+        The answer to "where" and "is a new block worth it at all", in words.
+    best_block : dict or None
+        When the chosen arm is not a block: the best block arm (by the select sample) and its own
+        held-out gain and interval.
+    arms : list of dict
+        One record per arm (``table()``): its cost ``steps_trained``, parameters, the select gain at
+        each rung it reached, the rung it was eliminated at.
+    rungs : list of int
+        The cumulative training steps of each rung.
+    total_steps : int
+        The training steps of all arms together.
+    cost_ratio : float
+        ``total_steps / steps``: the cost in units of one block trained to the same horizon.
+    level : float
+        The intervals' level.
+    roles : dict
+        Which sample fixed what, with its size.
+    scan_best_site : str
+        The site the scan on the fit sample ranks first (by ``ranked_by``).
+    notes : list of str
+        Choices and caveats.
+    model : torch.nn.Module or None
+        The chosen arm's trained network (None for no change).
+
+    Examples
+    --------
+        >>> import depthcert as dc
+        >>> r = dc.TrialResult(chosen="no change", chosen_kind="none", site=None, gain=0.0, gain_lo=0.0, gain_hi=0.0,
+        ...                    block_worth_it=False, answer="no", best_block=None, arms=[], rungs=[10], total_steps=0,
+        ...                    cost_ratio=0.0, level=0.05, roles={}, scan_best_site="1", notes=[])
+        >>> r.chosen, list(r.table().columns)[:3]
+        ('no change', ['arm', 'kind', 'site'])
+    """
+
+    chosen: str
+    chosen_kind: str
+    site: Any
+    gain: float
+    gain_lo: float
+    gain_hi: float
+    block_worth_it: bool
+    answer: str
+    best_block: Any
+    arms: list
+    rungs: list
+    total_steps: int
+    cost_ratio: float
+    level: float
+    roles: dict
+    scan_best_site: Any
+    notes: list
+    model: Any = dataclasses.field(default=None, repr=False, compare=False)
+
+    def table(self):
+        """``pandas.DataFrame``, one row per arm (``TABLE_COLUMNS``; ``select_gain``: at the last rung it reached)."""
+        import pandas as pd
+
+        rows = [{**{c: a.get(c) for c in TABLE_COLUMNS}, "select_gain": (a["select_gains"][-1] if a.get("select_gains") else 0.0),
+                 "chosen": a["arm"] == self.chosen} for a in self.arms]
+        return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+
+    def to_dict(self) -> dict:
+        """JSON-ready: every field but the model (non-finite floats as strings)."""
+        from depthcert.api._report import _json_safe
+
+        return _json_safe({f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "model"})
+
+    def to_json(self, path) -> Path:
+        """Write :meth:`to_dict` to ``path`` (atomically) and return it."""
+        from plumbing.io import atomic_write_text
+
+        return atomic_write_text(Path(path), json.dumps(self.to_dict(), indent=1, default=str))
+
+    def __str__(self) -> str:
+        return self.answer
+
+
+def _split_train(train, select, model, batch_size: int):
+    from depthcert.api._predicted import _materialise
+
+    x, y = _materialise(train, "train", model, batch_size)
+    if select is not None:
+        return (x, y), _materialise(select, "select", model, batch_size), "select (given)"
+    n = x.shape[0]
+    k = int(math.ceil(n * SELECT_FRACTION))
+    if n - k < 8 or k < 8:
+        raise ValueError(f"train has {n} samples, must have >= 32 when select is None (its last "
+                         f"{SELECT_FRACTION:.0%} is the select sample, >= 8 each).")
+    return (x[:n - k], y[:n - k]), (x[n - k:], y[n - k:]), f"select: the last {k} samples of train"
+
+
+def _check(steps, eta, init, lr, batch_size, level, seed):
+    from depthcert.api._predicted import _check_level, _check_lr, _positive_int
+
+    _positive_int("steps", steps), _positive_int("batch_size", batch_size)
+    if isinstance(eta, bool) or not isinstance(eta, int) or eta < 2:
+        raise ValueError(f"eta == {eta!r}, must be an int >= 2 (the halving factor).")
+    if init not in ("zero", "jumpboard"):
+        raise ValueError(f"init == {init!r}, must be one of ['zero', 'jumpboard'].")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed == {seed!r}, must be an int >= 0.")
+    return _check_lr(lr), _check_level(level)
+
+
+def _gains(model, net, sample, old, loss_fn):
+    from depthcert.api._gain import per_sample_losses
+
+    return old - per_sample_losses(net, sample[0], sample[1], loss_fn)
+
+
+def _interval(D, level):
+    from depthcert.api._verdict import t_interval
+
+    m, sd, n = float(D.mean()), float(D.std(unbiased=True)), int(D.numel())
+    lo, hi = t_interval(m, sd, n, level) if n >= 2 and math.isfinite(sd) else (math.nan, math.nan)
+    return m, lo, hi
+
+
+def _answer(chosen, kind, site, lo, hi, m, best_block) -> str:
+    iv = f"{m:.4g} [{lo:.4g}, {hi:.4g}]"
+    if kind == "block":
+        if lo > 0:
+            return f"where: {site}; a new block is worth it: its held-out gain is {iv} (above 0)"
+        return f"where: {site} (the best arm on the select sample), but a new block is not shown to help: its held-out gain {iv} reaches 0"
+    bb = "" if best_block is None else (f"; the best block ({best_block['arm']}) gains {best_block['gain']:.4g} "
+                                        f"[{best_block['gain_lo']:.4g}, {best_block['gain_hi']:.4g}] held out")
+    if kind == "tune":
+        return f"a new block is not worth it: tuning the existing layer at {site} did better on the select sample, held-out gain {iv}{bb}"
+    return f"a new block is not worth it: no arm gained on the select sample (no change chosen){bb}"
+
+
+_DOC_TRIAL = """
+A measured answer to "where would one more block help, and is a new block worth it at all?".
+
+Trains the candidates briefly (successive halving over training steps), chooses on a sample of
+``train`` kept apart from training (``select``), and reports the chosen arm's gain with an interval
+on ``heldout``, which played no part in choosing (module docstring of ``depthcert.api._trial``).
+Arms: a block at each candidate site, "tune the existing layer" at the best of them, "no change".
+
+Parameters
+----------
+model : torch.nn.Module
+    The network (never changed; every arm is a copy).
+train : data
+    The training data (any data ``dc.saturation`` accepts): its first part trains every arm (fit),
+    its last ``SELECT_FRACTION`` (1/4) chooses, unless ``select`` is given.
+heldout : data
+    Disjoint from ``train`` and ``select``: the chosen arm's gain and interval (read once).
+sites : str, list of str or None, default "blocks.*"
+    The candidate sites, as :func:`depthcert.saturation`.
+steps : int, default 100
+    The training steps of a surviving arm (the last rung).
+select : data or None, default None
+    The select sample (None: the last quarter of ``train``).
+family : str, default "readout"
+    The inserted blocks' family.
+init : {"zero", "jumpboard"}, default "zero"
+    The blocks' start (:func:`depthcert.insert_block`; the jumpboard from the scan on the fit sample).
+eta : int, default 3
+    The halving factor (each rung keeps ``ceil(n / eta)`` arms).
+loss : str or callable, default "cross_entropy"
+    As :func:`depthcert.saturation`.
+lr : float, default 1e-3
+    Adam's learning rate (every arm).
+batch_size : int, default 64
+    Training minibatch size.
+level : float, default 0.05
+    The held-out intervals are two-sided at ``1 - level``.
+seed : int, default 0
+    The blocks' features and the minibatches.
+layout, width, output : optional
+    As :func:`depthcert.saturation`.
+scan_kwargs : dict or None
+    Further keywords for the scan on the fit sample (e.g. ``{"curvature_n": 64}``).
+
+Returns
+-------
+TrialResult
+    ``chosen``, ``site``, ``gain`` with ``gain_lo``/``gain_hi``, ``block_worth_it``, ``answer``, every
+    arm's cost (``table()``), ``total_steps``, ``cost_ratio``, ``roles`` (which sample fixed what),
+    ``model`` (the chosen arm's network).
+
+Raises
+------
+TypeError, ValueError
+    A bad model, data, site, family, init, steps, eta, lr, batch_size, level or seed (named).
+
+Examples
+--------
+    >>> import torch
+    >>> from torch import nn
+    >>> import depthcert as dc
+    >>> _ = torch.manual_seed(0)
+    >>> net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 2))
+    >>> def draw(n, seed):
+    ...     g = torch.Generator().manual_seed(seed)
+    ...     x = torch.randn(n, 3, generator=g)
+    ...     return x, (x[:, 0] * x[:, 1] > 0).long()
+    >>> r = dc.trial_insertion(net, draw(512, 1), draw(512, 2), sites=["1", "3"], steps=20, lr=1e-2)
+    >>> r.chosen_kind in ("block", "tune", "none"), r.total_steps == int(r.table()["steps_trained"].sum())
+    (True, True)
+    >>> sorted(r.roles)
+    ['fit', 'heldout', 'select']
+"""
+
+
+def _arms(model, rep, init, family, fit, loss_fn, lr, batch_size, seed):
+    from depthcert.api._attach import new_parameters
+    from depthcert.api._insert import insert_block
+    from numerics.trial import TrainingArm
+
+    out = {}
+    for rec in rep.sites:
+        s = rec["site"]
+        net = insert_block(model, s, family, init=init, scan=rep, force=True)
+        arm = TrainingArm(net, new_parameters(net).values(), fit[0], fit[1], loss_fn, lr=lr, batch_size=batch_size, seed=seed)
+        out[f"block@{s}"] = {"arm": f"block@{s}", "kind": "block", "site": s, "train": arm, "select_gains": [],
+                             "eliminated_at": None, "scan_predicted_gain": rec["predicted_gain"]}
+    return out
+
+
+def _tune_arm(model, site, fit, loss_fn, lr, batch_size, seed, scan_gain):
+    from numerics.sites import module_at
+    from numerics.trial import TrainingArm
+
+    net = copy.deepcopy(model)
+    arm = TrainingArm(net, module_at(net, site).parameters(), fit[0], fit[1], loss_fn, lr=lr, batch_size=batch_size, seed=seed)
+    return {"arm": f"tune@{site}", "kind": "tune", "site": site, "train": arm, "select_gains": [], "eliminated_at": None,
+            "scan_predicted_gain": scan_gain}
+
+
+def _halving(model, arms, rungs, eta, sel, old_sel, loss_fn, make_tune):
+    """Run the rungs; returns the live arms after the last (each with its select gains)."""
+    live = list(arms.values())
+    for k, rung in enumerate(rungs):
+        for a in live:
+            a["train"].advance(rung)
+            a["select_gains"].append(float(_gains(model, a["train"].net, sel, old_sel, loss_fn).mean()))
+        if k == 0:
+            lead = max((a for a in live if a["kind"] == "block"), key=lambda a: a["select_gains"][-1])
+            tune = make_tune(lead["site"], lead["scan_predicted_gain"])
+            arms[tune["arm"]] = tune
+            tune["train"].advance(rung)
+            tune["select_gains"].append(float(_gains(model, tune["train"].net, sel, old_sel, loss_fn).mean()))
+            live.append(tune)
+        if k < len(rungs) - 1:
+            live.sort(key=lambda a: -a["select_gains"][-1])
+            keep = max(1, math.ceil(len(live) / eta))
+            for a in live[keep:]:
+                a["eliminated_at"] = rung
+            live = live[:keep]
+    return live
+
+
+@doc(_DOC_TRIAL)
+def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *, select=None, family: str = "readout",
+                    init: str = "zero", eta: int = 3, loss="cross_entropy", lr: float = 1e-3, batch_size: int = 64,
+                    level: float = 0.05, seed: int = 0, layout=None, width: int = 16, output=None,
+                    scan_kwargs: dict | None = None) -> TrialResult:
+    from depthcert.api._gain import per_sample_losses
+    from depthcert.api._loss import as_loss
+    from depthcert.api._predicted import _materialise, merge_scan_kwargs
+    from depthcert.api._saturation import check_model, saturation
+    from numerics.families import PROTOCOL_FAMILIES
+    from numerics.trial import halving_rungs
+
+    check_model(model)
+    lr, level = _check(steps, eta, init, lr, batch_size, level, seed)
+    if family not in PROTOCOL_FAMILIES:
+        raise ValueError(f"family == {family!r}, must be one of {list(PROTOCOL_FAMILIES)}.")
+    loss_fn = as_loss(loss, output)
+    kw = merge_scan_kwargs({"loss": loss, "layout": layout, "width": width, "output": output}, scan_kwargs)
+    fit, sel, sel_note = _split_train(train, select, model, kw.get("batch_size", 256))
+    held = _materialise(heldout, "heldout", model, kw.get("batch_size", 256))
+    rep = saturation(model, fit, sites=sites, seed=seed, families=[family], **kw)
+    arms = _arms(model, rep, init, family, fit, loss_fn, lr, batch_size, seed)
+    rungs = halving_rungs(len(arms) + 1, int(steps), eta)
+    old_sel = per_sample_losses(model, sel[0], sel[1], loss_fn)
+    live = _halving(model, arms, rungs, eta, sel, old_sel, loss_fn,
+                    lambda s, g: _tune_arm(model, s, fit, loss_fn, lr, batch_size, seed, g))
+    best = max(live, key=lambda a: a["select_gains"][-1])
+    chosen = best if best["select_gains"][-1] > 0 else None
+    old_held = per_sample_losses(model, held[0], held[1], loss_fn)
+    if chosen is None:
+        name, kind, site, m, lo, hi, net = NO_CHANGE, "none", None, 0.0, 0.0, 0.0, None
+    else:
+        name, kind, site, net = chosen["arm"], chosen["kind"], chosen["site"], chosen["train"].net
+        m, lo, hi = _interval(_gains(model, net, held, old_held, loss_fn), level)
+    best_block = None
+    if kind != "block":
+        blocks = [a for a in arms.values() if a["kind"] == "block"]
+        bb = max(blocks, key=lambda a: (len(a["select_gains"]), a["select_gains"][-1]))
+        bm, blo, bhi = _interval(_gains(model, bb["train"].net, held, old_held, loss_fn), level)
+        best_block = {"arm": bb["arm"], "site": bb["site"], "gain": bm, "gain_lo": blo, "gain_hi": bhi,
+                      "steps_trained": bb["train"].steps}
+    records = []
+    for a in arms.values():
+        records.append({"arm": a["arm"], "kind": a["kind"], "site": a["site"], "steps_trained": a["train"].steps,
+                        "n_params": a["train"].n_params, "eliminated_at": a["eliminated_at"], "select_gains": a["select_gains"],
+                        "scan_predicted_gain": a["scan_predicted_gain"]})
+    records.append({"arm": NO_CHANGE, "kind": "none", "site": None, "steps_trained": 0, "n_params": 0, "eliminated_at": None,
+                    "select_gains": [0.0] * len(rungs), "scan_predicted_gain": None})
+    total = int(sum(r["steps_trained"] for r in records))
+    roles = {"fit": {"n": int(fit[0].shape[0]), "fixed": "the scan (blocks' features" + (", jumpboard V" if init == "jumpboard" else "")
+                     + ") and every training step (same minibatches for every arm)"},
+             "select": {"n": int(sel[0].shape[0]), "fixed": f"every elimination and the choice ({sel_note})"},
+             "heldout": {"n": int(held[0].shape[0]), "fixed": "the chosen arm's gain and interval (and the best block's "
+                         "when the chosen arm is not a block); read once, after the choice"}}
+    notes = [f"successive halving: rungs {rungs} (cumulative steps), eta = {eta}; the tune arm joined after rung "
+             f"{rungs[0]} at the leading block's site", f"intervals: Student t over held-out samples at level {level:g}"
+             + ("; with best_block, two intervals, jointly at 1 - 2 level" if best_block else ""),
+             f"scan on the fit sample ranks {rep.best_site} first by predicted_gain (not used by the choice)"]
+    return TrialResult(chosen=name, chosen_kind=kind, site=site, gain=m, gain_lo=lo, gain_hi=hi,
+                       block_worth_it=bool(kind == "block" and lo > 0), answer=_answer(name, kind, site, lo, hi, m, best_block),
+                       best_block=best_block, arms=records, rungs=rungs, total_steps=total, cost_ratio=total / int(steps),
+                       level=level, roles=roles, scan_best_site=rep.best_site, notes=notes, model=net)

@@ -398,7 +398,7 @@ def calibration(df, scores=None, target: str = "realised_gain", level: float = 0
                 max_exact: int = 40320, seed: int = 0):
     import pandas as pd
 
-    from numerics.trial import calibration_slope, mean_interval, rank_test
+    from numerics.trial import calibration_slope, mean_interval, rank_test, spearman
 
     level = _check_level(level)
     n_mc, max_exact = _positive_int("n_mc", n_mc), _positive_int("max_exact", max_exact)
@@ -431,15 +431,14 @@ def calibration(df, scores=None, target: str = "realised_gain", level: float = 0
             for _, gs in g.groupby("seed"):
                 v = gs[[score, target]].astype(float).dropna()
                 if len(v) >= 3:
-                    from scipy import stats
-
-                    per_seed.append(float(stats.spearmanr(v[score], v[target]).statistic))
+                    per_seed.append(spearman(v[score], v[target]))
                     if score in GAIN_SCORES and h == first:
                         slopes.append(calibration_slope(v[score], v[target], level)["slope"])
             rs, rlo, rhi = mean_interval(per_seed, level)
             row = {"horizon": h, "score": score, "target": target, **{k: rt[k] for k in
                    ("rho", "p_one_sided", "p_two_sided", "exact", "n_permutations", "n_units", "n_strata")},
                    "n_seeds": int(g["seed"].nunique()), "predicts": bool(rt["p_one_sided"] <= level),
+                   "note": rt.get("note", ""),
                    "rho_seeds": rs, "rho_seeds_lo": rlo, "rho_seeds_hi": rhi, "level": level}
             if score in GAIN_SCORES and h == first:
                 cs = calibration_slope(m[score].to_numpy(), m[target].to_numpy(), level)
@@ -448,7 +447,7 @@ def calibration(df, scores=None, target: str = "realised_gain", level: float = 0
                            slope_seeds=ss, slope_seeds_lo=slo, slope_seeds_hi=shi)
             out.append(row)
     cols = ["horizon", "score", "target", "rho", "p_one_sided", "p_two_sided", "exact", "n_permutations", "n_units",
-            "n_strata", "n_seeds", "predicts", "rho_seeds", "rho_seeds_lo", "rho_seeds_hi", "level", "slope", "intercept",
+            "n_strata", "n_seeds", "predicts", "note", "rho_seeds", "rho_seeds_lo", "rho_seeds_hi", "level", "slope", "intercept",
             "slope_lo", "slope_hi", "slope_seeds", "slope_seeds_lo", "slope_seeds_hi"]
     return pd.DataFrame(out, columns=cols)
 

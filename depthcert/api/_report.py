@@ -84,6 +84,10 @@ class SaturationReport:
     suggestion_reason : str
         Why (the candidate's interval, or why there is none); the reason
         :func:`depthcert.insert_block` gives when it refuses the jumpboard.
+    ranked_by : str
+        The score ``best_site`` is ranked by (``"predicted_gain"``, among the sites whose test rejects
+        ``G = 0``, else among all). Whether that score predicts the gains realised on the user's own
+        network: :func:`depthcert.calibration`; a measured answer: :func:`depthcert.trial_insertion`.
 
     Examples
     --------
@@ -98,6 +102,8 @@ class SaturationReport:
         (True, True)
         >>> rep.best_site, [s["site"] for s in rep.sites], rep.n + rep.n_curvature <= 256
         ('1', ['1'], True)
+        >>> rep.ranked_by
+        'predicted_gain'
     """
 
     verdict: str
@@ -121,6 +127,8 @@ class SaturationReport:
     insertion: dict | None = None
     suggestion: Any = None
     suggestion_reason: str = ""
+    #: the score best_site is ranked by (extend-only: the default ranking is unchanged)
+    ranked_by: str = "predicted_gain"
     _blocks: Any = dataclasses.field(default=None, repr=False, compare=False)
     _stats: Any = dataclasses.field(default=None, repr=False, compare=False)
     _curvature: Any = dataclasses.field(default=None, repr=False, compare=False)
@@ -203,7 +211,8 @@ class SaturationReport:
         return path
 
     def __str__(self) -> str:
-        line = {"improvable": f"improvable: best site {self.best_site}, certified gain >= {self.certified_gain:.3g}",
+        line = {"improvable": f"improvable: best site {self.best_site} (ranked by {self.ranked_by}), certified gain >= "
+                              f"{self.certified_gain:.3g}",
                 "saturated": f"saturated within eps = {self.eps:g} (gain <= {self.gain_ucb:.3g})",
                 "undetermined": f"undetermined at n = {self.n}; " + (
                     f"n_needed = {self.n_needed}" if self.n_needed else

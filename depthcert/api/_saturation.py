@@ -268,4 +268,7 @@ def _notes(curv_note: str, k: int, ins) -> list[str]:
             "gain holds on that sample at the step taken when beta_self_consistent); predicted_gain is that "
             "gain along -G Sigma_phi^+ (never above the step sample's loss, step_loss); first_order_gain is the raw "
             "plug-in; certified_gain uses the betting test's lower confidence bound on ||G||",
-            gain_note, "radii (rho_phi) are norms of the whole state over its P positions (THEORY §10)"]
+            gain_note, "radii (rho_phi) are norms of the whole state over its P positions (THEORY §10)",
+            "best_site is ranked by predicted_gain (among the sites whose test rejects G = 0, else all): whether that "
+            "ranking predicts the gains realised on this network is measured by dc.predicted_vs_observed and "
+            "dc.calibration; a measured answer to where, and whether a new block is worth it: dc.trial_insertion"]

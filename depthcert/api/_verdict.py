@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["DEFAULT_EPS", "chebyshev_radius", "gain_ucb", "n_to_reject", "n_to_saturate", "t_interval", "verdict"]
+__all__ = ["DEFAULT_EPS", "RANKED_BY", "chebyshev_radius", "gain_ucb", "n_to_reject", "n_to_saturate", "t_interval", "verdict"]
 
 #: **Choice**: the default tolerance on the first-order gain (loss units, mean per sample).
 DEFAULT_EPS = 1e-3
@@ -107,18 +107,23 @@ def n_to_reject(log_wealth: float, n_bet: int, chunk: int, level: float) -> int 
     return chunk + math.ceil(target * n_bet / log_wealth)
 
 
+#: the score ``best_site`` is ranked by (``SaturationReport.ranked_by``): the default ranking, unchanged so far;
+#: whether it predicts the realised gains on a user's network is measured by ``dc.calibration``.
+RANKED_BY = "predicted_gain"
+
+
 def verdict(records: list[dict], eps: float) -> dict:
     """Model verdict from the per-site records (each with ``reject``, ``gain_ucb``, ``certified_gain``,
     ``predicted_gain``, ``n_to_reject``, ``n_to_saturate``)."""
     saturated = all(r["gain_ucb"] < eps for r in records)
     rejecting = [r for r in records if r["reject"]]
-    best = max(rejecting or records, key=lambda r: r["predicted_gain"])
+    best = max(rejecting or records, key=lambda r: r[RANKED_BY])
     kind = "saturated" if saturated else ("improvable" if rejecting else "undetermined")
     n_rej = [r["n_to_reject"] for r in records if r["n_to_reject"] is not None]
     n_sat = [r["n_to_saturate"] for r in records]
     n_sat = max(n_sat) if n_sat and None not in n_sat else None
     options = [v for v in (min(n_rej) if n_rej else None, n_sat) if v is not None]
-    return {"verdict": kind, "saturated": saturated, "best_site": best["site"],
+    return {"verdict": kind, "saturated": saturated, "best_site": best["site"], "ranked_by": RANKED_BY,
             "predicted_gain": best["predicted_gain"],
             "certified_gain": max((r["certified_gain"] for r in rejecting), default=0.0),
             "gain_ucb": max(r["gain_ucb"] for r in records),

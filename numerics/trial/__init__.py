@@ -8,7 +8,7 @@ The public functions (``dc.predicted_vs_observed``, ``dc.calibration``, ``dc.fir
 """
 from numerics.trial._arms import TrainingArm, block_influence
 from numerics.trial._stats import (DEFAULT_MC, MAX_EXACT, calibration_slope, halving_rungs, mean_interval, rank_test,
-                                   ratio_check)
+                                   ratio_check, spearman)
 
 __all__ = ["DEFAULT_MC", "MAX_EXACT", "TrainingArm", "block_influence", "calibration_slope", "halving_rungs",
-           "mean_interval", "rank_test", "ratio_check"]
+           "mean_interval", "rank_test", "ratio_check", "spearman"]

@@ -20,7 +20,8 @@ import math
 import numpy as np
 from scipy import stats
 
-__all__ = ["DEFAULT_MC", "MAX_EXACT", "calibration_slope", "halving_rungs", "mean_interval", "rank_test", "ratio_check"]
+__all__ = ["DEFAULT_MC", "MAX_EXACT", "calibration_slope", "halving_rungs", "mean_interval", "rank_test", "ratio_check",
+           "spearman"]
 
 #: Up to this many permutations the p-value enumerates all of them (8! = 40320: every order of 8 sites).
 MAX_EXACT = math.factorial(8)
@@ -36,6 +37,16 @@ def _rank_rho(ra: np.ndarray, rb: np.ndarray) -> np.ndarray:
     den = np.sqrt((a * a).sum() * (b * b).sum(axis=-1))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, (b @ a) / np.where(den > 0, den, 1.0), np.nan)
+
+
+def spearman(a, b) -> float:
+    """Spearman's rho of two equal-length vectors (average ranks for ties); nan when one is constant, no warning.
+
+    Example:
+        >>> spearman([1, 2, 3], [3, 2, 1]), spearman([1, 1, 1], [1, 2, 3])
+        (-1.0, nan)
+    """
+    return float(_rank_rho(stats.rankdata(np.asarray(a, dtype=float)), stats.rankdata(np.asarray(b, dtype=float))[None, :])[0])
 
 
 def _statistic(ra_by: list, rb_perm_by: list) -> np.ndarray:
@@ -76,6 +87,9 @@ def rank_test(scores, gains, strata=None, *, max_exact: int = MAX_EXACT, n_mc: i
     ra_by = [stats.rankdata(a[g]) for g in groups]
     rb_by = [stats.rankdata(b[g]) for g in groups]
     rho = float(_statistic(ra_by, [rb[None, :] for rb in rb_by])[0])
+    if not math.isfinite(rho):   # a constant score or gain in a stratum: no ranking, no test
+        return {"rho": math.nan, "p_one_sided": math.nan, "p_two_sided": math.nan, "exact": True, "n_permutations": 0,
+                "n_units": int(a.size), "n_strata": len(groups), "note": "constant scores or gains within a stratum: rho undefined"}
     total = math.prod(math.factorial(len(g)) for g in groups)
     exact = total <= max_exact
     if exact:

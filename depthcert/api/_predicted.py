@@ -1,7 +1,9 @@
 """``dc.predicted_vs_observed``, ``dc.calibration``, ``dc.first_order_check``: is the scan right about
 where and how much a block helps, on the user's network? (issue 35; THEORY §3, §8).
 
-Which sample fixes what, per seed (every role disjoint from the others within a seed):
+Which sample fixes what, per seed (every role disjoint from the others within a seed; in the
+vocabulary of :mod:`numerics.roles`, ``scan`` is the probe and signal sample, ``train`` is ``S``,
+``heldout`` is ``T``):
 
 * **scan** -- :func:`depthcert.saturation` on it: every site's scores (``predicted_gain``,
   ``P_linear``, ``P_affine``, the family's ``P_<family>``, ``AG_max``) and, from its curvature part,

@@ -22,6 +22,17 @@ the jumpboard with ``init="jumpboard"``) and every training step; ``select`` (th
 arm's gain with its Student-t interval (valid without a selection correction: the choice did not look
 at it), and, when the chosen arm is not a block, the best block arm's too (so "is a new block worth it"
 has its own held-out interval; the two hold jointly at ``1 - 2 level``).
+
+The interval is Student t over the held-out per-sample gains: asymptotic. Measured on the planted
+problem of ``tests/api/_planted.py`` (50 draws, 400 held-out samples, nominal 95 %): it covered the
+true gain (a 40 000-sample estimate) in 46 of 50 draws with light-tailed gains, but in 43 of 50 (and
+44 of 50 at 1500 held-out samples) when the per-sample gains were heavily skewed (skewness about 6):
+with heavy-tailed losses give ``heldout`` thousands of samples, or read the interval as approximate.
+
+Cost: with ``n`` trained arms and rungs ``r_0 < ... < r_{R-1} = steps``, every arm trains ``r_0``
+steps, the ``ceil(n / eta)`` survivors up to ``r_1``, and so on (``total_steps``, ``cost_ratio`` in units
+of ``steps``); e.g. 7 arms with ``eta = 3`` cost ``7/3 + 3 * 2/3 = 4.33`` blocks' training, with
+``eta = 5`` ``7/5 + 2 * 4/5 = 3.0``.
 """
 from __future__ import annotations
 

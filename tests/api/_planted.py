@@ -1,18 +1,21 @@
 """A planted problem for the predicted-vs-observed and trial-insertion tests: one site is known best.
 
-``x ~ N(0, I_4)``, ``y = a x_0 + b x_2 x_3 + sigma eps``; the network embeds ``x`` into the first four
+``x ~ N(0, I_4)``, ``y = a x_0 + b tanh(x_2) tanh(x_3) + sigma eps``; the network embeds ``x`` into the first four
 of 8 coordinates, ``blocks.0`` is a linear layer (the identity), ``blocks.1`` keeps only coordinates
 0 and 1 (a fixed mask), ``blocks.2`` is the identity again, and the head reads ``a`` times coordinate 0.
 So the network computes ``a x_0``, the best function of ``(x_0, x_1)`` and the best linear function of
-``x``: a block after ``blocks.1`` or ``blocks.2`` sees only ``x_0, x_1`` and cannot gain (its population
-gain is <= 0), tuning the linear layer ``blocks.0`` keeps the network linear (gain <= 0), and only a
-nonlinear block after ``blocks.0`` -- before the mask -- can learn ``b x_2 x_3``: ``blocks.0`` is the best
-site, by construction.
+``x`` (``E[tanh(x_2) tanh(x_3) | x_0, x_1] = 0`` and ``E[tanh(x_2) tanh(x_3) x_j] = 0``): a block after
+``blocks.1`` or ``blocks.2`` sees only ``x_0, x_1`` and cannot gain (its population gain is <= 0), tuning
+the linear layer ``blocks.0`` keeps the network linear (gain <= 0), and only a nonlinear block after
+``blocks.0`` -- before the mask -- can learn ``b tanh(x_2) tanh(x_3)``: ``blocks.0`` is the best site, by
+construction. (**Choice**: the bounded ``tanh`` product keeps the per-sample gains light-tailed; with the
+plain product ``x_2 x_3`` their skewness is about 6 and the Student-t held-out interval undercovers:
+43 of 50 draws at 400 held-out samples, 44 of 50 at 1500 -- measured, reported in the trial docstring.)
 """
 import torch
 from torch import nn
 
-A, B, SIGMA = 1.0, 1.0, 0.5
+A, B, SIGMA = 1.0, 2.0, 0.5
 
 
 class Mask(nn.Module):
@@ -60,4 +63,4 @@ def draw(n: int, seed: int):
     """``(x, y)``: ``n`` independent samples of the planted problem."""
     g = torch.Generator().manual_seed(int(seed))
     x = torch.randn(n, 4, generator=g)
-    return x, A * x[:, 0] + B * x[:, 2] * x[:, 3] + SIGMA * torch.randn(n, generator=g)
+    return x, A * x[:, 0] + B * torch.tanh(x[:, 2]) * torch.tanh(x[:, 3]) + SIGMA * torch.randn(n, generator=g)

@@ -374,7 +374,7 @@ Returns
 pandas.DataFrame
     One row per horizon x score: ``rho``, ``p_one_sided`` (the ranking predicts: positive
     association), ``p_two_sided``, ``exact``, ``n_permutations``, ``n_units``, ``n_seeds``,
-    ``predicts``, ``rho_seeds`` (mean per-seed rho) with ``rho_seeds_lo``/``rho_seeds_hi``, and at
+    ``predicts``, ``note`` (why a rho is undefined: a constant score), ``rho_seeds`` (mean per-seed rho) with ``rho_seeds_lo``/``rho_seeds_hi``, and at
     horizon 0 for gain scores ``slope``, ``intercept``, ``slope_lo``, ``slope_hi``, ``slope_seeds``,
     ``slope_seeds_lo``, ``slope_seeds_hi``.
 

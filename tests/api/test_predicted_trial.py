@@ -313,3 +313,37 @@ def test_the_report_names_the_score_best_site_is_ranked_by():
     if rep.verdict == "improvable":
         assert "ranked by predicted_gain" in str(rep)
     assert any("dc.trial_insertion" in n for n in rep.notes)
+
+
+def test_a_pool_is_cut_per_seed_into_disjoint_roles_and_a_factory_is_asked_per_role():
+    from depthcert.api._predicted import POOL_FRACTIONS, role_samples
+
+    net = Planted()
+    x = torch.arange(400, dtype=torch.float32)[:, None].repeat(1, 4)     # each sample's id in its features
+    pool = (x, torch.zeros(400))
+    cuts = [role_samples(pool, seed, net) for seed in (0, 1)]
+    for c in cuts:
+        ids = {r: set(c[r][0][:, 0].long().tolist()) for r in ROLES}
+        assert {r: len(v) for r, v in ids.items()} == {r: int(400 * f) for r, f in POOL_FRACTIONS.items()}
+        assert not (ids["scan"] & ids["train"]) and not (ids["scan"] & ids["heldout"]) and not (ids["train"] & ids["heldout"])
+    assert not torch.equal(cuts[0]["heldout"][0], cuts[1]["heldout"][0])   # the seed redraws the cut
+    asked = []
+    role_samples(lambda s, r: asked.append((s, r)) or draw(16, 0), 3, net)
+    assert asked == [(3, "scan"), (3, "train"), (3, "heldout")]
+    with pytest.raises(ValueError, match="must have enough for every role"):
+        role_samples((x[:20], torch.zeros(20)), 0, net)
+
+
+def test_the_trial_docstring_quotes_the_stored_coverage_measurement():
+    import json
+    from pathlib import Path
+
+    import depthcert.api._trial as trial
+
+    stored = json.loads((Path(__file__).resolve().parents[2] / "docs/trial-coverage/coverage.json").read_text())
+    text = " ".join(trial.__doc__.split())
+    assert "benchmarks/bench_trial_coverage.py" in text and "docs/trial-coverage/coverage.json" in text
+    for v in stored["variants"]:
+        assert f"{v['covered']} of {v['draws']}" in text and f"{v['n_heldout']}" in text
+    light = stored["variants"][0]
+    assert light["covered"] >= 0.9 * light["draws"] and light["chose_blocks0"] == light["draws"]

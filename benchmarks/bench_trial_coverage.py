@@ -1,4 +1,4 @@
-"""Coverage of ``dc.trial_insertion``'s held-out interval on the planted problem (issue 35).
+"""Coverage of ``dc.trial_insertion``'s held-out interval on the planted problem.
 
 World: :mod:`tests.api._planted` (``blocks.0`` is the best site by construction). Per draw ``k``:
 ``train`` = 600 fresh samples, ``heldout`` = ``n_heldout`` fresh samples, ``steps = 60``, ``eta = 2``,

@@ -23,13 +23,16 @@ from depthcert.api._certify import Certificate, certify_insertion
 from depthcert.api._constants import Constants, constants
 from depthcert.api._growth import GrowthResult, grow
 from depthcert.api._insert import insert_block
-from depthcert.api._predicted import calibration, first_order_check, plot_calibration, predicted_vs_observed
+from depthcert.api._calibration import calibration, plot_calibration
+from depthcert.api._first_order import first_order_check
+from depthcert.api._predicted import predicted_vs_observed
 from numerics.layouts import LAYOUTS
 from depthcert.api._report import SaturationReport
 from depthcert.api._routes import DEFAULT_ROUTE, ROUTES, RouteSpec, register_route
 from depthcert.api._saturation import saturation
 from depthcert.api._suggestion import RefusedInsertion, Suggestion
-from depthcert.api._trial import TrialResult, trial_insertion
+from depthcert.api._trial import trial_insertion
+from depthcert.api._trial_result import TrialResult
 from depthcert.api._verdict import DEFAULT_EPS
 
 __all__ = ["Certificate", "Constants", "DEFAULT_EPS", "DEFAULT_ROUTE", "GrowthResult", "LAYOUTS", "ROUTES",

@@ -39,117 +39,15 @@ of ``steps``); e.g. 7 arms with ``eta = 3`` cost ``7/3 + 3 * 2/3 = 4.33`` blocks
 from __future__ import annotations
 
 import copy
-import dataclasses
-import json
 import math
-from pathlib import Path
-from typing import Any
 
 from depthcert.api._docstring import doc
+from depthcert.api._trial_result import NO_CHANGE, TrialResult
 
 __all__ = ["TrialResult", "trial_insertion"]
 
-NO_CHANGE = "no change"
 #: **Choice**: the share of ``train`` kept apart as the select sample when ``select`` is None (its last samples).
 SELECT_FRACTION = 0.25
-#: the columns of :meth:`TrialResult.table`.
-TABLE_COLUMNS = ("arm", "kind", "site", "steps_trained", "n_params", "eliminated_at", "select_gain", "scan_predicted_gain",
-                 "chosen")
-
-
-@dataclasses.dataclass(frozen=True)
-class TrialResult:
-    """The answer of :func:`depthcert.trial_insertion`.
-
-    Attributes
-    ----------
-    chosen : str
-        The chosen arm: ``"block@<site>"``, ``"tune@<site>"`` or ``"no change"``.
-    chosen_kind : str
-        ``"block"``, ``"tune"`` or ``"none"``.
-    site : str or None
-        Where (the chosen arm's site; None for no change).
-    gain, gain_lo, gain_hi : float
-        The chosen arm's held-out gain (mean per-sample loss drop against the model) and its
-        two-sided level-``(1 - level)`` Student-t interval (0 for no change).
-    block_worth_it : bool
-        A new block is worth it: the chosen arm is a block and its held-out interval lies above 0.
-    answer : str
-        The answer to "where" and "is a new block worth it at all", in words.
-    best_block : dict or None
-        When the chosen arm is not a block: the best block arm (by the select sample) and its own
-        held-out gain and interval.
-    arms : list of dict
-        One record per arm (``table()``): its cost ``steps_trained``, parameters, the select gain at
-        each rung it reached, the rung it was eliminated at.
-    rungs : list of int
-        The cumulative training steps of each rung.
-    total_steps : int
-        The training steps of all arms together.
-    cost_ratio : float
-        ``total_steps / steps``: the cost in units of one block trained to the same horizon.
-    level : float
-        The intervals' level.
-    roles : dict
-        Which sample fixed what, with its size.
-    scan_best_site : str
-        The site the scan on the fit sample ranks first (by ``ranked_by``).
-    notes : list of str
-        Choices and caveats.
-    model : torch.nn.Module or None
-        The chosen arm's trained network (None for no change).
-
-    Examples
-    --------
-        >>> import depthcert as dc
-        >>> r = dc.TrialResult(chosen="no change", chosen_kind="none", site=None, gain=0.0, gain_lo=0.0, gain_hi=0.0,
-        ...                    block_worth_it=False, answer="no", best_block=None, arms=[], rungs=[10], total_steps=0,
-        ...                    cost_ratio=0.0, level=0.05, roles={}, scan_best_site="1", notes=[])
-        >>> r.chosen, list(r.table().columns)[:3]
-        ('no change', ['arm', 'kind', 'site'])
-    """
-
-    chosen: str
-    chosen_kind: str
-    site: Any
-    gain: float
-    gain_lo: float
-    gain_hi: float
-    block_worth_it: bool
-    answer: str
-    best_block: Any
-    arms: list
-    rungs: list
-    total_steps: int
-    cost_ratio: float
-    level: float
-    roles: dict
-    scan_best_site: Any
-    notes: list
-    model: Any = dataclasses.field(default=None, repr=False, compare=False)
-
-    def table(self):
-        """``pandas.DataFrame``, one row per arm (``TABLE_COLUMNS``; ``select_gain``: at the last rung it reached)."""
-        import pandas as pd
-
-        rows = [{**{c: a.get(c) for c in TABLE_COLUMNS}, "select_gain": (a["select_gains"][-1] if a.get("select_gains") else 0.0),
-                 "chosen": a["arm"] == self.chosen} for a in self.arms]
-        return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
-
-    def to_dict(self) -> dict:
-        """JSON-ready: every field but the model (non-finite floats as strings)."""
-        from depthcert.api._report import _json_safe
-
-        return _json_safe({f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "model"})
-
-    def to_json(self, path) -> Path:
-        """Write :meth:`to_dict` to ``path`` (atomically) and return it."""
-        from plumbing.io import atomic_write_text
-
-        return atomic_write_text(Path(path), json.dumps(self.to_dict(), indent=1, default=str))
-
-    def __str__(self) -> str:
-        return self.answer
 
 
 def _split_train(train, select, model, batch_size: int):
@@ -329,6 +227,30 @@ def _halving(model, arms, rungs, eta, sel, old_sel, loss_fn, make_tune):
     return live
 
 
+def _best_block(model, arms, held, old_held, loss_fn, level) -> dict:
+    """The block arm that went furthest (then by its last select gain), with its held-out gain and interval."""
+    bb = max((a for a in arms.values() if a["kind"] == "block"), key=lambda a: (len(a["select_gains"]), a["select_gains"][-1]))
+    bm, blo, bhi = _interval(_gains(model, bb["train"].net, held, old_held, loss_fn), level)
+    return {"arm": bb["arm"], "site": bb["site"], "gain": bm, "gain_lo": blo, "gain_hi": bhi, "steps_trained": bb["train"].steps}
+
+
+def _records(arms, rungs) -> list[dict]:
+    """One plain record per arm (its cost), ``no change`` last."""
+    out = [{"arm": a["arm"], "kind": a["kind"], "site": a["site"], "steps_trained": a["train"].steps,
+            "n_params": a["train"].n_params, "eliminated_at": a["eliminated_at"], "select_gains": a["select_gains"],
+            "scan_predicted_gain": a["scan_predicted_gain"]} for a in arms.values()]
+    return out + [{"arm": NO_CHANGE, "kind": "none", "site": None, "steps_trained": 0, "n_params": 0, "eliminated_at": None,
+                   "select_gains": [0.0] * len(rungs), "scan_predicted_gain": None}]
+
+
+def _roles(fit, sel, held, sel_note, init) -> dict:
+    return {"fit": {"n": int(fit[0].shape[0]), "fixed": "the scan (blocks' features" + (", jumpboard V" if init == "jumpboard" else "")
+                    + ") and every training step (same minibatches for every arm)"},
+            "select": {"n": int(sel[0].shape[0]), "fixed": f"every elimination and the choice ({sel_note})"},
+            "heldout": {"n": int(held[0].shape[0]), "fixed": "the chosen arm's gain and interval (and the best block's "
+                        "when the chosen arm is not a block); read once, after the choice"}}
+
+
 @doc(_DOC_TRIAL)
 def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *, select=None, family: str = "readout",
                     init: str = "zero", eta: int = 3, loss="cross_entropy", lr: float = 1e-3, batch_size: int = 64,
@@ -363,30 +285,14 @@ def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *
     else:
         name, kind, site, net = chosen["arm"], chosen["kind"], chosen["site"], chosen["train"].net
         m, lo, hi = _interval(_gains(model, net, held, old_held, loss_fn), level)
-    best_block = None
-    if kind != "block":
-        blocks = [a for a in arms.values() if a["kind"] == "block"]
-        bb = max(blocks, key=lambda a: (len(a["select_gains"]), a["select_gains"][-1]))
-        bm, blo, bhi = _interval(_gains(model, bb["train"].net, held, old_held, loss_fn), level)
-        best_block = {"arm": bb["arm"], "site": bb["site"], "gain": bm, "gain_lo": blo, "gain_hi": bhi,
-                      "steps_trained": bb["train"].steps}
-    records = []
-    for a in arms.values():
-        records.append({"arm": a["arm"], "kind": a["kind"], "site": a["site"], "steps_trained": a["train"].steps,
-                        "n_params": a["train"].n_params, "eliminated_at": a["eliminated_at"], "select_gains": a["select_gains"],
-                        "scan_predicted_gain": a["scan_predicted_gain"]})
-    records.append({"arm": NO_CHANGE, "kind": "none", "site": None, "steps_trained": 0, "n_params": 0, "eliminated_at": None,
-                    "select_gains": [0.0] * len(rungs), "scan_predicted_gain": None})
+    best_block = None if kind == "block" else _best_block(model, arms, held, old_held, loss_fn, level)
+    records = _records(arms, rungs)
     total = int(sum(r["steps_trained"] for r in records))
-    roles = {"fit": {"n": int(fit[0].shape[0]), "fixed": "the scan (blocks' features" + (", jumpboard V" if init == "jumpboard" else "")
-                     + ") and every training step (same minibatches for every arm)"},
-             "select": {"n": int(sel[0].shape[0]), "fixed": f"every elimination and the choice ({sel_note})"},
-             "heldout": {"n": int(held[0].shape[0]), "fixed": "the chosen arm's gain and interval (and the best block's "
-                         "when the chosen arm is not a block); read once, after the choice"}}
+    roles = _roles(fit, sel, held, sel_note, init)
     notes = [f"successive halving: rungs {rungs} (cumulative steps), eta = {eta}; the tune arm joined after rung "
              f"{rungs[0]} at the leading block's site", f"intervals: Student t over held-out samples at level {level:g}"
              + ("; with best_block, two intervals, jointly at 1 - 2 level" if best_block else ""),
-             f"scan on the fit sample ranks {rep.best_site} first by predicted_gain (not used by the choice)"]
+             f"scan on the fit sample ranks {rep.best_site} first by {rep.ranked_by} (not used by the choice)"]
     return TrialResult(chosen=name, chosen_kind=kind, site=site, gain=m, gain_lo=lo, gain_hi=hi,
                        block_worth_it=bool(kind == "block" and lo > 0), answer=_answer(name, kind, site, lo, hi, m, best_block),
                        best_block=best_block, arms=records, rungs=rungs, total_steps=total, cost_ratio=total / int(steps),

@@ -1,4 +1,4 @@
-"""Predicted against observed, and trial insertions (issue 35): the statistics (no torch) and the torch arms.
+"""Predicted against observed, and trial insertions: the statistics (no torch) and the torch arms.
 
 :mod:`numerics.trial._stats` -- rank tests with exact permutation p-values, calibration slopes,
 the first-order ratio check, successive-halving rungs; :mod:`numerics.trial._arms` -- an arm

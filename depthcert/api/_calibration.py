@@ -2,6 +2,8 @@
 realised gains do (Spearman's rho, permutation p-values), and is it calibrated (the slope at horizon 0)?"""
 from __future__ import annotations
 
+import numpy as np
+
 from depthcert.api._docstring import doc
 from depthcert.api._predicted import GAIN_SCORES, SCORES, _check_level, _positive_int
 
@@ -88,9 +90,11 @@ def _score_row(g, means, units, score, target, h, with_slope: bool, level, tests
     rt = rank_test(m[score].to_numpy(), m[target].to_numpy(), strata, **tests)
     per_seed, slopes = [], []
     for _, gs in g.groupby("seed"):
-        v = gs[[score, target]].astype(float).dropna()
-        if len(v) >= 3:
-            per_seed.append(spearman(v[score], v[target]))
+        v = gs[units + [score, target]].astype({score: float, target: float}).dropna()
+        if len(v) >= 3:   # pooled networks: the mean of the within-network rhos, as the headline statistic
+            by = [w for _, w in v.groupby("network")] if "network" in units else [v]
+            rhos = [r for r in (spearman(w[score], w[target]) for w in by if len(w) >= 2) if np.isfinite(r)]
+            per_seed.append(float(np.mean(rhos)) if rhos else np.nan)
             slopes += [calibration_slope(v[score], v[target], level)["slope"]] if with_slope else []
     rs, rlo, rhi = mean_interval(per_seed, level)
     row = {"horizon": h, "score": score, "target": target, **{k: rt[k] for k in
@@ -111,7 +115,8 @@ def calibration(df, scores=None, target: str = "realised_gain", level: float = 0
     import pandas as pd
 
     level = _check_level(level)
-    tests = {"n_mc": _positive_int("n_mc", n_mc), "max_exact": _positive_int("max_exact", max_exact), "seed": seed}
+    tests = {"n_mc": _positive_int("n_mc", n_mc), "max_exact": _positive_int("max_exact", max_exact),
+             "seed": _positive_int("seed", seed, least=0)}
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"df is a {type(df).__name__}, must be the pandas.DataFrame of dc.predicted_vs_observed.")
     rows = _seed_rows_only(df)

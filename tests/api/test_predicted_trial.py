@@ -347,3 +347,23 @@ def test_the_trial_docstring_quotes_the_stored_coverage_measurement():
         assert f"{v['covered']} of {v['draws']}" in text and f"{v['n_heldout']}" in text
     light = stored["variants"][0]
     assert light["covered"] >= 0.9 * light["draws"] and light["chose_blocks0"] == light["draws"]
+
+
+def test_calibration_pools_networks_by_permuting_within_each():
+    df = _known_table()
+    other = df.assign(network="b", predicted_gain=df["predicted_gain"] * 100, realised_gain=df["realised_gain"] * 100)
+    pooled = pd.concat([df.assign(network="a"), other[other.site.isin(list("abcd"))]], ignore_index=True)
+    row = dc.calibration(pooled, scores=["predicted_gain"]).iloc[0]
+    h0 = pooled[pooled.horizon == 0].groupby(["network", "site"])[["predicted_gain", "realised_gain"]].mean().reset_index()
+    a, b = h0[h0.network == "a"], h0[h0.network == "b"]
+    expect = rank_test(h0["predicted_gain"], h0["realised_gain"], strata=h0["network"])
+    assert row["n_strata"] == 2 and row["n_units"] == 10 and row["n_permutations"] == 720 * 24
+    assert row["rho"] == pytest.approx((stats.spearmanr(a.predicted_gain, a.realised_gain).statistic
+                                        + stats.spearmanr(b.predicted_gain, b.realised_gain).statistic) / 2)
+    assert row["p_one_sided"] == pytest.approx(expect["p_one_sided"]) and row["predicts"]
+
+
+def test_trial_insertion_with_a_given_select_sample():
+    r = dc.trial_insertion(Planted(), draw(300, 1), draw(200, 2), sites=["blocks.0", "blocks.2"], steps=20, select=draw(150, 3),
+                           lr=2e-2, loss=squared, eta=2, scan_kwargs={"curvature_n": 32})
+    assert r.roles["fit"]["n"] == 300 and r.roles["select"]["n"] == 150 and "given" in r.roles["select"]["fixed"]

@@ -12,7 +12,9 @@ flattened states (:class:`numerics.insertion.ResidualBlock`, ``V: (d, r)`` start
 * ``certificate_block(q, c)``: the ``[block]`` of :func:`depthcert.certify_insertion`'s setup, from the
   quantities ``q`` the API measured on its block of the family's tangent features
   (:attr:`bounds.families.ResidualFamily.tangent`: ``d``, ``nu_V``, ``rho_phi``) and its constants ``c``;
-  None: the API does not certify the family.
+  None: the API does not certify the family. The API's other inputs stay those of the tangent features
+  (``phi_sq_sum`` of the empirical routes, the localised routes' moments): a family whose
+  ``certificate_block`` rescales ``nu_V`` must not claim ``empirical_rademacher``.
 
 Built-ins: ``readout`` (``phi = relu(U0 u + b0)``, frozen), ``full`` (the same features, trained; the API
 does not certify it: its ERM trains ``V`` only and its class needs a sure ``rho``), attached here to

@@ -149,3 +149,15 @@ def test_run_takes_the_family_from_insertion_family(toy):
     assert res[NAME]["L_test_old"] == res["readout"]["L_test_old"]
     assert "direct_tight_hoeffding_empirical" in res["readout"]["routes"]
     assert "direct_tight_hoeffding_empirical" not in res[NAME]["routes"]
+
+
+@pytest.mark.slow
+def test_validity_takes_the_family_from_insertion_family(toy, tmp_path):
+    from numerics.studies.validity import run_validity
+
+    cfg = {"sizes": {"M": 2000, "K": 2000, "population": 2000}, "reference": {"n": 500},
+           "block_training": {"steps": 40, "batch_size": 256}, "validity": {"group": 1, "population": 100_000},
+           "insertion": {"family": NAME}}
+    s = run_validity(cfg, 1, tmp_path, progress=False)
+    assert s["draws"] == 1 and "direct_tight_hoeffding" in s["routes"]
+    assert not any(r.endswith("_empirical") for r in s["routes"])      # the toy's routes, not the readout's

@@ -135,20 +135,24 @@ FULL = ResidualFamily(
 RESIDUAL_FAMILIES: Mapping[str, ResidualFamily] = {f.name: f for f in (READOUT, FULL)}
 #: The families shipped with the toolkit (:func:`unregister_family` keeps them).
 BUILT_IN = ("readout", "full")
+#: Names a new family may not take: the scan-only ``linear`` block and the protocol families ``affine`` and
+#: ``block`` of :mod:`numerics` (``readout`` is both a protocol and a residual family, with the same features).
+_RESERVED = ("linear", "affine", "block")
 
 
 def register_family(family: ResidualFamily, *, replace: bool = False) -> ResidualFamily:
     """Add ``family`` to :data:`RESIDUAL_FAMILIES` (the one registration call of a new family).
 
     Raises:
-        ValueError: not a :class:`ResidualFamily`, a name taken (unless ``replace``) or not an identifier,
-            or ``[block]`` keys without ``d`` and ``L_top``.
+        ValueError: not a :class:`ResidualFamily`, a name taken (unless ``replace``), reserved or not an
+            identifier, or ``[block]`` keys without ``d`` and ``L_top``.
     """
     if not isinstance(family, ResidualFamily):
         raise ValueError(f"family is a {type(family).__name__}, must be a bounds.families.ResidualFamily.")
-    if not family.name.isidentifier() or (family.name in RESIDUAL_FAMILIES and not replace):
-        raise ValueError(f"family.name == {family.name!r}, must be an identifier not in {list(RESIDUAL_FAMILIES)} "
-                         "(or replace=True).")
+    taken = family.name in _RESERVED or (family.name in RESIDUAL_FAMILIES and not replace)
+    if not family.name.isidentifier() or taken:
+        raise ValueError(f"family.name == {family.name!r}, must be an identifier not in "
+                         f"{list(RESIDUAL_FAMILIES) + list(_RESERVED)} (a registered one: with replace=True).")
     if not set(_COMMON) <= set(family.parameters):
         raise ValueError(f"family.parameters == {sorted(family.parameters)}, must hold {sorted(_COMMON)}.")
     RESIDUAL_FAMILIES[family.name] = family

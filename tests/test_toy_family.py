@@ -8,6 +8,8 @@ too: its features and ``rho_phi`` double, its caps halve, and it has no empirica
 """
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 from torch import nn
@@ -55,6 +57,10 @@ def test_registration_reaches_every_name_list_and_is_refused_when_malformed(toy)
           delta_prime=0.05, B=4.0, L_loss=1.4, family=NAME, block=dict(d=8, L_top=2.0, rho_phi=3.0, nu_V=0.2))
     with pytest.raises(ValueError, match="family.name == 'scaled_readout'"):
         register_family(SCALED_READOUT)                              # a name is registered once
+    with pytest.raises(ValueError, match="family.name == 'linear'"):
+        register_family(dataclasses.replace(SCALED_READOUT, name="linear"))   # the scan-only block's name
+    with pytest.raises(ValueError, match="must hold \\['L_top', 'd'\\]"):
+        register_family(dataclasses.replace(SCALED_READOUT, name="no_d", parameters={"nu_V": toy.parameters["nu_V"]}))
     with pytest.raises(ValueError, match="must be a registered family other than"):
         unregister_family("readout")                                 # the built-ins stay
 
@@ -111,8 +117,6 @@ def test_api_insert_block_and_grow_use_the_familys_tangent_space(toy):
 def test_certify_insertion_certifies_the_family(toy):
     """The toy's setup is read through its ``certificate_block``: right, the readout's bounds; a mutant that
     forgets to rescale the cap (``nu_V`` where ``nu_V / SCALE`` is due) doubles the Rademacher term and is seen."""
-    import dataclasses
-
     import depthcert as dc
 
     kw = dict(signal=_draw(600, 1), S=_draw(400, 2), T=_draw(400, 3), B=5.0, L_top=5.0, erm_steps=2)

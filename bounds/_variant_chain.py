@@ -202,7 +202,8 @@ def _evaluate_all(setup: Setup, level: float, inputs: VariantInputs) -> tuple[di
     for name, (route, tail, uniform) in var.VARIANT_SPECS.items():
         missing = inputs.missing(route, tail, uniform)
         if uniform == "empirical" and not RESIDUAL_FAMILIES[setup.family].empirical_rademacher:
-            missing.append("block.family = 'readout' (the empirical term is the readout's, THEORY §4)")
+            ok = [n for n, f in RESIDUAL_FAMILIES.items() if f.empirical_rademacher]
+            missing.append(f"block.family one of {ok} (the empirical term is their sign Monte Carlo's, THEORY §4)")
         if missing:
             skipped[name] = "needs " + ", ".join(missing)
             continue

@@ -16,10 +16,10 @@ import sympy as sp
 
 from bounds import _symbols as s
 from bounds._statement import evaluate
-from bounds.families import RESIDUAL_FAMILIES
+from bounds.families import RESIDUAL_FAMILIES, FamilyNames
 
-#: The residual block families (:data:`bounds.families.RESIDUAL_FAMILIES`).
-FAMILIES = tuple(RESIDUAL_FAMILIES)
+#: The residual block families (a live view of :data:`bounds.families.RESIDUAL_FAMILIES`).
+FAMILIES = FamilyNames()
 
 
 def rad_vec_closed_form(family: str, n: sp.Expr = s.n) -> sp.Expr:

@@ -8,7 +8,7 @@ from here is deprecated.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Iterator, Mapping
 
 from bounds.families import RESIDUAL_FAMILIES
 from plumbing.validation import Interval
@@ -44,8 +44,25 @@ OPTIONAL: Mapping[str, Interval] = {
     "R_old": _nonneg,
 }
 
+class _BlockParameters(Mapping):
+    """``{family name: its [block] keys and ranges}``, read from :data:`bounds.families.RESIDUAL_FAMILIES`."""
+
+    def __getitem__(self, name: str) -> Mapping[str, Interval]:
+        return RESIDUAL_FAMILIES[name].parameters
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(tuple(RESIDUAL_FAMILIES))
+
+    def __len__(self) -> int:
+        return len(RESIDUAL_FAMILIES)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
 #: ``[block]`` keys per family (THEORY §4), read from the family objects of :mod:`bounds.families`: the
 #: one table every key list of a family is read from (the setup's ``[block]``, the run study's caps and
-#: ``bounds_config.toml``).
-BLOCK_PARAMETERS: Mapping[str, Mapping[str, Interval]] = {name: f.parameters for name, f in RESIDUAL_FAMILIES.items()}
+#: ``bounds_config.toml``). A live view: a family registered later (:func:`bounds.families.register_family`)
+#: is in it.
+BLOCK_PARAMETERS: Mapping[str, Mapping[str, Interval]] = _BlockParameters()
 

@@ -4,7 +4,9 @@ Families (``h_0 = 0`` because ``V`` starts at 0):
 
 * ``readout``: ``h_V(u) = V phi(u)``, ``phi(u) = relu(U0 u + b0)``, ``U0, b0`` frozen;
 * ``full``: ``h(u) = V relu(U u + b)``, ``U, b, V`` trained;
-* ``linear``: ``h_V(u) = V u`` (``phi(u) = u``).
+* ``linear``: ``h_V(u) = V u`` (``phi(u) = u``);
+* any family registered in :data:`bounds.families.RESIDUAL_FAMILIES`: its own block factory
+  (:mod:`numerics.residual_families`; no family is named in this module's code).
 
 ``u`` is flattened to ``(n, d)`` for the block (``d = C H W`` for the CNN). The frozen
 base model is shared, never copied, by :meth:`ExpandedModel.with_V`.
@@ -17,45 +19,44 @@ import math
 import torch
 from torch import nn
 
-from bounds.families import RESIDUAL_FAMILIES
+from bounds.families import FamilyNames
 from numerics.models import PostNorm
+from numerics.residual_families import SCAN_ONLY, block_family
 
-#: The residual block families with a certificate (:data:`bounds.families.RESIDUAL_FAMILIES`: ``[block]``
-#: keys, output and Rademacher bounds; the run study's ``insertion.family``).
-CERTIFIED_FAMILIES = tuple(RESIDUAL_FAMILIES)
+#: The residual block families with a certificate (a live view of :data:`bounds.families.RESIDUAL_FAMILIES`:
+#: ``[block]`` keys, output and Rademacher bounds, block factory; the run study's ``insertion.family``).
+CERTIFIED_FAMILIES = FamilyNames()
 #: Insertion-only families: ``linear`` (``h_V(u) = V u``), a direction the saturation scans use; it has no
 #: ``[block]`` table and no certificate. (Paper B's *protocol* families are another vocabulary:
 #: :data:`numerics.families.PROTOCOL_FAMILIES`.)
-SCAN_ONLY_FAMILIES = ("linear",)
-#: Every family :func:`insert_block` builds.
-FAMILIES = CERTIFIED_FAMILIES + SCAN_ONLY_FAMILIES
+SCAN_ONLY_FAMILIES = tuple(SCAN_ONLY)
+#: Every family :func:`insert_block` builds (live: a family registered later is in it).
+FAMILIES = FamilyNames(extra=SCAN_ONLY_FAMILIES)
 
 
 class ResidualBlock(nn.Module):
     """``h(u) = V phi(u)`` on flattened states; ``V: (d, r)`` starts at 0.
 
+    The features ``phi`` are the family's (:func:`numerics.residual_families.block_family`: its factory
+    sets ``U, b`` from ``seed`` and computes ``phi``).
+
     Attributes:
-        family: ``"readout"``, ``"full"`` or ``"linear"``.
+        family: a registered family (``"readout"``, ``"full"``, ...) or ``"linear"``.
         V: trainable ``(d, r)``; ``U, b``: ``(r, d)``, ``(r,)`` (frozen for readout,
             trained for full, absent for linear).
+
+    Raises:
+        ValueError: an unknown family.
     """
 
     def __init__(self, family: str, d: int, r: int, seed: int, dtype: torch.dtype):
         super().__init__()
+        torch_part = block_family(family)
+        if torch_part is None:
+            raise ValueError(f"family == {family!r}, must be one of {list(FAMILIES)}.")
         self.family, self.d, self.r = family, d, r
         self.V = nn.Parameter(torch.zeros(d, r, dtype=dtype))
-        if family == "linear":
-            self.U = self.b = None
-            return
-        gen = torch.Generator().manual_seed(seed)
-        # He-style scale so that ||phi(u)|| is of the order of ||u||.
-        U = torch.randn(r, d, generator=gen, dtype=dtype) * math.sqrt(2.0 / d)
-        b = torch.randn(r, generator=gen, dtype=dtype) * 0.1
-        if family == "readout":
-            self.register_buffer("U", U)
-            self.register_buffer("b", b)
-        else:
-            self.U, self.b = nn.Parameter(U), nn.Parameter(b)
+        torch_part.init_features(self, seed)
 
     @property
     def U0(self):
@@ -69,10 +70,7 @@ class ResidualBlock(nn.Module):
 
     def features(self, u: torch.Tensor) -> torch.Tensor:
         """``phi(u)``: ``(n, r)`` from ``u`` of shape ``(n, ...)`` with ``prod(...) = d``."""
-        flat = u.reshape(u.shape[0], -1)
-        if self.family == "linear":
-            return flat
-        return torch.nn.functional.linear(flat, self.U, self.b).relu_()   # fused: ~2x faster than relu(u U^T + b)
+        return block_family(self.family).features(self, u.reshape(u.shape[0], -1))
 
     def forward(self, u: torch.Tensor) -> torch.Tensor:
         """``h(u) = V phi(u)`` reshaped like ``u``."""
@@ -138,8 +136,9 @@ def insert_block(model: nn.Module, at: int, family: str = "readout", width: int 
         model: a :class:`~numerics.models.PostNormResMLP` / ``PostNormResCNN`` (frozen
             in place: its parameters get ``requires_grad=False``).
         at: insertion point ``l`` in ``0..D``.
-        family: ``"readout"``, ``"full"`` or ``"linear"``.
-        width: block width ``r`` (ignored for ``linear``, where ``r = d``).
+        family: ``"readout"``, ``"full"``, ``"linear"`` or any family registered in
+            :data:`bounds.families.RESIDUAL_FAMILIES` (its block factory builds the block).
+        width: block width ``r`` (the family's: ignored for ``linear``, where ``r = d``).
         seed: seed of the frozen ``U0, b0`` (readout) / initial ``U, b`` (full).
         post_norm: add ``N(u + h(u))`` (see :func:`post_norm_report`).
 
@@ -158,13 +157,14 @@ def insert_block(model: nn.Module, at: int, family: str = "readout", width: int 
         >>> torch.equal(new(x), net(x)), tuple(new.block.V.shape)
         (True, (8, 5))
     """
-    if family not in FAMILIES:
+    torch_part = block_family(family)
+    if torch_part is None:
         raise ValueError(f"family == {family!r}, must be one of {list(FAMILIES)}.")
     if not isinstance(width, int) or width < 1:
         raise ValueError(f"width == {width!r}, must be an int >= 1.")
     model._check_at(at)
     d = math.prod(model.state_shape)
-    r = d if family == "linear" else width
+    r = torch_part.width(d, width)
     dtype = model.head.weight.dtype
     return ExpandedModel(model, at, ResidualBlock(family, d, r, seed, dtype), post_norm)
 

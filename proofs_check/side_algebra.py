@@ -14,6 +14,7 @@ from typing import Callable
 import mpmath
 import sympy as sp
 
+from bounds.families import RESIDUAL_FAMILIES
 from bounds import THEOREM_1, THEOREM_1_OPTIMAL, THEOREM_2, THEOREM_2_GENERAL
 from bounds import _symbols as s
 from proofs_check._algebra import SUBJECT  # noqa: F401  (re-exported: the subject of the checks)
@@ -315,9 +316,9 @@ def check_u_statistic(estimator: Callable | None = None, n: int = 3, dim: int = 
 
 def side_algebra_checks() -> tuple[Check, ...]:
     """Every side-algebra check of THEORY §3-§8, on the expressions of :mod:`bounds`."""
-    checks = [check_descent_optimum(), check_hoeffding_exponent(),
-              check_eps_scaling("readout"), check_eps_scaling("full"),
-              check_min_M("population"), check_min_M("direct"), check_min_K_population()]
+    checks = [check_descent_optimum(), check_hoeffding_exponent()]
+    checks += [check_eps_scaling(name) for name, fam in RESIDUAL_FAMILIES.items() if "eps_scaling" in fam.side_algebra]
+    checks += [check_min_M("population"), check_min_M("direct"), check_min_K_population()]
     checks += appendix_m_checks()
     checks.append(check_u_statistic())
     checks += variant_checks()   # THEORY §6 variants (Choice)

@@ -37,9 +37,11 @@ import math
 import torch
 
 from bounds.confidence import empirical_bernstein_lower
+from bounds.families import RESIDUAL_FAMILIES
 from bounds.route_roles import annotate_row
 from bounds.routes import Setup
 from bounds.variant_routes import VariantInputs
+from depthcert.api._certify_notes import cert_notes, class_check, nothing_to_certify, phi_seen
 from depthcert.api._constants import after_block, from_constants
 from depthcert.api._data import as_stream
 from depthcert.api._gap import certificate_gap
@@ -49,9 +51,11 @@ from depthcert.api._roles import check_disjoint
 from depthcert.api._routes import DEFAULT_ROUTE, TableInputs, evaluate_table, route_names
 from depthcert.api._saturation import check_model, saturation
 from depthcert.api._scan import accumulate, eval_mode
+from numerics.residual_families import block_family
 from numerics.sites import add_at_site
 
-__all__ = ["Certificate", "certify_insertion"]
+__all__ = ["Certificate", "certified_family", "certify_insertion"]
+_class_check = class_check   # its former name (tests read it here)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -224,16 +228,30 @@ def _measure_S_T(model, site, block, beta, S, T, loss, erm_steps):
     return q
 
 
-def _setup(q: dict, c: dict, level: float) -> Setup:
+def certified_family(name: str):
+    """The registered family (:data:`bounds.families.RESIDUAL_FAMILIES`) named ``name``, with a certificate block.
+
+    Raises:
+        ValueError: an unknown family, or one whose torch part gives no ``certificate_block`` (named).
+    """
+    fam = RESIDUAL_FAMILIES.get(name) if isinstance(name, str) else None
+    if fam is None or block_family(name) is None or fam.torch.certificate_block is None:
+        ok = [n for n, f in RESIDUAL_FAMILIES.items() if f.torch is not None and f.torch.certificate_block is not None]
+        raise ValueError(f"family == {name!r}, must be one of {ok} (the registered families with a certificate "
+                         "block: 'full' trains its features, which the API's ERM on V does not).")
+    return fam
+
+
+def _setup(q: dict, c: dict, level: float, fam) -> Setup:
+    """The certificate's setup: the family's ``[block]`` from what the API measured on its tangent block."""
     return Setup(L_test_old=q["L_T_old"], delta_R=q["delta_R"], delta_erm=q["delta_erm"],
                  delta_test_R=q["delta_test_R"], M=q["M"], K=q["K"], delta=level / 4, delta_prime=level / 4,
-                 B=c["B"], L_loss=c["L_loss"], family="readout",
-                 block={"d": q["d"], "L_top": c["L_top"], "rho_phi": q["rho_phi"], "nu_V": q["nu_V"]},
+                 B=c["B"], L_loss=c["L_loss"], family=fam.name, block=fam.torch.certificate_block(q, c),
                  delta_erm_S=q["delta_erm_S"], delta_R_failure=level / 4)
 
 
 _DOC_CERTIFY_INSERTION = """
-Certify (or not) that one readout block at ``site`` lowers the test loss (Paper A).
+Certify (or not) that one block (by default a readout block) at ``site`` lowers the test loss (Paper A).
 
 From three independent samples by role (THEORY §3-§6, §10): ``signal`` fixes everything before
 ``S`` (the direction ``G``, the step, the cap, and a lower confidence bound on ``Delta_R``);
@@ -286,6 +304,12 @@ constants : Constants, keyword-only
     The result of ``dc.constants(model, site, data)``: fills every constant not given here (given
     ones win), the sure ``rho_phi`` of the block's features and, for a block right below an affine
     head, ``B`` at the cap fixed on the signal sample.
+family : str, keyword-only, default "readout"
+    The certified residual block family: any family of :data:`bounds.families.RESIDUAL_FAMILIES` whose
+    torch part gives a ``certificate_block``. The scan, the jumpboards and the ERM use the features of
+    its tangent space (:attr:`~bounds.families.ResidualFamily.tangent`); its ``certificate_block``
+    states the block they produce as a member of the family's class (its ``[block]`` caps), and the
+    setup carries the family's Rademacher term.
 
 Returns
 -------
@@ -296,7 +320,7 @@ Certificate
 Raises
 ------
 TypeError, ValueError
-    Bad arguments, samples of two roles that share a row, an unknown route (named).
+    Bad arguments, samples of two roles that share a row, an unknown route or family (named).
 
 Examples
 --------
@@ -320,29 +344,32 @@ Examples
 def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", level: float = 0.05, route=None, *,
                       B=None, L_loss=None, L_top=None, kappa=None, A_norm=None, rho_phi=None, layout=None,
                       seed: int = 0,
-                      erm_steps: int = 20, batch_size: int = 256, output=None, constants=None) -> Certificate:
+                      erm_steps: int = 20, batch_size: int = 256, output=None, constants=None,
+                      family: str = "readout") -> Certificate:
     _check_call(model, level, route)
+    fam = certified_family(family)
     c = _constants(loss, **from_constants(constants, site, dict(B=B, L_loss=L_loss, L_top=L_top, kappa=kappa,
                                                                   A_norm=A_norm), rho_phi))
     roles = {k: as_stream(v, k, model, batch_size) for k, v in (("signal", signal), ("S", S), ("T", T))}
     check_disjoint(roles)
     loss_fn = as_loss(loss, output)
-    scan, block, beta, q = _signal(model, site, roles["signal"], loss, "readout", layout, seed, B, level, output)
+    scan, block, beta, q = _signal(model, site, roles["signal"], loss, fam.tangent, layout, seed, B, level, output)
     if block is None:
-        return _nothing_to_certify(route or DEFAULT_ROUTE, q, c)
+        rows, notes = nothing_to_certify(route or DEFAULT_ROUTE)
+        return Certificate(False, route or DEFAULT_ROUTE, None, rows, q, c, notes)
     rho_phi, c, q = after_block(constants, block, rho_phi, c, q, level)
     q.update(_measure_S_T(model, site, block, beta, roles["S"], roles["T"], loss_fn, erm_steps))
     q["rho_phi"] = rho_phi if rho_phi is not None else scan._stats[site].phi_max   # fixed before S and T
-    q["rho_phi_exceeded"] = rho_phi is None and _phi_seen(q) > q["rho_phi"]   # S, T and the signal's held part
-    q["beta"] = beta
+    q["rho_phi_exceeded"] = rho_phi is None and phi_seen(q) > q["rho_phi"]   # S, T and the signal's held part
+    q["beta"], q["family"] = beta, fam.name
     inputs = VariantInputs(var_S_jump_pop=q["var_S_jump_pop"], var_T_new=q["var_T_new"], var_T_old=q["var_T_old"],
                            var_T_jump_S=q["var_T_jump_S"], phi_sq_sum=q["phi_sq_sum"])
-    rows = _class_check(evaluate_table(lambda: _setup(q, c, level), level, TableInputs(inputs, q, loss), c), q)
-    rows, gap = certificate_gap(rows, scan, site, lambda: _setup(q, c, level), q, c, loss, level)
+    rows = class_check(evaluate_table(lambda: _setup(q, c, level, fam), level, TableInputs(inputs, q, loss), c), q)
+    rows, gap = certificate_gap(rows, scan, site, lambda: _setup(q, c, level, fam), q, c, loss, level)
     rows = [annotate_row(r["route"], r, q["L_T_old"], q["L_T_new"], "signal") for r in rows]   # roles, how much
     row = _chosen(rows, route)
     return Certificate(bool(row["certified"]), row["route"], row["bound"], rows, q, c,
-                       _cert_notes(route, rho_phi, q) + [f"{row['route']}: {row['share_note']}"],
+                       cert_notes(route, rho_phi, q) + [f"{row['route']}: {row['share_note']}"],
                        row["M_needed"], row["n_needed_improvable"], row["M_needed_ratio"], gap)
 
 
@@ -356,44 +383,8 @@ def _check_call(model, level: float, route) -> None:
         raise ValueError(f"route == {route!r}, must be None or one of {sorted(names)}.")
 
 
-def _phi_seen(q: dict) -> float:
-    """The largest ``||phi||`` on the samples the class must cover beyond the scan's part of the signal sample:
-    ``S``, ``T`` and the signal's held third (``Delta_R``'s lower bound uses the class's range there)."""
-    return max(q["rho_phi_S"], q["rho_phi_T"], q["rho_phi_held"])
-
-
-def _class_check(rows: list, q: dict) -> list:
-    """On the event ``rho_phi_exceeded`` (docstring of ``depthcert.api._certify``) no row certifies, and each says why."""
-    if not q["rho_phi_exceeded"]:
-        return rows
-    why = (f"not certified: ||phi|| on S, T or the signal's held part (max {_phi_seen(q):.6g}) exceeds the plug-in "
-           f"rho_phi = {q['rho_phi']:.6g} fixed on the signal sample (the class condition fails)")
-    return [{**r, "certified": False, "message": why} for r in rows]
-
-
 def _chosen(rows: list, route) -> dict:
     row = next((r for r in rows if r["route"] == (route or DEFAULT_ROUTE)), None)
     if row is None:
         raise ValueError(f"route == {route!r}, must be None or one of {[r['route'] for r in rows]}.")
     return row
-
-
-def _nothing_to_certify(route: str, q: dict, c: dict) -> Certificate:
-    note = "no first-order descent direction at the site on signal (G = 0 or slope <= 0): nothing to certify"
-    rows = [annotate_row(route, {"route": route, "certified": False, "bound": None, "improvement": None,
-                                 "failure_probability": None, "missing": [], "message": note}, None, None, "signal")]
-    return Certificate(False, route, None, rows, q, c, [note])
-
-
-def _cert_notes(route, rho_phi, q) -> list[str]:
-    return [f"route: {'the default, fixed before the data: ' if route is None else ''}{route or DEFAULT_ROUTE}",
-            f"signal ({q['n_signal']} samples): first 2/3 fixed G, beta, V_pop and the cap nu_V = 2||V_pop||; "
-            "last 1/3 estimated Delta_R (empirical-Bernstein lower bound at level/4)",
-            f"S ({q['M']} samples): G_S, f~_S and f_new (ERM in the cap); T ({q['K']} samples): test losses",
-            "rho_phi: " + ("given" if rho_phi is not None else "plug-in maximum of the whole-state ||phi|| on the "
-                           "signal sample, fixed before S and T (not a sure bound: the certificate is conditional on "
-                           f"it); checked on S, T and the signal's held part: {'EXCEEDED, nothing certifies' if q['rho_phi_exceeded'] else 'held'}"),
-            "beta is a plug-in (curvature along -G on the signal's curvature part)"]
-
-
-

@@ -255,7 +255,9 @@ eps : float, keyword-only, default DEFAULT_EPS (1e-3)
 sites, layout, output : keyword-only
     As in :func:`depthcert.saturation` (default ``"blocks.*"``, None, None).
 family : str or None, keyword-only, default None
-    The inserted blocks' family (None: each scan's suggestion).
+    The inserted blocks' family (None: each scan's suggestion); a residual block family of
+    :data:`bounds.families.RESIDUAL_FAMILIES` stands for its tangent space's scanned family, as in
+    :func:`depthcert.insert_block`.
 steps : int, keyword-only, default 200
     Adam steps after each insertion (>= 0).
 lr : float, keyword-only, default 1e-3

@@ -35,6 +35,7 @@ from depthcert.api._scan import eval_mode, site_seed
 from depthcert.api._suggestion import RefusedInsertion
 from numerics.estimators import curvature_along
 from numerics.families import FAMILIES, ProtocolBlock
+from numerics.residual_families import tangent_family
 
 #: **Choice**: how ``beta`` is measured on the step sample (``numerics.estimators.curvature_along``):
 #: ``"descent"``, the least ``beta`` whose descent inequality holds at its own step (one backward,
@@ -150,7 +151,10 @@ site : str
     A scanned site, e.g. ``scan.best_site``.
 family : str or None, default None
     One of the scanned families (``"linear"``, ``"affine"``, ``"readout"``, ...); None: the
-    suggestion's family when ``scan.suggestion`` is at ``site``, else ``"readout"``.
+    suggestion's family when ``scan.suggestion`` is at ``site``, else ``"readout"``. A residual block
+    family of :data:`bounds.families.RESIDUAL_FAMILIES` (``"full"``, or one registered later) stands for
+    the scanned family of its tangent space (:attr:`~bounds.families.ResidualFamily.tangent`): the block
+    inserted is that scanned family's (the same first-order directions at ``theta = 0``).
 init : {"jumpboard", "zero", "copy_zero"}, default "jumpboard"
     The block's starting point. ``"copy_zero"`` only at a decoder layer of a Hugging Face decoder
     (below).
@@ -238,6 +242,7 @@ def insert_block(model: nn.Module, site: str, family: str | None = None, init: s
     if family is None:
         sug = getattr(scan, "suggestion", None)
         family = sug.family if sug is not None and sug.site == site else "readout"
+    family = tangent_family(family)   # a residual block family: the scanned family of its tangent space
     _check(model, site, family, init, scan)
     why = _refusal(site, family, scan) if init == "jumpboard" and not force else None
     if why:

@@ -14,7 +14,8 @@ import torch
 
 from bounds._statement import evaluate
 from bounds.generalisation import eps_value, jensen_readout_expression, mc_error_expression
-from numerics._numerics import check_positive, check_probability, random_bits, spectral_norm
+from numerics._numerics import check_positive, check_probability, random_bits
+from numerics.residual_families import block_family
 
 #: Sign entries per batch: large enough for one efficient matmul, small enough for cache.
 _SIGNS_PER_BATCH = 1 << 19
@@ -23,17 +24,16 @@ _SIGNS_PER_BATCH = 1 << 19
 def rho_phi(block, rho: float) -> float:
     """``rho_phi >= sup_{||u|| <= rho} ||phi(u)||`` (THEORY §4).
 
-    ReLU features: ``||relu(U0 u + b0)|| <= ||U0 u + b0|| <= ||U0||_2 rho + ||b0||``;
-    linear family: ``rho``. For ``full`` this is the value at the block's current ``U, b``.
+    The block's family's own bound (:func:`numerics.residual_families.block_family`): ReLU features
+    ``||relu(U0 u + b0)|| <= ||U0 u + b0|| <= ||U0||_2 rho + ||b0||``; linear family: ``rho``. For
+    ``full`` this is the value at the block's current ``U, b``.
 
     Raises:
         ValueError: ``rho < 0``.
     """
     if not rho >= 0:
         raise ValueError(f"rho == {rho!r}, must be >= 0.")
-    if block.family == "linear":
-        return float(rho)
-    return spectral_norm(block.U) * float(rho) + float(block.b.detach().norm())
+    return float(block_family(block.family).rho_phi(block, rho))
 
 
 def _check_phi(phi: torch.Tensor) -> None:

@@ -1,10 +1,11 @@
 """The run study's residual block families (``readout``, ``full``) as objects, and the post-hoc cap grid.
 
-:data:`RUN_FAMILIES` holds, under the names of :data:`bounds.families.RESIDUAL_FAMILIES` (whose
-objects carry the mathematics: ``[block]`` keys, output and Rademacher bounds), each family's
-torch behaviour in a run (:class:`RunFamily`): its caps from the network, its training and
-(C2) selection, the re-evaluation of a block that trains its own features, the quantities it
-reports and the routes it can be certified by. Adding a family is one entry in each table.
+:class:`RunFamily` is a residual block family's behaviour in a run: its caps from the network, its
+training and (C2) selection, the re-evaluation of a block that trains its own features, the
+quantities it reports and the routes it can be certified by. It is the ``run`` part of the family's
+entry in the one registry, :data:`bounds.families.RESIDUAL_FAMILIES` (the built-ins' parts are
+attached here); :data:`RUN_FAMILIES` is a live view of the registered families that have one. A
+family with frozen features can reuse :func:`frozen_caps` and :func:`select_readout`.
 
 * Caps fixed before ``S`` (THEORY §4): ``readout`` -- ``||V||_F <= nu_V`` with
   ``nu_V = output_cap / (L_top rho_phi)``; ``full`` -- ``||[U b]||_F <= nu_U`` with
@@ -32,16 +33,17 @@ from typing import Callable, Mapping
 import numpy as np
 import torch
 
-from bounds.families import RESIDUAL_FAMILIES, ResidualFamily
+from bounds.families import RESIDUAL_FAMILIES, FamilyNames, ResidualFamily, attach
 from bounds.variants import VARIANT_SPECS
 from plumbing.validation import InputError, Interval
 
 __all__ = ["FAMILIES", "INSERTION_OPTIONS", "RUN_FAMILIES", "BlockCaps", "RunFamily", "block_caps", "chosen_cap",
-           "complete_config", "on_states", "feature_norm", "reevaluate_new", "run_family", "select_full",
-           "select_readout", "setup_block"]
+           "complete_config", "frozen_caps", "on_states", "feature_norm", "reevaluate_new", "run_family",
+           "select_full", "select_readout", "setup_block"]
 
-#: The ``insertion.family`` values of the run study: the residual block families of :mod:`bounds.families`.
-FAMILIES = tuple(RESIDUAL_FAMILIES)
+#: The ``insertion.family`` values of the run study: the residual block families of :mod:`bounds.families`
+#: (a live view, also the schema's rule).
+FAMILIES = FamilyNames()
 #: Optional ``[insertion]`` keys (defaults: feature_cap 1.5, cap_grid 1, cap_ratio 2).
 INSERTION_OPTIONS = {"feature_cap": Interval(1), "cap_grid": Interval(1, 1000, integer=True),
                      "cap_ratio": Interval(1, closed_low=False)}
@@ -100,13 +102,14 @@ def _grid(cfg) -> tuple[float, int, float]:
     return cfg.insertion.output_cap, int(_option(cfg, "cap_grid")), float(_option(cfg, "cap_ratio"))
 
 
-def _readout_caps(cfg, block, rho: float, L_top: float) -> BlockCaps:
-    """``||V||_F <= nu_V = output_cap / (L_top rho_phi)``."""
+def frozen_caps(cfg, block, rho: float, L_top: float) -> BlockCaps:
+    """Frozen features (``readout``): ``||V||_F <= nu_V = output_cap / (L_top rho_phi)``, ``rho_phi`` the
+    family's own bound (:func:`numerics.estimators.rho_phi`)."""
     from numerics.estimators import rho_phi
 
     cap, n, ratio = _grid(cfg)
     r_phi = rho_phi(block, rho)
-    return BlockCaps("readout", rho, r_phi, cap / (L_top * r_phi), None, n, ratio)
+    return BlockCaps(block.family, rho, r_phi, cap / (L_top * r_phi), None, n, ratio)
 
 
 def _full_caps(cfg, block, rho: float, L_top: float) -> BlockCaps:
@@ -114,7 +117,7 @@ def _full_caps(cfg, block, rho: float, L_top: float) -> BlockCaps:
     cap, n, ratio = _grid(cfg)
     nu_U = float(_option(cfg, "feature_cap")) * feature_norm(block)
     r_phi = nu_U * math.sqrt(rho * rho + 1.0)
-    return BlockCaps("full", rho, r_phi, cap / (L_top * r_phi), nu_U, n, ratio)
+    return BlockCaps(block.family, rho, r_phi, cap / (L_top * r_phi), nu_U, n, ratio)
 
 
 def feature_norm(block) -> float:
@@ -261,7 +264,8 @@ class RunFamily:
     """A residual block family's torch behaviour in the run study (docstring of ``numerics.studies.run._family``).
 
     Attributes:
-        math: its mathematics (:class:`bounds.families.ResidualFamily`, the same name).
+        math: its mathematics (:class:`bounds.families.ResidualFamily`, the same name; None in the part a
+            family carries, filled in by :data:`RUN_FAMILIES`).
         caps: ``(cfg, block, rho, L_top) -> BlockCaps``, fixed before ``S``.
         select: ``(fixed, group) -> Selection``: training and the (C2) selection (stage 3).
         reevaluate: ``(fixed, group, sel, b, ev) -> Evaluation``: ``f_new``'s own ``L_test``/``R``
@@ -270,7 +274,7 @@ class RunFamily:
         default_use: the route fixed before the data when ``variants.use`` names one it cannot evaluate.
     """
 
-    math: ResidualFamily
+    math: ResidualFamily | None
     caps: Callable
     select: Callable
     reevaluate: Callable
@@ -292,15 +296,31 @@ class RunFamily:
             and (uniform == "closed" or self.math.empirical_rademacher))
 
 
-#: Every residual block family of the run study, under its :data:`bounds.families.RESIDUAL_FAMILIES` name.
-RUN_FAMILIES: Mapping[str, RunFamily] = {
-    "readout": RunFamily(RESIDUAL_FAMILIES["readout"], _readout_caps, select_readout,
-                         lambda fixed, group, sel, b, ev: ev, lambda fixed, sel, b: {}, "population_tight_bernstein"),
-    "full": RunFamily(RESIDUAL_FAMILIES["full"], _full_caps, select_full, reevaluate_new, _full_cap_quantities,
-                      "population_tight_hoeffding"),
-}
-if set(RUN_FAMILIES) != set(RESIDUAL_FAMILIES):   # one name, one family, in both layers
-    raise ImportError(f"run families {sorted(RUN_FAMILIES)} != bounds.families {sorted(RESIDUAL_FAMILIES)}")
+attach("readout", run=RunFamily(None, frozen_caps, select_readout, lambda fixed, group, sel, b, ev: ev,
+                                 lambda fixed, sel, b: {}, "population_tight_bernstein"))
+attach("full", run=RunFamily(None, _full_caps, select_full, reevaluate_new, _full_cap_quantities,
+                              "population_tight_hoeffding"))
+
+
+class _RunFamilies(Mapping):
+    """``{name: RunFamily}`` of the registered families with a ``run`` part, ``math`` the registry's entry."""
+
+    def __getitem__(self, name: str) -> RunFamily:
+        fam = RESIDUAL_FAMILIES.get(name)
+        if fam is None or fam.run is None:
+            raise KeyError(name)
+        return dataclasses.replace(fam.run, math=fam)
+
+    def __iter__(self):
+        return iter([n for n, f in RESIDUAL_FAMILIES.items() if f.run is not None])
+
+    def __len__(self) -> int:
+        return sum(f.run is not None for f in RESIDUAL_FAMILIES.values())
+
+
+#: Every residual block family of the run study, under its :data:`bounds.families.RESIDUAL_FAMILIES` name
+#: (a live view of the registry).
+RUN_FAMILIES: Mapping[str, RunFamily] = _RunFamilies()
 
 
 def run_family(name: str) -> RunFamily:

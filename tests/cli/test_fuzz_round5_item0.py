@@ -16,7 +16,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +23,7 @@ import pytest
 
 from depthcert.cli import main
 from plumbing.lock import LOCK_NAME
+from tests._no_work import forbid_work
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "tests" / "cli" / "_tiny_user.py"
@@ -253,15 +253,15 @@ OUTPUT_CASES = [
 
 
 @pytest.mark.parametrize("case,argv,code,unchanged,absent,words", OUTPUT_CASES, ids=[c[0] for c in OUTPUT_CASES])
-def test_an_output_that_would_destroy_an_input_or_another_output_is_refused(tmp_path, capsys, case, argv, code,
-                                                                            unchanged, absent, words):
+def test_an_output_that_would_destroy_an_input_or_another_output_is_refused(tmp_path, capsys, monkeypatch, case, argv,
+                                                                            code, unchanged, absent, words):
     args = argv(tmp_path)
     before = {name: (tmp_path / name).read_bytes() for name in unchanged}
-    t0 = time.perf_counter()
+    work = forbid_work(monkeypatch)          # refused before any work: no training, figure, solver or process
     got = main(args)
     line = _one_line(capsys)
     assert got == code, (case, got, line)
-    assert time.perf_counter() - t0 < 5, "refused only after the work"
+    assert work == [], f"refused only after the work: {work}"
     for name, content in before.items():
         assert (tmp_path / name).read_bytes() == content, f"{name} was overwritten"
     for name in absent:
@@ -286,7 +286,7 @@ def test_a_device_as_an_output_is_refused_before_any_work(capsys):
 @pytest.fixture(scope="module")
 def live_pid():
     """A live process of this host that is not this one (the lock's holder)."""
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
     yield proc.pid
     proc.kill()
     proc.wait()
@@ -331,19 +331,19 @@ def test_every_command_writing_a_folder_refuses_one_another_process_holds(tmp_pa
     argv, folder = LOCK_CASES[case]
     args = argv(tmp_path)
     held = _locked(tmp_path / folder, live_pid)
-    t0 = time.perf_counter()
+    work = forbid_work(monkeypatch)          # refused before any work: no training, figure, solver or process
     code = main(args)
     line = _one_line(capsys)
     named = str(held) in line or f"--out {folder} " in line      # as given: absolute, or ./grow_out relative
     assert code == 2 and f"pid {live_pid}" in line and named, (case, code, line)
-    assert time.perf_counter() - t0 < 5
+    assert work == [], f"refused only after the work: {work}"
     assert sorted(p.name for p in held.iterdir()) == [LOCK_NAME], "the command wrote into a held folder"
 
 
 def test_a_second_run_on_a_folder_a_running_process_holds_exits_2(tmp_path, capsys):
     """A real holder: another process has taken the lock with :class:`FolderLock` and is still running."""
     code = ("import sys, time\nfrom plumbing.lock import FolderLock\nFolderLock(sys.argv[1], 'run').acquire()\n"
-            "print('held', flush=True)\ntime.sleep(60)\n")
+            "print('held', flush=True)\ntime.sleep(3600)\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     holder = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "o")], env=env, stdout=subprocess.PIPE, text=True)
     try:

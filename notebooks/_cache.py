@@ -55,8 +55,11 @@ def store(path: Path, nb: nbformat.NotebookNode, key: str | None = None) -> Path
     return target
 
 
-def execute(path: Path, workdir: Path | None = None, timeout: int = 300) -> nbformat.NotebookNode:
-    """Execute ``path`` in ``workdir`` (a fresh temporary directory by default) and return it."""
+def execute(path: Path, workdir: Path | None = None, timeout: int = 1800) -> nbformat.NotebookNode:
+    """Execute ``path`` in ``workdir`` (a fresh temporary directory by default) and return it.
+
+    ``timeout`` (seconds per cell) and the kernel's start-up limit are hang guards, not speed checks: generous, so
+    that a machine 3x slower or loaded runs every notebook (their cells take seconds)."""
     from nbclient import NotebookClient
 
     key = cache_key(path)   # of the sources the execution starts from
@@ -65,7 +68,8 @@ def execute(path: Path, workdir: Path | None = None, timeout: int = 300) -> nbfo
     try:
         shutil.copy(path, work / Path(path).name)
         nb = nbformat.read(work / Path(path).name, as_version=4)
-        NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(work)}}).execute()
+        NotebookClient(nb, timeout=timeout, startup_timeout=600, kernel_name="python3",
+                       resources={"metadata": {"path": str(work)}}).execute()
     finally:
         if own:
             shutil.rmtree(work, ignore_errors=True)

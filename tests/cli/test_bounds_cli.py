@@ -79,7 +79,7 @@ def test_level_out_of_range_and_missing_file(tmp_path, capsys):
 
 def test_console_script_runs_in_a_subprocess():
     out = subprocess.run([sys.executable, "-m", "depthcert", "bounds", "--config", str(EXAMPLE), "--json"],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     json.loads(out.stdout)   # exactly one JSON object
 

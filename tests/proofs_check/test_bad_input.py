@@ -55,7 +55,7 @@ def test_bad_formulas_exit_two(tmp_path, capsys, formula, fragment):
     assert json.loads(captured.out)["entailed"] is None
 
 
-def _run_guarded(args, timeout=60):
+def _run_guarded(args, timeout=300):
     """The CLI in a subprocess, at most 2 GiB of address space and ``timeout`` seconds."""
     def limit():
         import resource

@@ -2,7 +2,8 @@
 
 :func:`forbid_work` replaces the entry points every expensive step of depthcert passes through (a forward or
 backward pass of a network, hence any training, scan or evaluation; a figure written; a solver query; a worker
-process or subprocess started) with a stub that records the call and raises :class:`WorkStarted`. A
+process or subprocess started; a sweep grid enumerated past the most cells a sweep may hold) with a stub that
+records the call and raises :class:`WorkStarted`. A
 ``BaseException``, so that the CLI's ``except Exception`` (one line, exit 1) cannot turn it into an ordinary
 failure; the list returned holds every call, so a test asserts it is empty even where the exception was caught.
 """
@@ -46,4 +47,22 @@ def forbid_work(monkeypatch) -> list[str]:
             calls.append(_what)
             raise WorkStarted(_what)
         monkeypatch.setattr(owner, name, stop)
+    _cap_sweep_cells(monkeypatch, calls)
     return calls
+
+
+def _cap_sweep_cells(monkeypatch, calls: list[str]) -> None:
+    """A sweep's cells are counted as they are built: one past ``MAX_CELLS`` is work (the grid enumerated before
+    its size was checked), stopped there rather than after the whole grid."""
+    from numerics.studies.sweeps import _spec
+
+    built = 0
+
+    def cell(*args, _real=_spec.Cell, **kwargs):
+        nonlocal built
+        built += 1
+        if built > _spec.MAX_CELLS:
+            calls.append("numerics.studies.sweeps._spec.Cell")
+            raise WorkStarted(f"{built} sweep cells built: more than a sweep may hold ({_spec.MAX_CELLS})")
+        return _real(*args, **kwargs)
+    monkeypatch.setattr(_spec, "Cell", cell)

@@ -20,7 +20,12 @@ from numerics.distributed._comm import (
     world_size,
 )
 from numerics.distributed._scan import sharded_accumulate
-from numerics.distributed._shards import BUFFER_BYTES, ShardSums
+from numerics.distributed._shards import ShardSums
+
+#: **Choice**: the bytes of per-sample factors of the bets (``X_i``, or ``m_i`` and ``phi_i``) a rank keeps, all sites
+#: together, on the model's device; beyond them every rank makes a second forward+backward pass over its shard
+#: instead (a chunk's bets wait for the directions that all earlier shards fix). Set it before the call.
+BUFFER_BYTES = 1 << 30
 
 __all__ = ["BUFFER_BYTES", "ShardSums", "active", "all_gather_ints", "all_max", "all_sum", "broadcast_object",
            "comm_device", "gather_objects", "local_only", "rank", "refuse", "sharded_accumulate", "world_size"]

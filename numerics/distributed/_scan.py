@@ -42,6 +42,8 @@ def sharded_accumulate(model: nn.Module, batches: Callable[[], Iterable], blocks
         batches: a callable giving this rank's batches ``(x, y, first)`` in order, ``first`` the global index
             (in the union, rank order) of the batch's first sample; called twice where the bets' factors do
             not fit ``buffer_bytes``.
+        buffer_bytes: what this rank may keep of the bets' factors, all sites together (None:
+            :data:`numerics.distributed.BUFFER_BYTES`).
         n_total: the union's number of samples.
         check: ``check(values, n, loss, first) -> values`` (per-sample losses, finite).
 
@@ -51,7 +53,10 @@ def sharded_accumulate(model: nn.Module, batches: Callable[[], Iterable], blocks
     """
     p = next(model.parameters())
     device = _comm.comm_device(p.device)
-    sums = {s: ShardSums(blk.d, blk.r, n_total, n_chunks, b, device=p.device, buffer_bytes=buffer_bytes)
+    import numerics.distributed as nd
+
+    per_site = (nd.BUFFER_BYTES if buffer_bytes is None else int(buffer_bytes)) // max(len(blocks), 1)   # a rank's budget, shared
+    sums = {s: ShardSums(blk.d, blk.r, n_total, n_chunks, b, device=p.device, buffer_bytes=per_site)
             for s, blk in blocks.items()}
     _passes(model, batches, blocks, loss, check, lambda s, m, phi, first: sums[s].update(m, phi, first))
     reduced = {s: reduce_sums(v, device) for s, v in sums.items()}

@@ -13,7 +13,7 @@ each batch's first sample) and keeps
   reduction;
 * the per-sample factors of the betting scalars ``Z_i = <X_i, w_c>`` (``X_i``, or ``m_i`` and ``phi_i``
   when smaller), while they fit ``buffer_bytes``; beyond that a second pass over the shard recomputes them
-  (:meth:`ShardSums.bet_part`).
+  (:func:`second_pass_parts`).
 
 :func:`combine` all-reduces the sums (sum) and maxima (max), computes every chunk's direction from the
 global prefix sums, gathers the ``Z_i`` of all ranks in rank order and replays the bets (bound ``b_c``,
@@ -27,19 +27,16 @@ from numerics.distributed import _comm
 from numerics.estimators import SiteAccumulator
 from numerics.estimators._site_stats import _E_ROWS, _bet_direction, _flat, _per_sample_X, _token_gram, _x_sq_norms
 
-__all__ = ["BUFFER_BYTES", "ShardSums", "combine"]
+__all__ = ["ShardSums", "combine"]
 
 F64 = torch.float64
-#: **Choice**: the per-sample factors of the bets a rank keeps in memory (per site) before it falls back to a
-#: second pass over its shard (the bets of a chunk wait for the directions of all earlier shards).
-BUFFER_BYTES = 1 << 30
 
 
 class ShardSums:
     """This rank's part of one site's statistics (global probe of ``n_total`` samples, ``n_chunks`` chunks)."""
 
     def __init__(self, d: int, r: int, n_total: int, n_chunks: int = 16, b: float | None = None,
-                 device=None, buffer_bytes: int | None = None):
+                 device=None, buffer_bytes: int = 0):
         self.ref = SiteAccumulator(d, r, n_total, n_chunks, b, device=device)   # the global chunk ends and rule
         self.d, self.r, self.device = d, r, device
         ends = self.ref.ends
@@ -49,7 +46,7 @@ class ShardSums:
         self.vec = torch.zeros(self._width() * (1 + k), dtype=F64, device=device)   # totals, then one row per refresh
         self.maxima = torch.zeros(4, dtype=F64, device=device)   # ag_max, x_max, phi_max, x_max of chunk 0
         self.n = 0
-        self.budget = BUFFER_BYTES if buffer_bytes is None else int(buffer_bytes)
+        self.budget = int(buffer_bytes)
         self.kept: list | None = []   # (chunk, X or (m, phi)) per part, None once over budget
         self._bytes = 0
 
@@ -106,7 +103,7 @@ class ShardSums:
 
     @property
     def needs_second_pass(self) -> bool:
-        """True when the bets' factors did not fit ``buffer_bytes`` (then call :meth:`bet_part` on a second pass)."""
+        """True when the bets' factors did not fit ``buffer_bytes`` (then the bets come from a second pass)."""
         return self.kept is None
 
 

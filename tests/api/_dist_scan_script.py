@@ -4,7 +4,8 @@ data are also imported by the test for the one-process reports on the union of t
 Each rank writes, under ``argv[1]``: ``rank{r}.json`` (the scan of its shard, the bets' factors kept),
 ``rank{r}_pass2.json`` (the same with ``BUFFER_BYTES = 0``: the bets from a second pass), ``rank{r}_curv.json``
 (``curvature_data`` given, the same on both ranks), ``rank{r}_unreduced.json`` (a wrong variant: the sums
-not all-reduced) and ``rank{r}_errors.json`` (what each refused call said).
+not all-reduced), ``rank{r}_reversed.json`` (a wrong variant: the bets' scalars gathered in reversed rank
+order, as an arrival order could) and ``rank{r}_errors.json`` (what each refused call said).
 """
 from __future__ import annotations
 
@@ -94,26 +95,39 @@ def _refusals(dc, net, rank: int) -> dict:
     return out
 
 
+def _pieces(gather, t, device) -> list:
+    """Each rank's part of ``gather(t)``, in rank order."""
+    from numerics.distributed import all_gather_ints
+
+    counts, whole = all_gather_ints(t.numel(), device), gather(t, device)
+    return list(torch.split(whole, counts))
+
+
 def main(out: Path) -> None:
     import torch.distributed as dist
 
     import depthcert as dc
+    import numerics.distributed._comm as comm
     import numerics.distributed._scan as dscan
-    import numerics.distributed._shards as shards
+    import numerics.distributed as nd
 
     dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))   # a rank left waiting fails, not hangs
     rank, net = dist.get_rank(), model()
     data = shard(rank)
     dc.saturation(net, data, **KW).to_json(out / f"rank{rank}.json")
     dc.saturation(net, data, curvature_data=curvature(), **KW).to_json(out / f"rank{rank}_curv.json")
-    budget, shards.BUFFER_BYTES = shards.BUFFER_BYTES, 0
+    budget, nd.BUFFER_BYTES = nd.BUFFER_BYTES, 0
     dc.saturation(net, data, **KW).to_json(out / f"rank{rank}_pass2.json")
-    shards.BUFFER_BYTES = budget
+    nd.BUFFER_BYTES = budget
     (out / f"rank{rank}_errors.json").write_text(json.dumps(_refusals(dc, net, rank), indent=1))
     reduce = dscan.reduce_sums   # the wrong variant: each rank keeps its own sums (n and maxima still reduced)
     dscan.reduce_sums = lambda s, device: (s.vec.clone(), reduce(s, device)[1], reduce(s, device)[2])
     dc.saturation(net, data, **KW).to_json(out / f"rank{rank}_unreduced.json")
     dscan.reduce_sums = reduce
+    gather = comm.all_gather_cat   # the wrong variant: the betting scalars in arrival order (here: reversed ranks)
+    comm.all_gather_cat = lambda t, device: torch.cat(list(reversed(_pieces(gather, t, device))))
+    dc.saturation(net, data, **KW).to_json(out / f"rank{rank}_reversed.json")
+    comm.all_gather_cat = gather
     dist.barrier()
     dist.destroy_process_group()
 

@@ -77,8 +77,8 @@ def _check_distinct(stream: DataStream) -> None:
         if p is not None and p in seen:
             raise ValueError(f"data on ranks {seen[p]} and {r} starts with the same samples, must be each rank's own "
                              "shard under torch.distributed (the scan's probe is the union of the shards; the same "
-                             "samples twice are not independent). Give each rank its part (e.g. data[rank::world] or "
-                             "a DistributedSampler with shuffle=False), or call it inside "
+                             "samples twice are not independent). Give each rank its part (e.g. x.tensor_split(world)[rank] "
+                             "or a Subset of the dataset), or call it inside "
                              "numerics.distributed.local_only() to scan the same data on one rank.")
         if p is not None:
             seen[p] = r

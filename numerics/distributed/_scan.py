@@ -35,15 +35,15 @@ def _passes(model, batches, blocks, loss, check, visit) -> None:
 
 def sharded_accumulate(model: nn.Module, batches: Callable[[], Iterable], blocks: Mapping[str, ProtocolBlock], loss,
                        n_total: int, *, n_chunks: int = 16, b: float | None = None, check: Callable,
-                       buffer_bytes: int | None = None) -> dict:
+                       buffer_bytes: int) -> dict:
     """``{site: SiteAccumulator}`` of the union of every rank's shard (a collective call: every rank calls it).
 
     Args:
         batches: a callable giving this rank's batches ``(x, y, first)`` in order, ``first`` the global index
             (in the union, rank order) of the batch's first sample; called twice where the bets' factors do
             not fit ``buffer_bytes``.
-        buffer_bytes: what this rank may keep of the bets' factors, all sites together (None:
-            :data:`numerics.distributed.BUFFER_BYTES`).
+        buffer_bytes: what this rank may keep of the bets' factors, all sites together (``dc.saturation``
+            passes ``numerics.distributed.BUFFER_BYTES``).
         n_total: the union's number of samples.
         check: ``check(values, n, loss, first) -> values`` (per-sample losses, finite).
 
@@ -53,9 +53,7 @@ def sharded_accumulate(model: nn.Module, batches: Callable[[], Iterable], blocks
     """
     p = next(model.parameters())
     device = _comm.comm_device(p.device)
-    import numerics.distributed as nd
-
-    per_site = (nd.BUFFER_BYTES if buffer_bytes is None else int(buffer_bytes)) // max(len(blocks), 1)   # a rank's budget, shared
+    per_site = int(buffer_bytes) // max(len(blocks), 1)   # a rank's budget, shared by its sites
     sums = {s: ShardSums(blk.d, blk.r, n_total, n_chunks, b, device=p.device, buffer_bytes=per_site)
             for s, blk in blocks.items()}
     _passes(model, batches, blocks, loss, check, lambda s, m, phi, first: sums[s].update(m, phi, first))

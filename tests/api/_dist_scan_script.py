@@ -3,7 +3,8 @@ data are also imported by the test for the one-process reports on the union of t
 
 Each rank writes, under ``argv[1]``: ``rank{r}.json`` (the scan of its shard, the bets' factors kept),
 ``rank{r}_pass2.json`` (the same with ``BUFFER_BYTES = 0``: the bets from a second pass), ``rank{r}_curv.json``
-(``curvature_data`` given, the same on both ranks), ``rank{r}_unreduced.json`` (a wrong variant: the sums
+(``curvature_data`` given, the same on both ranks), ``rank{r}_local.json`` (the whole union on each rank
+inside ``numerics.distributed.local_only()``), ``rank{r}_unreduced.json`` (a wrong variant: the sums
 not all-reduced), ``rank{r}_reversed.json`` (a wrong variant: the bets' scalars gathered in reversed rank
 order, as an arrival order could) and ``rank{r}_errors.json`` (what each refused call said).
 """
@@ -119,6 +120,8 @@ def main(out: Path) -> None:
     budget, nd.BUFFER_BYTES = nd.BUFFER_BYTES, 0
     dc.saturation(net, data, **KW).to_json(out / f"rank{rank}_pass2.json")
     nd.BUFFER_BYTES = budget
+    with nd.local_only():   # the escape hatch (the training-loop callbacks use it): the whole union, on each rank alone
+        dc.saturation(net, union(), **KW).to_json(out / f"rank{rank}_local.json")
     (out / f"rank{rank}_errors.json").write_text(json.dumps(_refusals(dc, net, rank), indent=1))
     reduce = dscan.reduce_sums   # the wrong variant: each rank keeps its own sums (n and maxima still reduced)
     dscan.reduce_sums = lambda s, device: (s.vec.clone(), reduce(s, device)[1], reduce(s, device)[2])

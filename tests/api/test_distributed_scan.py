@@ -85,16 +85,17 @@ def _load(ranks: Path, name: str) -> dict:
     return json.loads((ranks / f"{name}.json").read_text())
 
 
-@pytest.mark.parametrize("variant", ["", "_pass2", "_curv"])
+@pytest.mark.parametrize("variant", ["", "_pass2", "_curv", "_local"])
 @pytest.mark.parametrize("rank", [0, 1])
 def test_every_rank_reports_the_one_process_scan_of_the_union(ranks, one_process, rank, variant):
-    """Kept bets' factors (""), a second pass for the bets ("_pass2"), and curvature_data given ("_curv")."""
+    """Kept bets' factors (""), a second pass for the bets ("_pass2"), curvature_data given ("_curv"), and the
+    whole union on each rank alone inside ``local_only()`` ("_local": the escape hatch, no collective)."""
     want = one_process["_curv" if variant == "_curv" else ""]
     got = _load(ranks, f"rank{rank}{variant}")
     assert differences(got, want) == []
     assert (got["verdict"], got["best_site"], got["n"]) == (want["verdict"], want["best_site"], sum(script.SIZES) - 64
                                                             if variant != "_curv" else sum(script.SIZES))
-    assert "2 ranks' shards [340, 260]" in got["curvature_source"]
+    assert ("2 ranks' shards [340, 260]" in got["curvature_source"]) == (variant != "_local")
 
 
 def test_the_ranks_agree_with_each_other(ranks):

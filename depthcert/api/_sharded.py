@@ -7,7 +7,8 @@ shard (or rank 0's ``curvature_data``) and is broadcast, so the curvature, the i
 sites' blocks are the same on every rank. Every check that could fail on one rank only is decided by all
 ranks together (so no rank is left waiting in a collective): shards that are copies of each other,
 ``curvature_data`` passed on some ranks only or different between ranks, a rank 0 shard smaller than the
-curvature sample.
+curvature sample, and any error a rank's own data or the loss raise while it is read or scanned
+(:func:`numerics.distributed.together`).
 """
 from __future__ import annotations
 
@@ -71,7 +72,9 @@ def _fingerprint(stream: DataStream) -> str | None:
 
 
 def _check_distinct(stream: DataStream) -> None:
-    prints = dist.gather_objects(_fingerprint(stream))
+    with dist.together():
+        mine = _fingerprint(stream)
+    prints = dist.gather_objects(mine)
     seen: dict = {}
     for r, p in enumerate(prints):
         if p is not None and p in seen:
@@ -92,7 +95,8 @@ def _broadcast_pair(pair, model) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def _given_curvature(curvature_data, model, batch_size: int, curvature_n: int, sizes) -> tuple:
-    mine = as_stream(curvature_data, "curvature_data", model, batch_size).take(curvature_n)
+    with dist.together():
+        mine = as_stream(curvature_data, "curvature_data", model, batch_size).take(curvature_n)
     xc, yc = _broadcast_pair(mine if dist.rank() == 0 else None, model)
     same = mine[0].shape == xc.shape and mine[1].shape == yc.shape and bool(torch.equal(mine[0], xc)) \
         and bool(torch.equal(mine[1], yc))
@@ -114,7 +118,8 @@ def _leading_curvature(stream: DataStream, model, curvature_n: int, n_chunks: in
                          f"min(curvature_n, n // 4) == {k} samples of the union of the {len(sizes)} ranks' shards "
                          f"{sizes}) when curvature_data is None: give rank 0 at least {k} samples, or pass "
                          "curvature_data (the same on every rank).")
-    pair = stream.take(k) if dist.rank() == 0 else None
+    with dist.together():
+        pair = stream.take(k) if dist.rank() == 0 else None
     note = (f"a disjoint part of data: its first {k} samples (of the union of {len(sizes)} ranks' shards {sizes}, "
             "in rank order: rank 0's, broadcast)")
     return _broadcast_pair(pair, model), k, note
@@ -122,7 +127,8 @@ def _leading_curvature(stream: DataStream, model, curvature_n: int, n_chunks: in
 
 def split_sharded(data, curvature_data, model, batch_size: int, curvature_n: int, n_chunks: int):
     """``(ShardedProbe, curvature (x, y), statement)``: ``_saturation._split`` on the union of the ranks' shards."""
-    stream = as_stream(data, "data", model, batch_size)
+    with dist.together():   # a bad shard on one rank stops every rank, none left waiting
+        stream = as_stream(data, "data", model, batch_size)
     sizes = dist.all_gather_ints(len(stream), dist.comm_device(next(model.parameters()).device))
     _check_distinct(stream)
     flags = dist.gather_objects(curvature_data is not None)   # before any branch: every rank takes the same one

@@ -16,7 +16,9 @@ from numerics.distributed._comm import (
     comm_device,
     gather_objects,
     local_only,
+    raise_together,
     rank,
+    together,
     world_size,
 )
 from numerics.distributed._scan import sharded_accumulate
@@ -28,7 +30,8 @@ from numerics.distributed._shards import ShardSums
 BUFFER_BYTES = 1 << 30
 
 __all__ = ["BUFFER_BYTES", "ShardSums", "active", "all_gather_ints", "all_max", "all_sum", "broadcast_object",
-           "comm_device", "gather_objects", "local_only", "rank", "refuse", "sharded_accumulate", "world_size"]
+           "comm_device", "gather_objects", "local_only", "raise_together", "rank", "refuse", "sharded_accumulate",
+           "together", "world_size"]
 
 
 def refuse(what: str, missing: str) -> None:

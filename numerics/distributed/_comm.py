@@ -12,7 +12,7 @@ import threading
 import torch
 
 __all__ = ["active", "all_gather_cat", "all_gather_ints", "all_max", "all_sum", "broadcast_object", "comm_device", "gather_objects",
-           "local_only", "rank", "world_size"]
+           "local_only", "raise_together", "rank", "together", "world_size"]
 
 _LOCAL = threading.local()
 
@@ -110,3 +110,26 @@ def broadcast_object(obj):
     box = [obj if rank() == 0 else None]
     _dist().broadcast_object_list(box, src=0)
     return box[0]
+
+
+def raise_together(error: BaseException | None) -> None:
+    """Every rank raises if any rank's ``error`` is not None (no rank is left waiting in a later collective):
+    that rank its own error, every other a RuntimeError naming the rank and its message."""
+    said = gather_objects(None if error is None else f"{type(error).__name__}: {error}")
+    if error is not None:
+        raise error
+    failed = [(r, m) for r, m in enumerate(said) if m is not None]
+    if failed:
+        raise RuntimeError("; ".join(f"rank {r} stopped the data-parallel scan: {m}" for r, m in failed))
+
+
+@contextlib.contextmanager
+def together():
+    """Inside this context an error of the kinds a user's data or loss raise (TypeError, ValueError, RuntimeError)
+    is raised on every rank at the end of the block (:func:`raise_together`): use around work without collectives."""
+    error = None
+    try:
+        yield
+    except (TypeError, ValueError, RuntimeError) as e:
+        error = e
+    raise_together(error)

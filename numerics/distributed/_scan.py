@@ -56,15 +56,17 @@ def sharded_accumulate(model: nn.Module, batches: Callable[[], Iterable], blocks
     per_site = int(buffer_bytes) // max(len(blocks), 1)   # a rank's budget, shared by its sites
     sums = {s: ShardSums(blk.d, blk.r, n_total, n_chunks, b, device=p.device, buffer_bytes=per_site)
             for s, blk in blocks.items()}
-    _passes(model, batches, blocks, loss, check, lambda s, m, phi, first: sums[s].update(m, phi, first))
+    with _comm.together():   # an error on one rank (its data, the loss) is raised on every rank, none left waiting
+        _passes(model, batches, blocks, loss, check, lambda s, m, phi, first: sums[s].update(m, phi, first))
     reduced = {s: reduce_sums(v, device) for s, v in sums.items()}
     dirs = {s: directions(v, reduced[s][0]) for s, v in sums.items()}
     again = _comm.all_max(torch.tensor([float(any(v.needs_second_pass for v in sums.values()))], dtype=torch.float64),
                           device)
     if bool(again[0]):   # some rank could not keep the bets' factors: every rank passes again (collectives in step)
         zs: dict = {s: [] for s in sums}
-        _passes(model, batches, blocks, loss, check, lambda s, m, phi, first: zs[s].append(
-            bet_parts(sums[s], second_pass_parts(sums[s], m, phi, first), dirs[s])))
+        with _comm.together():
+            _passes(model, batches, blocks, loss, check, lambda s, m, phi, first: zs[s].append(
+                bet_parts(sums[s], second_pass_parts(sums[s], m, phi, first), dirs[s])))
         local = {s: torch.cat(zs[s]) if zs[s] else torch.zeros(0, dtype=torch.float64, device=p.device) for s in sums}
     else:
         local = {s: bet_parts(v, v.kept, dirs[s]) for s, v in sums.items()}

@@ -83,6 +83,8 @@ def _refusals(dc, net, rank: int) -> dict:
         "same_data": lambda: dc.saturation(net, union(), **KW),
         "small_rank0": lambda: dc.saturation(net, (x[:10], y[:10]) if rank == 0 else (x, y), **KW),
         "curvature_on_rank0_only": lambda: dc.saturation(net, (x, y), curvature_data=curvature() if rank == 0 else None, **KW),
+        "nan_on_rank1": lambda: dc.saturation(net, (x.index_fill(0, torch.tensor([100]), float("nan")) if rank == 1 else x, y),
+                                              **KW),
         "grow": lambda: dc.grow(net, train=(x, y), probe=(x, y), sites=["wide"], max_blocks=1, steps=1, curvature_n=16),
         "certify_insertion": lambda: dc.certify_insertion(net, "wide", (x[:100], y[:100]), (x[100:200], y[100:200]),
                                                           (x[200:], y[200:])),

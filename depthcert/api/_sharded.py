@@ -5,7 +5,8 @@ equals (**Choice**): its first samples are the curvature sample (when ``curvatur
 rest the probe, cut into the same global chunks and batches. The curvature sample comes from rank 0's
 shard (or rank 0's ``curvature_data``) and is broadcast, so the curvature, the insertion check and the
 sites' blocks are the same on every rank. Every check that could fail on one rank only is decided by all
-ranks together (so no rank is left waiting in a collective): shards that are copies of each other,
+ranks together (so no rank is left waiting in a collective): a network whose weights differ between ranks, shards that
+are copies of each other,
 ``curvature_data`` passed on some ranks only or different between ranks, a rank 0 shard smaller than the
 curvature sample, and any error a rank's own data or the loss raise while it is read or scanned
 (:func:`numerics.distributed.together`).
@@ -87,6 +88,19 @@ def _check_distinct(stream: DataStream) -> None:
             seen[p] = r
 
 
+def _check_same_model(model) -> None:
+    """Refuses, on every rank, a network whose weights differ between ranks (each tensor's sum and sum of
+    squares, float64: one small all-gather; DDP and a shared checkpoint give equal ones)."""
+    with torch.no_grad():
+        sig = torch.stack([torch.stack([t.detach().double().sum(), t.detach().double().pow(2).sum()])
+                           for t in model.state_dict().values() if t.is_floating_point()]).cpu()
+    sigs = dist.gather_objects(sig)
+    differ = [r for r, other in enumerate(sigs) if other.shape != sig.shape or not bool(torch.equal(other, sigs[0]))]
+    if differ:
+        raise ValueError(f"model's weights on ranks {differ} differ from rank 0's, must be the same network on every "
+                         "rank under torch.distributed (load the same checkpoint, or broadcast rank 0's state_dict).")
+
+
 def _broadcast_pair(pair, model) -> tuple[torch.Tensor, torch.Tensor]:
     """Rank 0's ``(x, y)`` on every rank, on the model's device."""
     device = next(model.parameters()).device
@@ -130,6 +144,7 @@ def split_sharded(data, curvature_data, model, batch_size: int, curvature_n: int
     with dist.together():   # a bad shard on one rank stops every rank, none left waiting
         stream = as_stream(data, "data", model, batch_size)
     sizes = dist.all_gather_ints(len(stream), dist.comm_device(next(model.parameters()).device))
+    _check_same_model(model)
     _check_distinct(stream)
     flags = dist.gather_objects(curvature_data is not None)   # before any branch: every rank takes the same one
     _agree(len(set(flags)) == 1, f"curvature_data is given on ranks {[r for r, f in enumerate(flags) if f]} only, "

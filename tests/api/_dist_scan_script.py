@@ -76,6 +76,15 @@ def curvature() -> tuple[torch.Tensor, torch.Tensor]:
     return x[:80], y[:80]
 
 
+def _nudged(rank: int) -> nn.Module:
+    """The test's network, with one weight changed by 1e-9 on rank 1."""
+    net = model()
+    if rank == 1:
+        with torch.no_grad():
+            net.head.weight[0, 0] += 1e-9
+    return net
+
+
 def _refusals(dc, net, rank: int) -> dict:
     out = {}
     x, y = shard(rank)
@@ -85,6 +94,7 @@ def _refusals(dc, net, rank: int) -> dict:
         "curvature_on_rank0_only": lambda: dc.saturation(net, (x, y), curvature_data=curvature() if rank == 0 else None, **KW),
         "nan_on_rank1": lambda: dc.saturation(net, (x.index_fill(0, torch.tensor([100]), float("nan")) if rank == 1 else x, y),
                                               **KW),
+        "different_model": lambda: dc.saturation(_nudged(rank), (x, y), **KW),
         "grow": lambda: dc.grow(net, train=(x, y), probe=(x, y), sites=["wide"], max_blocks=1, steps=1, curvature_n=16),
         "certify_insertion": lambda: dc.certify_insertion(net, "wide", (x[:100], y[:100]), (x[100:200], y[100:200]),
                                                           (x[200:], y[200:])),

@@ -126,6 +126,7 @@ def test_what_cannot_be_combined_is_refused_on_every_rank(ranks, rank):
     assert said["same_data"].startswith("ValueError: data on ranks 0 and 1 starts with the same samples")
     assert "rank 0's data has 10 samples, must hold the curvature sample" in said["small_rank0"]
     assert "curvature_data is given on ranks [0] only" in said["curvature_on_rank0_only"]
+    assert said["different_model"].startswith("ValueError: model's weights on ranks [1] differ from rank 0's")
     if rank == 1:   # its own error, raised where its data is read ...
         assert said["nan_on_rank1"].startswith("ValueError: data x == nan at sample")
     else:           # ... and on rank 0, which would otherwise wait for rank 1 in the next collective

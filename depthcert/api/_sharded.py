@@ -47,7 +47,8 @@ class ShardedProbe:
     def accumulate(self, model, blocks, loss, *, n_chunks: int = 16, b: float | None = None) -> dict:
         """``{site: SiteAccumulator}`` of the union (every rank calls it)."""
         return dist.sharded_accumulate(model, self.batches, blocks, loss, self.n_total, n_chunks=n_chunks, b=b,
-                                       check=check_per_sample, buffer_bytes=dist.BUFFER_BYTES)
+                                       check=check_per_sample, buffer_bytes=dist.BUFFER_BYTES,
+                                       batch_size=self.local.batch_size)
 
 
 def _agree(ok: bool, message: str) -> None:

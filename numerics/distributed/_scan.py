@@ -35,7 +35,7 @@ def _passes(model, batches, blocks, loss, check, visit) -> None:
 
 def sharded_accumulate(model: nn.Module, batches: Callable[[], Iterable], blocks: Mapping[str, ProtocolBlock], loss,
                        n_total: int, *, n_chunks: int = 16, b: float | None = None, check: Callable,
-                       buffer_bytes: int) -> dict:
+                       buffer_bytes: int, batch_size: int | None = None) -> dict:
     """``{site: SiteAccumulator}`` of the union of every rank's shard (a collective call: every rank calls it).
 
     Args:
@@ -44,6 +44,8 @@ def sharded_accumulate(model: nn.Module, batches: Callable[[], Iterable], blocks
             not fit ``buffer_bytes``.
         buffer_bytes: what this rank may keep of the bets' factors, all sites together (``dc.saturation``
             passes ``numerics.distributed.BUFFER_BYTES``).
+        batch_size: the one-process scan's batch size (its batches start at the multiples of it in the
+            union): where a rank boundary cuts one of its parts, the subsample of ``E[m m^T]`` continues there.
         n_total: the union's number of samples.
         check: ``check(values, n, loss, first) -> values`` (per-sample losses, finite).
 
@@ -54,7 +56,8 @@ def sharded_accumulate(model: nn.Module, batches: Callable[[], Iterable], blocks
     p = next(model.parameters())
     device = _comm.comm_device(p.device)
     per_site = int(buffer_bytes) // max(len(blocks), 1)   # a rank's budget, shared by its sites
-    sums = {s: ShardSums(blk.d, blk.r, n_total, n_chunks, b, device=p.device, buffer_bytes=per_site)
+    sums = {s: ShardSums(blk.d, blk.r, n_total, n_chunks, b, device=p.device, buffer_bytes=per_site,
+                      batch_size=batch_size)
             for s, blk in blocks.items()}
     with _comm.together():   # an error on one rank (its data, the loss) is raised on every rank, none left waiting
         _passes(model, batches, blocks, loss, check, lambda s, m, phi, first: sums[s].update(m, phi, first))

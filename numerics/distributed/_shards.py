@@ -36,9 +36,9 @@ class ShardSums:
     """This rank's part of one site's statistics (global probe of ``n_total`` samples, ``n_chunks`` chunks)."""
 
     def __init__(self, d: int, r: int, n_total: int, n_chunks: int = 16, b: float | None = None,
-                 device=None, buffer_bytes: int = 0):
+                 device=None, buffer_bytes: int = 0, batch_size: int | None = None):
         self.ref = SiteAccumulator(d, r, n_total, n_chunks, b, device=device)   # the global chunk ends and rule
-        self.d, self.r, self.device = d, r, device
+        self.d, self.r, self.device, self.batch_size = d, r, device, batch_size
         ends = self.ref.ends
         # refresh points: the chunk counts after which the direction is (re)computed, before the last chunk
         self.refresh = [c for c in range(1, len(ends)) if c & (c - 1) == 0]
@@ -63,18 +63,29 @@ class ShardSums:
         while i < m.shape[0]:
             c = self.chunk_of(first + i)
             j = min(m.shape[0], i + self.ref.ends[c] - (first + i))
-            self._part(m[i:j], phi[i:j], c)
+            self._part(m[i:j], phi[i:j], c, self._e_rows(first + i, c, m.shape[1]))
             i = j
 
+    def _e_rows(self, g: int, c: int, T: int) -> int | None:
+        """The token rows of ``E[m m^T]``'s subsample left to a part starting at global sample ``g`` in chunk ``c``:
+        the one-process scan takes the first ``_E_ROWS`` rows of its part (from the later of the batch's and
+        the chunk's start), which a rank boundary may cut in two (None: every row, ``d <= _E_ROWS``)."""
+        if self.d <= _E_ROWS:
+            return None
+        start = self.ref.ends[c - 1] if c else 0
+        if self.batch_size:
+            start = max(start, g - g % self.batch_size)
+        return max(0, _E_ROWS - (g - start) * T)
+
     @torch.no_grad()
-    def _part(self, m, phi, c: int) -> None:
+    def _part(self, m, phi, c: int, e_rows: int | None) -> None:
         """The sums of ``SiteAccumulator._update_part`` on one part of chunk ``c`` (same arithmetic)."""
         n, T = m.shape[:2]
         X = _per_sample_X(m, phi)
         flat_phi = phi.reshape(n * T, -1)
         G = (X.sum(dim=0) if X is not None else _flat(m).T @ flat_phi).to(F64)
         S = (flat_phi.T @ flat_phi).to(F64)
-        E = _token_gram(m, None if self.d <= _E_ROWS else _E_ROWS).to(F64)
+        E = _token_gram(m, e_rows).to(F64)
         m_norm2 = m.pow(2).sum(dim=(1, 2)).to(F64)
         x_norm2 = (X.pow(2).sum(dim=(1, 2)) if X is not None else _x_sq_norms(m, phi)).to(F64)
         row = torch.cat([G.reshape(-1), S.reshape(-1), E.reshape(-1), m_norm2.sum().reshape(1), x_norm2.sum().reshape(1)])

@@ -19,8 +19,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-SIZES = (340, 260)   # unequal shards: rank 1's part of the probe starts off the batch grid, mid-chunk
-KW = dict(sites=["blocks.0", "blocks.1", "wide"], layout={"blocks.0": "NLD", "blocks.1": "NLD", "wide": "ND"},
+SIZES = (200, 400)   # unequal shards: rank 1's part of the probe starts off the batch grid, inside a chunk before the last refresh
+KW = dict(sites=["blocks.0", "blocks.1", "wide"], layout={"blocks.0": "NLD", "blocks.1": "NLD", "wide": "NLD"},
           curvature_n=64, batch_size=64)
 
 
@@ -34,8 +34,8 @@ class Block(nn.Module):
 
 
 class Net(nn.Module):
-    """Tokens (n, 4, 5) -> two residual blocks on (n, 4, 12) -> mean -> a block on (n, 136) -> 3 logits: sites
-    with T = 4 (per-sample X) and T = 1 with d > 128 (E estimated from a subsample of each batch part)."""
+    """Tokens (n, 4, 5) -> two residual blocks on (n, 4, 12) -> a block on (n, 4, 136) -> mean -> 3 logits: token
+    sites (T = 4), one with d > 128 (E estimated from the first 128 token rows of each batch part)."""
 
     def __init__(self):
         super().__init__()
@@ -49,7 +49,7 @@ class Net(nn.Module):
         h = self.embed(x)
         for b in self.blocks:
             h = b(h)
-        return self.head(self.wide(self.lift(h.mean(dim=1))))
+        return self.head(self.wide(self.lift(h)).mean(dim=1))
 
 
 def model() -> nn.Module:

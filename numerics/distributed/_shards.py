@@ -15,9 +15,12 @@ each batch's first sample) and keeps
   when smaller), while they fit ``buffer_bytes``; beyond that a second pass over the shard recomputes them
   (:func:`second_pass_parts`).
 
-:func:`combine` all-reduces the sums (sum) and maxima (max), computes every chunk's direction from the
-global prefix sums, gathers the ``Z_i`` of all ranks in rank order and replays the bets (bound ``b_c``,
-aGRAPA ``lambda_c``, violations) as the one-process accumulator does, and returns that accumulator's state.
+Where a rank boundary cuts one of the one-process scan's parts, the next rank continues that part's
+subsample of ``E[m m^T]`` (its first ``_E_ROWS`` token rows) where the previous rank stopped.
+:func:`reduce_sums` all-reduces the sums (sum) and maxima (max), :func:`directions` computes every chunk's
+direction from the global prefix sums, and :func:`combine` gathers the ``Z_i`` of all ranks in rank order,
+replays the bets (bound ``b_c``, aGRAPA ``lambda_c``, violations) as the one-process accumulator does and
+returns that accumulator's state.
 """
 from __future__ import annotations
 

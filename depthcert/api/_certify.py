@@ -51,6 +51,7 @@ from depthcert.api._roles import check_disjoint
 from depthcert.api._routes import DEFAULT_ROUTE, TableInputs, evaluate_table, route_names
 from depthcert.api._saturation import check_model, saturation
 from depthcert.api._scan import accumulate, eval_mode
+from numerics.distributed import refuse as refuse_distributed
 from numerics.residual_families import block_family
 from numerics.sites import add_at_site
 
@@ -346,6 +347,7 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
                       seed: int = 0,
                       erm_steps: int = 20, batch_size: int = 256, output=None, constants=None,
                       family: str = "readout") -> Certificate:
+    refuse_distributed("dc.certify_insertion", "its ERM on S, its evaluation on T and its signal scan are not split across ranks")
     _check_call(model, level, route)
     fam = certified_family(family)
     c = _constants(loss, **from_constants(constants, site, dict(B=B, L_loss=L_loss, L_top=L_top, kappa=kappa,

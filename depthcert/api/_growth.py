@@ -41,6 +41,7 @@ from depthcert.api._insert import insert_block
 from depthcert.api._loss import as_loss
 from depthcert.api._saturation import check_model, saturation
 from depthcert.api._verdict import DEFAULT_EPS
+from numerics.distributed import refuse as refuse_distributed
 
 __all__ = ["GrowthResult", "grow"]
 
@@ -314,6 +315,7 @@ def grow(model, train, probe, loss="cross_entropy", max_blocks: int = 3, level: 
          eps: float = DEFAULT_EPS, sites="blocks.*", layout=None, family: str | None = None, steps: int = 200,
          lr: float = 1e-3, seed: int = 0, batch_size: int = 256, trainable: str = "new", scan_inserted: bool = False,
          output=None, layer_init: str = "copy_zero", **scan_kw) -> GrowthResult:
+    refuse_distributed("dc.grow", "its training steps and the held-out loss of each insertion are not reduced across ranks")
     _check_grow(model, max_blocks, steps, trainable, layer_init)
     loss_fn, net = as_loss(loss, output), copy.deepcopy(model).eval()
     train_s, probe_s = as_stream(train, "train", net, batch_size), as_stream(probe, "probe", net, batch_size)

@@ -52,6 +52,10 @@ def _check(level: float, eps: float, curvature_n: int) -> None:
 
 def _split(data, curvature_data, model, batch_size: int, curvature_n: int, n_chunks: int):
     """``(probe stream, curvature (x, y), statement)``; by default the first samples of ``data``."""
+    from numerics.distributed import active
+    if active():   # under torch.distributed, data is this rank's shard of the probe (depthcert.api._sharded)
+        from depthcert.api._sharded import split_sharded
+        return split_sharded(data, curvature_data, model, batch_size, curvature_n, n_chunks)
     stream = as_stream(data, "data", model, batch_size)
     if curvature_data is not None:
         curv = as_stream(curvature_data, "curvature_data", model, batch_size)

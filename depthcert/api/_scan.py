@@ -85,6 +85,8 @@ def accumulate(model: nn.Module, stream: DataStream, blocks: Mapping[str, Protoc
     Raises:
         ValueError: the loss does not return per-sample values.
     """
+    if hasattr(stream, "accumulate"):   # a rank's shard under torch.distributed (depthcert.api._sharded.ShardedProbe)
+        return stream.accumulate(model, blocks, loss, n_chunks=n_chunks, b=b)
     names, n = list(blocks), len(stream)
     device, _ = model_device_dtype(model)
     accs = {s: SiteAccumulator(blocks[s].d, blocks[s].r, n, n_chunks, b, device=device) for s in names}

@@ -205,7 +205,10 @@ class SaturationMonitor:
         train_s = start - self._mark if self._mark is not None else float("nan")
         steps = self._steps_since
         eps = {} if self.eps is None else {"eps": self.eps}
-        with _scan_mode(model):
+        from numerics.distributed import local_only
+
+        # under DDP every rank holds the whole probe: each scans it alone, as without a process group
+        with _scan_mode(model), local_only():
             rep = dc.saturation(model, self.probe, self.loss, self.sites, level=self.level, seed=self.seed + len(self.rows),
                                 output=self.output, **eps, **self.scan_kw)
         self.reports.append(rep)

@@ -276,4 +276,16 @@ def summarize(records: Sequence[Mapping], level: float, *, vary: str = "data", c
         "per_draw": rows, "per_draw_summary": per_draw_summary(rows),
         "timing": _timing(ok), "config": dict(config) if config is not None else None,
         "data_seeds": [r["data_seed"] for r in ok][:5] + (["..."] if len(ok) > 5 else []),
+        "torch_threads": _threads(ok),
     }
+
+
+#: Why the thread count is reported beside the seeds.
+THREADS_NOTE = ("torch's intra-op thread count of the draws (None: not recorded, older records): float reductions are "
+                "split by thread, so the same seed under another thread count trains another reference network "
+                "and gives another draw; studies compare draw by draw only at the same count")
+
+
+def _threads(records) -> dict:
+    counts = sorted({r.get("torch_threads") for r in records}, key=lambda t: (t is None, t or 0))
+    return {"counts": counts, "mixed": len(counts) > 1, "note": THREADS_NOTE}

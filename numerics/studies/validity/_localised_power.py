@@ -24,6 +24,12 @@ from the paper cap's error: the linear part of a quadratic ``q`` obeys ``nu_cap 
 and its quadratic part ``|Q| <= 2 sup |q|``); the true counterpart (``U_S`` itself) fails at its
 threshold (over-counts: conservative). Flagged means rejected by Holm over the whole power table
 (``summary.power_family_wise``).
+
+On a sampled task (no exact supremum) :func:`at_function_variants` weakens ``U_S`` and ``t_T_d`` by
+:data:`AT_FUNCTION_FACTORS` down to 0 (the term dropped) at the localised ``f_new``, and
+:func:`at_function_power` says per route and term how loose the term is against the realised
+deviation, the largest factor Holm flags, and -- where nothing is flagged because the realised
+deviations are within the truth's tolerance -- the truth size at which each weakening would be flagged.
 """
 from __future__ import annotations
 

@@ -97,6 +97,7 @@ def format_summary(s: dict) -> str:
             continue
         lines.append(f"  {name:<28} {v['failures']:>4d}/{v['draws']} vs stated {v['stated']:.3g}: "
                      f"{'FLAGGED' if v['flagged'] else 'not flagged'}{' (weakened)' if v['weakened'] else ''}{_tested(t)}")
+    lines += _power_localised_lines(s.get("power_localised"))
     lines += _per_draw_lines(s.get("per_draw_summary"))
     lines += ["", "slack (median [5%, 95%]) of each premise:"]
     for name, v in s["slack"].items():
@@ -134,6 +135,33 @@ def _testability_lines(s) -> list[str]:
     return ["", f"tolerance of a check on the truth: z se, z = {t['z']:.3g} (two-sided level {t['level']:g} per relation), "
             f"{'paired differences on one shared truth sample' if t['paired'] else 'unpaired risk estimates (older records)'}"
             f"; truth size {s['truth']['check_population']}"]
+
+
+def _power_localised_lines(p) -> list[str]:
+    """Per localised route and term: the largest flagged weakening, the looseness against the realised deviation,
+    and the truth size that would flag each weakening (``summary.power_localised``)."""
+    if not p or not p.get("routes"):
+        return []
+    f = lambda d: "-" if d is None else f"{d['median']:.3g} [{d['q25']:.3g}, {d['q75']:.3g}] ({d['min']:.3g}, {d['max']:.3g})"  # noqa
+    g = lambda x: "none" if x is None else f"{x:.2g}"  # noqa: E731
+    lines = ["", "localised power (per route and term; looseness = realised deviation / term over draws, median "
+             "[quartiles] (min, max); Holm over the power table):"]
+    for route, terms in p["routes"].items():
+        for term, e in terms.items():
+            x = lambda c: "none" if c is None else f"x {c:g}"  # noqa: E731
+            fails = ", ".join(f"x {c} {k}" for c, k in e["failures"].items())
+            need = "-" if e["failures_needed"] is None else str(e["failures_needed"])
+            sizes = ", ".join(f"x {c} {g(n)}" for c, n in e["truth_size_to_flag"].items())
+            up = e["looseness_upper"]
+            lines += [f"  {route} {term} ({e['event']}): largest flagged factor {x(e['largest_flagged_factor'])} (Holm), "
+                      f"{x(e.get('largest_flagged_factor_per_test'))} (per test); failures of {e['draws']}: "
+                      f"{fails} ({need} needed for Holm over {e['holm_tests']} tests)",
+                      f"    looseness {f(e['looseness'])}; (deviation + tolerance) / term at most "
+                      f"{'-' if up is None else format(up['max'], '.3g')}; |deviation| > tolerance at "
+                      f"{e['resolved_draws']} of {e['draws']} draws, deviation > tolerance at "
+                      f"{e['deviation_beyond_tolerance_draws']}",
+                      f"    truth size to flag (now {g(e['truth_n'])}): {sizes}; {e['verdict']}"]
+    return lines
 
 
 def _per_draw_lines(p) -> list[str]:

@@ -133,6 +133,7 @@ def _draw_streams(cfg: RunConfig, vary: str, i: int) -> Streams:
 
 def _compute(cfg: RunConfig, vary: str, opts: dict, store: ItemStore, draws: int, progress: bool) -> None:
     """Compute the missing records, whole groups at a time (same groups on every re-run)."""
+    import torch
     from tqdm import tqdm   # text bars (tqdm.auto warns in a notebook without ipywidgets)
 
     from numerics.studies.validity._draws import measure_group, population_truth
@@ -159,8 +160,11 @@ def _compute(cfg: RunConfig, vary: str, opts: dict, store: ItemStore, draws: int
             records = [{"seed": s.seed, "data_seed": s.data_seed, "not_run": str(exc)} for s in streams]
             fixed = truth = None      # never record the previous setup's truth for this one
         for i, rec in zip(idx, records):
-            rec.update(index=i, truth={"exact": truth.exact if truth else None, "n": opts["population"],
-                                       "moment_error": truth.moment_error if truth else None})
+            # torch's intra-op threads: float reductions (a convolution's weight gradient) split by thread, so one
+            # seed trains another reference network under another thread count -- another draw (provenance)
+            rec.update(index=i, torch_threads=torch.get_num_threads(),
+                       truth={"exact": truth.exact if truth else None, "n": opts["population"],
+                              "moment_error": truth.moment_error if truth else None})
             if _key(i) in pending:
                 store.put(_key(i), rec)
         bar.update(len(idx))

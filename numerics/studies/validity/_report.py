@@ -63,6 +63,7 @@ def render(s: Mapping) -> str:
         verdict = tp["verdict"] if not tp["testable"] else ("FLAGGED" if p["flagged"] else "not flagged")
         out.append(f"| `{name}` | {p['failures']} of {p['draws']} | {_g(p['stated'])} | {_g(tp['tolerance_max'])} | "
                    f"{_g(tp['smallest_term'])} | {_g(tp.get('tolerance_over_term_max'))} | {verdict} | {_needed(tp, n)} |")
+    out += _power_localised_rows(s.get("power_localised"), n)
     pd = s.get("per_draw_summary")
     if pd:
         out += ["", f"Per draw (`validity.json`: `per_draw`), median [quartiles] (min, max); margin = {pd['margin_is']}.", "",
@@ -76,6 +77,32 @@ def render(s: Mapping) -> str:
                        f"{f(r['improvement_over_trained_gain'])} | {f(r['improvement_over_loss'])} | {f(r['margin'])} | "
                        f"{f(r['cap'])} |")
     return "\n".join(out + ["", END])
+
+
+def _power_localised_rows(p: Mapping | None, n: int | None) -> list[str]:
+    """Per localised route and term: the largest flagged weakening and the looseness (``power_localised``; absent
+    in older summaries, which render as before)."""
+    if not p or not p.get("routes"):
+        return []
+    x = lambda c: "none" if c is None else f"x {c:g}"  # noqa: E731
+    q = lambda d: "—" if d is None else f"{d['median']:.3g} [{d['q25']:.3g}, {d['q75']:.3g}] ({d['min']:.3g}, {d['max']:.3g})"  # noqa
+    out = ["", f"Localised power per route and term (truth size {n}): looseness = realised deviation / term over draws, "
+           "median [quartiles] (min, max); the truth size that would flag a weakening, were each realised deviation "
+           "the true one.", "",
+           "| route | term | largest flagged factor (Holm) | failures x 0.5 / 0.1 / 0.01 / 0.001 / 0 (needed) | looseness | "
+           "(deviation + tolerance)/term, max | truth size to flag x 0.1 / x 0.01 / x 0 | verdict |",
+           "|---|---|---|---|---|---|---|---|"]
+    g = lambda v: "none" if v is None else f"{v:.2g}"  # noqa: E731
+    for route, terms in p["routes"].items():
+        for term, e in terms.items():
+            f = e["failures"]
+            fails = " / ".join(str(f.get(c, "—")) for c in ("0.5", "0.1", "0.01", "0.001", "0"))
+            up = e["looseness_upper"]
+            sizes = " / ".join(g(e["truth_size_to_flag"].get(c)) for c in ("0.1", "0.01", "0"))
+            out.append(f"| `{route}` | `{term}` | {x(e['largest_flagged_factor'])} | {fails} of {e['draws']} "
+                       f"({e['failures_needed']}) | {q(e['looseness'])} | {_g(None if up is None else up['max'])} | "
+                       f"{sizes} | {e['verdict']} |")
+    return out
 
 
 def main(argv=None) -> int:

@@ -8,7 +8,7 @@ import numpy as np
 from numerics.studies.validity._localised import heldout_routes, localised_comparison
 from numerics.studies.validity._localised_power import localised_variants
 from numerics.studies.validity._power import VARIANTS, fixed_tail_values, variant_failures
-from numerics.studies.validity._localised_power import at_function_variants
+from numerics.studies.validity._localised_power import at_function_power, at_function_variants
 from numerics.studies.validity._per_draw import per_draw_records, per_draw_summary
 from numerics.studies.validity._routes import (ROUTE_SPECS, UNIFORM_EVENTS, base_event, conclusion_holds,
                                               event_failures, event_testability, premise_allowances, premise_slacks,
@@ -266,7 +266,9 @@ def summarize(records: Sequence[Mapping], level: float, *, vary: str = "data", c
         "routes": routes, "events": events, "slack": slack, "slack_used": slack_used,
         "power": (power := _power(ok, level, variants)),
         # Holm over the whole power table: a weakened variant is flagged family-wise, a true one must not be
-        "power_family_wise": holm_family({k: p.get("p_value") for k, p in power.items()}, level),
+        "power_family_wise": (power_holm := holm_family({k: p.get("p_value") for k, p in power.items()}, level)),
+        # per localised route and term: looseness against the realised deviation, the largest flagged weakening
+        "power_localised": at_function_power(ok, power, power_holm, level),
         "quantities": _quantities(ok),
         "truth": {"exact_class": all(t.get("exact") for t in truth), "check_population": truth[0].get("n"),
                   "moment_error_max": max(errs) if errs else None},
@@ -274,4 +276,16 @@ def summarize(records: Sequence[Mapping], level: float, *, vary: str = "data", c
         "per_draw": rows, "per_draw_summary": per_draw_summary(rows),
         "timing": _timing(ok), "config": dict(config) if config is not None else None,
         "data_seeds": [r["data_seed"] for r in ok][:5] + (["..."] if len(ok) > 5 else []),
+        "torch_threads": _threads(ok),
     }
+
+
+#: Why the thread count is reported beside the seeds.
+THREADS_NOTE = ("torch's intra-op thread count of the draws (None: not recorded, older records): float reductions are "
+                "split by thread, so the same seed under another thread count trains another reference network "
+                "and gives another draw; studies compare draw by draw only at the same count")
+
+
+def _threads(records) -> dict:
+    counts = sorted({r.get("torch_threads") for r in records}, key=lambda t: (t is None, t or 0))
+    return {"counts": counts, "mixed": len(counts) > 1, "note": THREADS_NOTE}

@@ -205,3 +205,23 @@ def test_setups_that_could_not_run_count_as_not_certified(tiny_study, tmp_path):
     assert summarize(records, 0.05)["certification_counting_not_run"] is None
     with pytest.raises(ArithmeticError, match=r"no draw could be evaluated.*\(C1\) fails"):
         summarize(failed, 0.05)
+
+
+def test_each_draw_records_its_torch_thread_count(tmp_path):
+    """The same seed under another thread count is another draw (float reductions split by thread): each record
+    says under which count it was computed, the summary lists the counts and says when they are mixed."""
+    import torch
+
+    from numerics.studies.validity._summary import _threads
+
+    old = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        s = run_validity(TINY, 1, tmp_path, progress=False)
+    finally:
+        torch.set_num_threads(old)
+    rec = ItemStore(tmp_path / "draws").get("draw_000000")
+    assert rec["torch_threads"] == 1
+    assert s["torch_threads"]["counts"] == [1] and not s["torch_threads"]["mixed"]
+    mixed = _threads([{"torch_threads": 2}, {"torch_threads": 1}, {}])
+    assert mixed["counts"] == [1, 2, None] and mixed["mixed"]

@@ -189,3 +189,104 @@ def test_stored_paired_study_readme_tables_are_rendered_from_its_validity_json()
     assert e["verdict"] in block
     planted = block.replace(f"{e['tolerance_max']:.3g}", f"{10 * e['tolerance_max']:.3g}", 1)
     assert planted != render(s)
+
+
+# ---- localised power: the largest flagged weakening and the looseness of each term (summary.power_localised) ----
+
+def _planted(i: int, *, dev_T: float, dev_U: float, tol: float, n: int = 10**6) -> dict:
+    """Draw ``i`` with realised deviations planted: ``DT_new - D_new = dev_T``, ``D_new - DS_new = dev_U``, and the
+    paired truth's tolerance ``z se(D_new) = tol``."""
+    rec = _record(i, se_D=tol / TRUTH_Z, n=n, shift_T=dev_T)
+    for r in rec["routes"].values():
+        v = r.get("values")
+        if v is not None and "DS_new" in v:
+            v["DS_new"] = v["D_new"] - dev_U
+    return rec
+
+
+def _terms():
+    v = BASE["routes"][ROUTE]["values"]
+    return v["t_T_d"], v["U_S"]
+
+
+def _needed(p: float, draws: int, tests: int, level: float = 0.05) -> int:
+    """Independently: the fewest failures whose binomial tail is <= level / tests (Holm's first cut-off)."""
+    from scipy.stats import binom
+
+    return next(k for k in range(1, draws + 1) if binom.sf(k - 1, draws, p) <= level / tests)
+
+
+def test_a_too_small_term_is_flagged_and_a_true_one_not_with_the_largest_flagged_factor():
+    """t_T_d holds with room (deviation 0.2-0.38 of it): x 1 and x 0.5 not flagged, x 0.1 flagged (the largest);
+    U_S is planted too small (deviation 2-2.9 U_S): its true term is flagged. Looseness against numpy on the planted
+    ratios."""
+    t, U = _terms()
+    ratios_T = [0.2 + 0.02 * i for i in range(10)]
+    ratios_U = [2.0 + 0.1 * i for i in range(10)]
+    recs = [_planted(i, dev_T=r * t, dev_U=q * U, tol=1e-4 * t) for i, (r, q) in enumerate(zip(ratios_T, ratios_U))]
+    s = summarize(recs, 0.05, specs=_specs(), variants=at_function_variants([ROUTE]))
+    e_T = s["power_localised"]["routes"][ROUTE]["t_T_d"]
+    assert not s["power"][f"t_T_d x 1 ({ROUTE}/H_T_diff at f_new)"]["flagged"] and not e_T["true_term_flagged"]
+    assert e_T["largest_flagged_factor"] == 0.1 and 0.5 not in e_T["flagged_factors"]
+    assert e_T["failures"] == {"1": 0, "0.5": 0, "0.1": 10, "0.01": 10, "0.001": 10, "0": 10}
+    q = np.quantile(ratios_T, (0, 0.25, 0.5, 0.75, 1))
+    got = e_T["looseness"]
+    assert [got[k] for k in ("min", "q25", "median", "q75", "max")] == pytest.approx(list(q), rel=1e-6)
+    assert e_T["looseness_upper"]["max"] == pytest.approx(ratios_T[-1] + 1e-4, rel=1e-6)
+    e_U = s["power_localised"]["routes"][ROUTE]["U_S"]
+    assert e_U["true_term_flagged"] and e_U["failures"]["1"] == 10 and "own guarantee failed" in e_U["verdict"]
+    assert e_U["looseness"]["min"] == pytest.approx(2.0, rel=1e-6) and e_U["looseness"]["max"] == pytest.approx(2.9, rel=1e-6)
+    tests = s["power_family_wise"]["tests"]
+    assert tests == len(s["power"]) and e_T["failures_needed"] == _needed(0.024, 10, tests)
+    from depthcert._cmd_validity import format_summary
+
+    text = format_summary(s)
+    assert f"{ROUTE} t_T_d (H_T_diff): largest flagged factor x 0.1 (Holm)" in text
+    assert e_U["largest_flagged_factor"] == 0.5 and f"{ROUTE} U_S (E_U): largest flagged factor x 0.5 (Holm)" in text
+    from numerics.studies.validity._report import render
+
+    assert f"| `{ROUTE}` | `t_T_d` | x 0.1 |" in render(s)
+
+
+def test_deviations_below_the_tolerance_are_not_flagged_even_at_x0_and_the_truth_size_that_would_is_reported():
+    """Every realised deviation positive but below the truth's tolerance: nothing is flagged, not even the term
+    dropped (x 0); the truth size that would flag x 0 is n (tol / dev_(k))^2 at the k-th largest deviation."""
+    t, U = _terms()
+    n, tol = 10**6, 0.05 * t
+    devs = [0.004 * t * (1 + i) for i in range(12)]            # 0.004 t .. 0.048 t: all below the tolerance 0.05 t
+    recs = [_planted(i, dev_T=d, dev_U=0.0, tol=tol, n=n) for i, d in enumerate(devs)]
+    s = summarize(recs, 0.05, specs=_specs(), variants=at_function_variants([ROUTE]))
+    e = s["power_localised"]["routes"][ROUTE]["t_T_d"]
+    assert e["largest_flagged_factor"] is None and e["failures"]["0"] == 0
+    assert e["deviation_beyond_tolerance_draws"] == 0 and "not flagged even at x 0" in e["verdict"]
+    k = _needed(0.024, len(devs), s["power_family_wise"]["tests"])
+    assert e["failures_needed"] == k
+    kth = sorted(devs, reverse=True)[k - 1]
+    assert e["truth_size_to_flag"]["0"] == pytest.approx(n * (tol / kth) ** 2, rel=1e-6)
+    kth_01 = sorted((d - 0.01 * t for d in devs if d > 0.01 * t), reverse=True)[k - 1]
+    assert e["truth_size_to_flag"]["0.01"] == pytest.approx(n * (tol / kth_01) ** 2, rel=1e-6)
+    assert e["truth_size_to_flag"]["0.1"] is None          # no deviation exceeds 0.1 t: no truth size flags it
+    # the same draws at that truth size (tolerance scaled by sqrt(n / n')): x 0 is flagged
+    n2 = e["truth_size_to_flag"]["0"] * 1.0001
+    recs = [_planted(i, dev_T=d, dev_U=0.0, tol=tol * math.sqrt(n / n2), n=int(n2)) for i, d in enumerate(devs)]
+    s2 = summarize(recs, 0.05, specs=_specs(), variants=at_function_variants([ROUTE]))
+    e2 = s2["power_localised"]["routes"][ROUTE]["t_T_d"]
+    assert e2["failures"]["0"] == k and e2["largest_flagged_factor"] == 0.0
+
+
+def test_term_dropped_fails_beyond_the_tolerance_only():
+    t, _ = _terms()
+    var = {v.name: v for v in at_function_variants([ROUTE])}
+    x0 = var[f"t_T_d x 0 ({ROUTE}/H_T_diff at f_new)"]
+    tol = 1e-2 * t
+    assert x0.check(_planted(0, dev_T=1.01 * tol, dev_U=0.0, tol=tol))[0]
+    assert not x0.check(_planted(0, dev_T=0.99 * tol, dev_U=0.0, tol=tol))[0]
+
+
+def test_summaries_without_localised_power_render_as_before():
+    """An older summary (no power_localised key) renders no localised power table (the stored READMEs stay their
+    rendering)."""
+    from numerics.studies.validity._report import render
+
+    s = json.loads((STORED / "validity.json").read_text())
+    assert "power_localised" not in s and "Localised power" not in render(s)

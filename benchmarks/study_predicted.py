@@ -354,6 +354,43 @@ def cross_table(root: Path) -> str:
     return "\n".join(lines)
 
 
+def predicts_summary(root: Path) -> str:
+    """Per network (and pooled): the scores whose ranking predicted the realised gains (one-sided exact
+    permutation p <= 0.05) at each horizon, with their p-values, and the scores that did not -- rendered from
+    the stored JSONs."""
+    pooled = json.loads((root / "pooled.json").read_text())
+    out = []
+    studies = [(n, json.loads((root / n / "calibration.json").read_text())["calibration"]) for n in pooled["networks"]]
+    for name, cal in studies + [("pooled", pooled["calibration"])]:
+        parts = []
+        for h in sorted({c["horizon"] for c in cal}):
+            at = [c for c in cal if c["horizon"] == h]
+            yes = [f"{c['score']} (p {_fmt_p(c['p_one_sided'])})" for c in at if c["p_one_sided"] is not None
+                   and c["p_one_sided"] <= 0.05]
+            no = [c["score"] for c in at if c not in [] and (c["p_one_sided"] is None or c["p_one_sided"] > 0.05)]
+            parts.append(f"horizon {h}: " + (", ".join(yes) if yes else "none") + " predicted"
+                         + (f"; no evidence for {', '.join(no)}" if no else ""))
+        out.append(f"* **{name}** -- " + "; ".join(parts) + ".")
+    return "\n".join(out)
+
+
+BEGIN, END = "<!-- cross-network table: begin -->", "<!-- cross-network table: end -->"
+
+
+def write_block(page: Path, block: str) -> None:
+    """Replace the text between ``BEGIN`` and ``END`` in ``page`` (atomically) by ``block``; a page without
+    the markers is left alone."""
+    from plumbing.io import atomic_write_text
+
+    if not page.exists():
+        return
+    text = page.read_text()
+    if BEGIN not in text or END not in text:
+        return
+    head, rest = text.split(BEGIN, 1)
+    atomic_write_text(page, f"{head}{BEGIN}\n{block}\n{END}{rest.split(END, 1)[1]}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pool", help="pool the stored studies under this folder (writes pooled.json) and print the table")
@@ -364,7 +401,9 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if a.pool:
         pool(Path(a.pool))
-        print(cross_table(Path(a.pool)))
+        block = cross_table(Path(a.pool)) + "\n\n" + predicts_summary(Path(a.pool))
+        write_block(Path(a.pool) / "README.md", block)
+        print(block)
         return 0
     if a.network not in NETWORKS or not a.out:
         ap.error(f"--network == {a.network!r}, must be one of {sorted(NETWORKS)} (with --out)")

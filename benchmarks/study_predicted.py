@@ -250,7 +250,9 @@ def run(network: str, out: Path, seeds: list[int], horizons: list[int], command:
         "wall_s_this_invocation": time.perf_counter() - t0, "versions": man["versions"],
     }
     atomic_write_json(out / "calibration.json", result)
-    atomic_write_text(out / "README.md", readme(result))
+    fo = out / "first_order.json"
+    atomic_write_text(out / "README.md", readme(result) + ("\n" + render_first_order(json.loads(fo.read_text())) + "\n"
+                                                           if fo.exists() else ""))
     return result
 
 
@@ -292,6 +294,51 @@ def verdict(c: dict) -> str:
     if c["rho"] is None or c["p_one_sided"] is None:
         return "undefined (" + (c.get("note") or "constant score") + ")"
     return "predicts the ranking" if c["p_one_sided"] <= 0.05 else "no evidence that the score predicts"
+
+
+FIRST_ORDER_TAUS = (0.05, 0.25, 1.0)
+
+
+def first_order(network: str, out: Path, seeds: list[int], command: str) -> dict:
+    """``dc.first_order_check`` on the network (same ``f_old`` and data factory; taus ``FIRST_ORDER_TAUS`` of the
+    jumpboard step): per site and tau the realised/predicted ratio with its t interval over seeds, stored in
+    ``out/first_order.json`` and appended to ``out/README.md``."""
+    import depthcert as dc
+    from plumbing.io import atomic_write_json, atomic_write_text
+
+    t0 = time.perf_counter()
+    cfg = SIZES[network]
+    net = NETWORKS[network](cfg["n"])
+    h = _model_hash(net["model"])
+    stored = json.loads((out / "calibration.json").read_text())
+    if stored["f_old_hash"] != h:
+        raise SystemExit(f"{out}: the stored study has another f_old (hash {stored['f_old_hash']} != {h}).")
+    df = dc.first_order_check(net["model"], net["data"], sites=net["sites"], taus=FIRST_ORDER_TAUS, seeds=seeds,
+                              scan_kwargs={"curvature_n": cfg["curvature_n"], "output": net["output"]})
+    checks = df[df["kind"] == "check"]
+    keep = ["site", "tau", "ratio", "ratio_lo", "ratio_hi", "flagged", "n_seeds", "n_dropped"]
+    res = {"command": command, "network": network, "f_old_hash": h, "taus": list(FIRST_ORDER_TAUS), "seeds": seeds,
+           "what": "per site and tau: realised held-out gain of the jumpboard scaled by tau over Theorem 1's quadratic "
+                   "prediction G_J (2 tau - tau^2), mean over seeds with its 95% t interval; flagged when it excludes 1",
+           "checks": [{k: _json_safe(r[k]) for k in keep if k in r} for r in checks.to_dict("records")],
+           "seed_rows": [{k: _json_safe(r[k]) for k in ("seed", "site", "tau", "predicted", "realised")}
+                         for r in df[df["kind"] == "seed"].to_dict("records")],
+           "seconds": time.perf_counter() - t0}
+    atomic_write_json(out / "first_order.json", res)
+    text = (out / "README.md").read_text().split("\n## First-order check")[0].rstrip() + "\n"
+    atomic_write_text(out / "README.md", text + "\n" + render_first_order(res) + "\n")
+    return res
+
+
+def render_first_order(res: dict) -> str:
+    """The README section of ``first_order.json``."""
+    lines = ["## First-order check", "", f"Command: `{res['command']}`", "", res["what"] + ".", "",
+             "| site | tau | realised / predicted [95% CI] | flagged |", "|---|---|---|---|"]
+    for c in res["checks"]:
+        iv = "n/a" if c["ratio"] is None else (f"{c['ratio']:.3g} [{c['ratio_lo']:.3g}, {c['ratio_hi']:.3g}]"
+                                               if c["ratio_lo"] is not None else f"{c['ratio']:.3g}")
+        lines.append(f"| {c['site']} | {c['tau']} | {iv} | {c['flagged']} |")
+    return "\n".join(lines)
 
 
 POOLED_COMMAND = "OMP_NUM_THREADS=1 python benchmarks/study_predicted.py --pool docs/predicted"
@@ -398,6 +445,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out")
     ap.add_argument("--seeds", default="6")
     ap.add_argument("--horizons", default="0,1,10,100")
+    ap.add_argument("--first-order", action="store_true", help="run dc.first_order_check on the stored study's network")
     a = ap.parse_args(argv)
     if a.pool:
         pool(Path(a.pool))
@@ -414,6 +462,11 @@ def main(argv=None) -> int:
         ap.error(f"--seeds == {a.seeds!r} must be an int >= 1 and --horizons == {a.horizons!r} ints >= 0 separated by commas")
     if n_seeds < 1 or min(horizons) < 0:
         ap.error(f"--seeds == {a.seeds!r} must be an int >= 1 and --horizons == {a.horizons!r} ints >= 0")
+    if a.first_order:
+        cmd = (f"OMP_NUM_THREADS=1 python benchmarks/study_predicted.py --network {a.network} --out {a.out} --first-order "
+               f"--seeds {n_seeds}")
+        print(render_first_order(first_order(a.network, Path(a.out), list(range(n_seeds)), cmd)))
+        return 0
     command = (f"OMP_NUM_THREADS=1 python benchmarks/study_predicted.py --network {a.network} --out {a.out} "
                f"--seeds {n_seeds} --horizons {','.join(map(str, horizons))}")
     r = run(a.network, Path(a.out), list(range(n_seeds)), horizons, command)

@@ -146,3 +146,24 @@ def test_the_minilm_costs_the_page_quotes_are_the_stored_ones():
     text = " ".join(PAGE.read_text().split())
     assert f"spent {min(sec):.0f} s to {max(sec):.0f} s per seed" in text
     assert f"one scan alone {study['scan_cost']['scan_s']:.1f} s" in text
+
+
+FIRST_ORDER = sorted(p.parent.name for p in STUDIES.glob("*/first_order.json"))
+
+
+@pytest.mark.parametrize("net", FIRST_ORDER)
+def test_stored_first_order_ratios_are_recomputed_independently(net):
+    from benchmarks.study_predicted import render_first_order
+
+    fo = json.loads((STUDIES / net / "first_order.json").read_text())
+    seeds = pd.DataFrame(fo["seed_rows"])
+    for c in fo["checks"]:
+        g = seeds[(seeds["site"] == c["site"]) & (seeds["tau"] == c["tau"]) & (seeds["predicted"] > 0)]
+        r = (g["realised"] / g["predicted"]).to_numpy(float)
+        assert c["n_seeds"] == len(r)
+        if len(r) < 2:
+            continue
+        half = stats.t.ppf(0.975, len(r) - 1) * r.std(ddof=1) / math.sqrt(len(r))
+        assert (c["ratio"], c["ratio_lo"], c["ratio_hi"]) == pytest.approx((r.mean(), r.mean() - half, r.mean() + half), abs=1e-9)
+        assert c["flagged"] == (not c["ratio_lo"] <= 1.0 <= c["ratio_hi"])
+    assert render_first_order(fo) in (STUDIES / net / "README.md").read_text()

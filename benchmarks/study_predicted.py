@@ -195,7 +195,7 @@ def run(network: str, out: Path, seeds: list[int], horizons: list[int], command:
 
     import depthcert as dc
     from depthcert.api._predicted import _aggregate
-    from plumbing.io import atomic_write, atomic_write_json, atomic_write_text
+    from plumbing.io import atomic_write, atomic_write_json
 
     t0 = time.perf_counter()
     cfg = _config(network, seeds, horizons)
@@ -250,10 +250,19 @@ def run(network: str, out: Path, seeds: list[int], horizons: list[int], command:
         "wall_s_this_invocation": time.perf_counter() - t0, "versions": man["versions"],
     }
     atomic_write_json(out / "calibration.json", result)
-    fo = out / "first_order.json"
-    atomic_write_text(out / "README.md", readme(result) + ("\n" + render_first_order(json.loads(fo.read_text())) + "\n"
-                                                           if fo.exists() else ""))
+    write_readme(out)
     return result
+
+
+def write_readme(out: Path) -> None:
+    """``out/README.md`` rendered from the stored ``calibration.json`` (and ``first_order.json`` if stored)."""
+    from plumbing.io import atomic_write_text
+
+    fo = out / "first_order.json"
+    text = readme(json.loads((out / "calibration.json").read_text()))
+    if fo.exists():
+        text += "\n" + render_first_order(json.loads(fo.read_text())) + "\n"
+    atomic_write_text(out / "README.md", text)
 
 
 def _fmt_p(p) -> str:
@@ -272,7 +281,8 @@ def readme(r: dict) -> str:
              "* roles: " + "; ".join(f"**{k}** -- {v}" for k, v in r["roles"].items()) + ".", "",
              "Spearman's rho over the sites between each score and the realised held-out gain (site means over seeds), "
              "with the exact one-sided permutation p-value (every ordering of the sites). p above 0.05: no evidence that "
-             "the score predicts.", "",
+             "the score predicts. The per-seed rho (each seed's own scores and gains; its mean with a t interval over "
+             "seeds) says how stable a ranking is from one data draw to the next.", "",
              render_rows(r["calibration"]), "",
              "Files: `table.csv` (one row per seed x site x horizon, and the means), `calibration.json`, `calibration.png`, "
              "`seeds/` (per seed, resumable), `manifest.json`.", ""]
@@ -281,11 +291,14 @@ def readme(r: dict) -> str:
 
 def render_rows(calib: list[dict]) -> str:
     """A markdown table of one study's calibration rows: horizon, score, rho, p, and the verdict in words."""
-    out = ["| horizon | score | rho | one-sided p (exact) | slope at h=0 [95% CI] | reads |", "|---|---|---|---|---|---|"]
+    out = ["| horizon | score | rho (site means) | one-sided p (exact) | reads | mean per-seed rho [95% t CI] "
+           "| slope at h=0 [95% CI] |", "|---|---|---|---|---|---|---|"]
     for c in calib:
         rho = "n/a" if c["rho"] is None else f"{c['rho']:+.2f}"
         slope = "" if c.get("slope") is None else f"{c['slope']:.3g} [{c['slope_lo']:.3g}, {c['slope_hi']:.3g}]"
-        out.append(f"| {c['horizon']} | {c['score']} | {rho} | {_fmt_p(c['p_one_sided'])} | {slope} | {verdict(c)} |")
+        per = ("n/a" if c.get("rho_seeds") is None else f"{c['rho_seeds']:+.2f}"
+               + ("" if c.get("rho_seeds_lo") is None else f" [{c['rho_seeds_lo']:+.2f}, {c['rho_seeds_hi']:+.2f}]"))
+        out.append(f"| {c['horizon']} | {c['score']} | {rho} | {_fmt_p(c['p_one_sided'])} | {verdict(c)} | {per} | {slope} |")
     return "\n".join(out)
 
 
@@ -304,7 +317,7 @@ def first_order(network: str, out: Path, seeds: list[int], command: str) -> dict
     jumpboard step): per site and tau the realised/predicted ratio with its t interval over seeds, stored in
     ``out/first_order.json`` and appended to ``out/README.md``."""
     import depthcert as dc
-    from plumbing.io import atomic_write_json, atomic_write_text
+    from plumbing.io import atomic_write_json
 
     t0 = time.perf_counter()
     cfg = SIZES[network]
@@ -325,8 +338,7 @@ def first_order(network: str, out: Path, seeds: list[int], command: str) -> dict
                          for r in df[df["kind"] == "seed"].to_dict("records")],
            "seconds": time.perf_counter() - t0}
     atomic_write_json(out / "first_order.json", res)
-    text = (out / "README.md").read_text().split("\n## First-order check")[0].rstrip() + "\n"
-    atomic_write_text(out / "README.md", text + "\n" + render_first_order(res) + "\n")
+    write_readme(out)
     return res
 
 
@@ -365,6 +377,7 @@ def pool(root: Path, networks=tuple(NETWORKS)) -> dict:
         hs = set(t["horizon"].unique().tolist())
         horizons = hs if horizons is None else horizons & hs
         frames.append(t)
+        write_readme(root / n)
     rows = pd.concat(frames, ignore_index=True)
     rows = rows[rows["horizon"].isin(horizons)]
     calib = dc.calibration(rows, scores=scores)

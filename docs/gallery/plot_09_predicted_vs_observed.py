@@ -69,7 +69,7 @@ print(calib[["horizon", "score", "rho", "p_one_sided", "predicts", "slope", "slo
 
 # %%
 # The plot: predicted against observed per horizon, and rho against horizon
-# ------------------------------------------------------------------------
+# -------------------------------------------------------------------------
 # Left panels: per horizon, the site means of ``predicted_gain`` against the realised held-out gain
 # (t intervals over the seeds, the identity line dashed). Right panel: rho against the horizon for
 # every score (filled markers: one-sided p at most 0.05).

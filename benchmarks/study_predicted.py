@@ -411,6 +411,27 @@ def cross_table(root: Path) -> str:
         k = (c["horizon"], c["score"])
         lines.append(f"| {c['horizon']} | {c['score']} | " + " | ".join(cell(cal[n].get(k)) for n in nets)
                      + f" | {cell(c)} | {verdict(c)} |")
+
+    def iv(c, key):
+        if c is None or c.get(key) is None:
+            return "n/a"
+        lo, hi = c.get(f"{key}_lo"), c.get(f"{key}_hi")
+        return f"{c[key]:+.2f}" + ("" if lo is None else f" [{lo:+.2f}, {hi:+.2f}]")
+
+    lines += ["", "Mean per-seed rho (each seed's own scores and gains) with its 95% t interval over seeds:", "",
+              "| horizon | score | " + " | ".join(nets) + " |", "|" + "---|" * (len(nets) + 2)]
+    for c in pooled["calibration"]:
+        k = (c["horizon"], c["score"])
+        lines.append(f"| {c['horizon']} | {c['score']} | " + " | ".join(iv(cal[n].get(k), "rho_seeds") for n in nets) + " |")
+    lines += ["", "Calibration at horizon 0 (realised on predicted; 1 is calibrated): the OLS slope over the site means "
+              "[95% t CI], and the mean per-seed slope [95% t CI over seeds]:", "",
+              "| score | " + " | ".join(nets) + " |", "|" + "---|" * (len(nets) + 1)]
+    first = min(c["horizon"] for c in pooled["calibration"])
+    for score in [c["score"] for c in pooled["calibration"] if c["horizon"] == first]:
+        cs = [cal[n].get((first, score)) for n in nets]
+        if all(c is None or c.get("slope") is None for c in cs):
+            continue
+        lines.append(f"| {score} | " + " | ".join(f"{iv(c, 'slope')}; per seed {iv(c, 'slope_seeds')}" for c in cs) + " |")
     return "\n".join(lines)
 
 

@@ -175,3 +175,36 @@ def test_stored_first_order_ratios_are_recomputed_independently(net):
         assert (c["ratio"], c["ratio_lo"], c["ratio_hi"]) == pytest.approx((r.mean(), r.mean() - half, r.mean() + half), abs=1e-9)
         assert c["flagged"] == (not c["ratio_lo"] <= 1.0 <= c["ratio_hi"])
     assert render_first_order(fo) in (STUDIES / net / "README.md").read_text()
+
+
+def test_the_words_of_the_page_follow_the_stored_numbers():
+    """Each qualitative sentence of "What the table says" checked against the stored JSONs."""
+    cal = {n: {(c["horizon"], c["score"]): c for c in _study(n)[0]["calibration"]} for n in NETWORKS}
+    pooled = {(c["horizon"], c["score"]): c for c in json.loads((STUDIES / "pooled.json").read_text())["calibration"]}
+    hs = sorted({h for h, _ in pooled})
+    proj = ("P_linear", "P_affine", "P_readout", "AG_max")
+    yes = {n: {k for k, c in cal[n].items() if c["predicts"]} for n in NETWORKS}
+    assert yes["mnist1d"] == {(h, s) for h in (10, 100) for s in (*proj, "jumpboard_gain")}
+    assert yes["digits"] == {(100, "predicted_gain")} and yes["llama"] == set()
+    assert {k for k, c in pooled.items() if c["predicts"]} == {(100, "predicted_gain")}
+    assert all(len({cal[n][(h, s)]["rho"] for s in proj}) == 1 for n in NETWORKS for h in hs)
+
+    def above(c):
+        return c["rho_seeds_lo"] > 0
+
+    assert above(cal["llama"][(0, "predicted_gain")]) and above(cal["llama"][(0, "jumpboard_gain")])
+    assert all(cal["llama"][(0, s)]["rho_seeds_hi"] < 0 for s in proj)
+    assert all(above(cal["mnist1d"][(h, s)]) for h in hs for s in proj)
+    assert not above(cal["digits"][(100, "predicted_gain")])
+    assert not any(above(cal["mnist1d"][(h, "jumpboard_gain")]) for h in (10, 100))
+    assert above(cal["digits"][(0, "random")])
+    for s in ("predicted_gain", "jumpboard_gain"):
+        c = cal["llama"][(0, s)]
+        assert c["slope_lo"] > 0 and c["slope_lo"] <= 1 <= c["slope_hi"]
+        assert all(cal[n][(0, s)]["slope_lo"] <= 0 <= cal[n][(0, s)]["slope_hi"] for n in ("mnist1d", "digits"))
+    for n in ("mnist1d", "digits"):
+        m = [r for r in _study(n)[0]["site_means"] if r["horizon"] == 0]
+        assert all(r["realised_gain"] < r["predicted_gain"] for r in m)
+    flagged = {(n, c["site"]) for n in NETWORKS for c in json.loads((STUDIES / n / "first_order.json").read_text())["checks"]
+               if c["flagged"]}
+    assert flagged == {("digits", "blocks.0")}

@@ -26,9 +26,12 @@ class TrialResult:
         ``"block"``, ``"tune"`` or ``"none"``.
     site : str or None
         Where (the chosen arm's site; None for no change).
-    gain, gain_lo, gain_hi : float
-        The chosen arm's held-out gain (mean per-sample loss drop against the model) and its
-        two-sided level-``(1 - level)`` Student-t interval (0 for no change).
+    gain : float
+        The chosen arm's held-out gain (mean per-sample loss drop against the model; 0 for no change).
+    gain_lo : float
+        The lower end of its two-sided level-``(1 - level)`` Student-t interval (0 for no change).
+    gain_hi : float
+        The upper end of that interval (0 for no change).
     block_worth_it : bool
         A new block is worth it: the chosen arm is a block and its held-out interval lies above 0.
     answer : str

@@ -55,7 +55,7 @@ class TrainingArm:
         self.train_losses: list[float] = []
 
     def advance(self, to_steps: int) -> int:
-        """Train until ``to_steps`` steps in all (no-op if already there); returns :attr:`steps`.
+        """Train until ``to_steps`` steps in all (no-op if already there); returns ``steps``.
 
         Raises:
             FloatingPointError: a non-finite training loss (names the step).

@@ -1,7 +1,6 @@
 """``dc.saturation``: is a user's network deep enough, and where would one block help? (THEORY §8, §10)."""
 from __future__ import annotations
 
-import math
 import time
 
 from torch import nn
@@ -11,19 +10,19 @@ from depthcert.api._docstring import doc
 from depthcert.api._gain import insertion_record, split_curvature
 from depthcert.api._insert import BETA
 from depthcert.api._loss import as_loss
+from depthcert.api._modes import (CURVATURE_MODES, UNMEASURED, check_modes, mode_note, model_verdict, scores,
+                                    ucb_norm, with_curvature)
 from depthcert.api._report import SaturationReport
 from depthcert.api._scan import accumulate, eval_mode, site_blocks, step_gradients
 from depthcert.api._suggestion import suggest as suggest_from
-from depthcert.api._verdict import DEFAULT_EPS, gain_ucb, n_to_reject, n_to_saturate, verdict
-from numerics.estimators import adaptive_test, curvature_along, site_loss, site_projection_scores
+from depthcert.api._verdict import DEFAULT_EPS
+from numerics.estimators import curvature_along, site_loss
 
 __all__ = ["CURVATURE_MODES", "DEFAULT_FAMILIES", "saturation"]
 
 #: **Choice**: the protocol families scanned by default (those of ``depthcert saturation``).
 DEFAULT_FAMILIES = ("linear", "affine", "readout")
-#: the values of ``dc.saturation(curvature=...)``: at every site (the default), only where it can change the
-#: verdict, ``best_site`` or the certified gain (``"auto"``), or nowhere (``"none"``: the scan alone).
-CURVATURE_MODES = ("all", "auto", "none")
+
 
 
 def check_model(model) -> nn.Module:
@@ -45,20 +44,6 @@ def check_model(model) -> nn.Module:
         raise ValueError(f"model's {name}{list(where)} == {float(t.detach()[where])}, must be finite: depthcert "
                          f"refuses a network with NaN or inf weights ({int(bad.sum())} of {t.numel()} entries of {name}).")
     return model
-
-
-def _check_modes(curvature, suggest) -> bool:
-    """``suggest`` resolved (None: True unless ``curvature == "none"``); ValueError on a bad value (named)."""
-    if curvature not in CURVATURE_MODES:
-        raise ValueError(f"curvature == {curvature!r}, must be one of {list(CURVATURE_MODES)}.")
-    if suggest is None:
-        return curvature != "none"
-    if not isinstance(suggest, bool):
-        raise ValueError(f"suggest == {suggest!r}, must be True, False or None.")
-    if suggest and curvature == "none":
-        raise ValueError("suggest == True with curvature == 'none', must be suggest=False or curvature in ['all', 'auto']: "
-                         "the suggested insertion's site (best_site) is chosen by the curvature.")
-    return suggest
 
 
 def _check(level: float, eps: float, curvature_n: int) -> None:
@@ -104,7 +89,7 @@ def _curvature(model, site, block, acc, curv, loss, R0: float, G_x, replays: dic
         out = {"beta": None, "beta_natural": None, "gain_euclidean": 0.0, "predicted_gain": 0.0, "first_order_gain": 0.0,
                "realised_gain": 0.0, "beta_self_consistent": None, "step_loss": R0}
     else:
-        out = dict(out or {**_UNMEASURED, "step_loss": R0})
+        out = dict(out or {**UNMEASURED, "step_loss": R0})
         out.update({"gain_euclidean": 0.0, "realised_gain": 0.0} if "euclidean" in directions else {},
                    **({"predicted_gain": 0.0, "first_order_gain": 0.0} if "natural" in directions else {}))
     G = acc.G
@@ -132,44 +117,6 @@ def _curvature(model, site, block, acc, curv, loss, R0: float, G_x, replays: dic
     return out   # min(g, R0) == slope^2 / (2 max(beta, slope^2 / (2 R0))): Theorem 1 at beta_eff
 
 
-#: a site's curvature fields when its curvature was not measured (``curvature="auto"`` / ``"none"``)
-_UNMEASURED = {"beta": None, "beta_natural": None, "gain_euclidean": None, "predicted_gain": None, "first_order_gain": None,
-               "realised_gain": None, "beta_self_consistent": None}
-
-
-def _scores(site, block, acc, level_site: float) -> dict:
-    """A site's scores from the scan alone (no curvature): projection scores, ``||G||`` and the betting test."""
-    rec = {"site": site, "layout": block.layout, "d": block.d, "P": block.positions, "r": block.r, "n": acc.n}
-    P = site_projection_scores(acc.G, acc.Sigma, block.slices)
-    rec.update({f"P_{f}": P.get(f) for f in ("linear", "affine", "readout", "block")}, P_all=P["all"])
-    rec.update(G_sq=acc.u_statistic, G_norm=float(acc.G.norm()), AG_max=acc.ag_max, rho_phi=acc.phi_max)
-    test = adaptive_test(acc, level_site)
-    rec.update(log_wealth=test.statistic, threshold=test.threshold, reject=test.reject, b_violations=test.b_violations,
-               sigma2=acc.x_sq / acc.n, _lower=test.lower_bound,
-               n_to_reject=n_to_reject(test.statistic, acc.z.numel(), acc.chunk, level_site))
-    return rec
-
-
-def _with_curvature(scores: dict, curv: dict, level_site: float, eps: float, R0) -> dict:
-    """The site's record (the keys in their order since issue 26): its scores and the curvature's gains
-    (``curv``: :func:`_curvature`'s dict, or :data:`_UNMEASURED`: no upper bound, ``gain_ucb`` inf)."""
-    s, beta = scores, curv["beta"]
-    rec = {k: s[k] for k in ("site", "layout", "d", "P", "r", "n", "P_linear", "P_affine", "P_readout", "P_block", "P_all",
-                             "G_sq", "G_norm", "AG_max", "rho_phi")}
-    rec.update(curv, step_loss=curv.get("step_loss", R0))
-    rec.update({k: s[k] for k in ("log_wealth", "threshold", "reject", "b_violations", "sigma2")})
-    rec.update(certified_gain=min(s["_lower"]**2 / (2 * beta), R0) if beta and s["reject"] else 0.0,
-               gain_ucb=gain_ucb(s["G_norm"], s["sigma2"], s["n"], level_site, beta),
-               n_to_reject=s["n_to_reject"], n_to_saturate=n_to_saturate(s["G_norm"], s["sigma2"], level_site, beta, eps))
-    return rec
-
-
-def _record(model, site, block, acc, curv, loss, level_site: float, eps: float, R0: float, G_x,
-            replays: dict) -> dict:
-    return _with_curvature(_scores(site, block, acc, level_site),
-                           _curvature(model, site, block, acc, curv, loss, R0, G_x, replays), level_site, eps, R0)
-
-
 def _records(model, blocks, accs, step, loss, level_site: float, eps: float, mode: str, gradients) -> tuple[list, dict, list]:
     """``(records, replays, sites whose curvature was measured)``. ``mode`` (``dc.saturation(curvature=...)``):
 
@@ -186,34 +133,30 @@ def _records(model, blocks, accs, step, loss, level_site: float, eps: float, mod
       inf (no upper bound), so the model's ``gain_ucb`` and ``n_needed_saturated`` can differ;
     * ``"none"``: nowhere (``gradients`` None).
     """
-    scores = {s: _scores(s, blocks[s], accs[s], level_site) for s in blocks}
+    found = {s: scores(s, blocks[s], accs[s], level_site) for s in blocks}
     replays: dict = {}
     if mode == "none":
-        return [_with_curvature(scores[s], _UNMEASURED, level_site, eps, None) for s in blocks], replays, []
+        return [with_curvature(found[s], UNMEASURED, level_site, eps, None) for s in blocks], replays, []
     G_step, R0 = gradients
     curv: dict = {}
 
     def measure(s, directions=("euclidean", "natural")):
         curv[s] = _curvature(model, s, blocks[s], accs[s], step, loss, R0, G_step[s], replays, directions,
                              None if mode == "all" else curv.get(s))
-        return _with_curvature(scores[s], curv[s], level_site, eps, R0)
+        return with_curvature(found[s], curv[s], level_site, eps, R0)
 
-    rejecting = [s for s in blocks if scores[s]["reject"]]
+    rejecting = [s for s in blocks if found[s]["reject"]]
     if mode == "all" or not rejecting:
         return [measure(s) for s in blocks], replays, list(blocks)
     for s in rejecting:
         measure(s, ("natural",))
     best = max(rejecting, key=lambda s: curv[s]["predicted_gain"])   # verdict()'s choice (the first of equals)
-    rest = [best] + sorted((s for s in blocks if s != best), key=lambda s: -_ucb_norm(scores[s], level_site))
+    rest = [best] + sorted((s for s in blocks if s != best), key=lambda s: -ucb_norm(found[s], level_site))
     for s in rest:
         if measure(s, ("euclidean",))["gain_ucb"] >= eps:
             break
-    records = [_with_curvature(scores[s], curv.get(s, _UNMEASURED), level_site, eps, R0) for s in blocks]
+    records = [with_curvature(found[s], curv.get(s, UNMEASURED), level_site, eps, R0) for s in blocks]
     return records, replays, [s for s in blocks if s in curv]
-
-
-def _ucb_norm(scores: dict, level_site: float) -> float:
-    return scores["G_norm"] + math.sqrt(max(scores["sigma2"], 0.0) / (scores["n"] * level_site))
 
 
 def _shared(recorded, G_x) -> dict:
@@ -234,27 +177,13 @@ def _scan(model, probe, blocks, loss_fn, n_chunks, samples, level, eps, fams, se
         # R0: no gain above the loss it would lower; every site's slopes from one backward over the step sample
         grads = step_gradients(model, step[0], step[1], blocks, loss_fn) if curvature != "none" or suggest else None
         records, replays, measured = _records(model, blocks, accs, step, loss_fn, level / len(blocks), eps, curvature, grads)
-        model_v = _verdict(records, eps, curvature)
+        model_v = model_verdict(records, eps, curvature)
         t, costs["curvature_s"] = time.perf_counter(), time.perf_counter() - t
         best = model_v["best_site"]
         ins = insertion_record(model, best, blocks[best], accs[best].G, fams, seed, step, gain, loss_fn, level,
                                **_shared(replays.get(best), grads[0][best])) if suggest else None
         costs["suggestion_s"], costs["curvature_sites"] = time.perf_counter() - t, measured
     return accs, records, model_v, ins
-
-
-def _verdict(records: list, eps: float, curvature: str) -> dict:
-    """:func:`depthcert.api._verdict.verdict`, a site without curvature ranked below every measured one
-    (``predicted_gain`` None); with ``curvature="none"`` (**Choice**) ``best_site`` is the candidate with
-    the largest ``G_sq`` (the unbiased estimate of ``||G||^2``; no gain is predicted)."""
-    ranked = [{**r, "predicted_gain": -math.inf if r["predicted_gain"] is None else r["predicted_gain"]} for r in records]
-    out = verdict(ranked, eps)
-    if curvature == "none":
-        rejecting = [r for r in records if r["reject"]]
-        out["best_site"] = max(rejecting or records, key=lambda r: r["G_sq"])["site"]
-    best = next(r for r in records if r["site"] == out["best_site"])
-    out["predicted_gain"] = best["predicted_gain"]
-    return out
 
 
 _DOC_SATURATION = """
@@ -350,7 +279,7 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
                output=None, curvature: str = "all", suggest: bool | None = None) -> SaturationReport:
     start = time.perf_counter()
     check_model(model), _check(level, eps, curvature_n)
-    suggest = _check_modes(curvature, suggest)
+    suggest = check_modes(curvature, suggest)
     loss_fn = as_loss(loss, output)
     probe, curv, curv_note = _split(data, curvature_data, model, batch_size, curvature_n, n_chunks)
     step, gain = split_curvature(curv)
@@ -369,7 +298,7 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
     measured = costs.pop("curvature_sites")
     costs["total_s"] = time.perf_counter() - start
     costs["other_s"] = max(costs["total_s"] - costs["scan_s"] - costs["curvature_s"] - costs["suggestion_s"], 0.0)
-    notes = _notes(curv_note, len(blocks), ins) + _default_note(model, sites, blocks) + _mode_note(curvature, suggest, records)
+    notes = _notes(curv_note, len(blocks), ins) + _default_note(model, sites, blocks) + mode_note(curvature, suggest, records)
     return SaturationReport(**model_v, level=level, eps=eps, n=len(probe), n_curvature=int(step[0].shape[0]),
                             curvature_source=curv_note, seed=seed, loss=loss if isinstance(loss, str) else "callable",
                             sites=records, notes=notes,
@@ -377,24 +306,6 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
                             suggestion_reason=why, curvature=curvature, curvature_sites=measured, costs=costs,
                             _blocks=blocks, _stats=accs, _curvature=step, _loss=loss_fn,
                             _checked=checked)
-
-
-def _mode_note(curvature: str, suggest: bool, records: list) -> list[str]:
-    """What ``curvature=`` and ``suggest=`` left out (nothing with the defaults)."""
-    notes = []
-    partial = [r["site"] for r in records if r["gain_euclidean"] is None or r["predicted_gain"] is None]
-    if curvature == "none":
-        notes.append("curvature='none': no beta was measured; the verdict is 'improvable' where a site's test rejects "
-                     "G = 0 (the gain is not compared with eps), else 'undetermined' (never 'saturated'); best_site "
-                     "is the candidate with the largest G_sq; no gain is predicted or certified")
-    elif partial:
-        notes.append(f"curvature='auto': the sites {partial} lack beta or beta_natural (only what can change the verdict, "
-                     "best_site and predicted_gain was measured); a site without beta has gain_ucb inf (no upper bound), "
-                     "so the model's gain_ucb and n_needed_saturated are not those of curvature='all', and "
-                     "certified_gain is the largest over the rejecting sites with beta")
-    if not suggest:
-        notes.append("suggest=False: no insertion was checked (insertion and suggestion None)")
-    return notes
 
 
 def _default_note(model, sites, blocks) -> list[str]:

@@ -89,8 +89,8 @@ class SaturationReport:
     curvature_sites : list of str
         The sites whose ``beta`` was measured (every site with ``curvature="all"``).
     costs : dict
-        Seconds of each part of the call: ``scan_s`` (the probe's forwards and backwards and the
-        streamed statistics), ``curvature_s`` (the step sample's backward, ``beta`` at
+        Seconds of each part of the call: ``scan_s`` (the probe's forwards and backwards, the
+        streamed statistics, each site's projection scores and test), ``curvature_s`` (the step sample's backward, ``beta`` at
         ``curvature_sites``, the verdict), ``suggestion_s`` (the insertion check), ``other_s``
         (sites, blocks, data) and ``total_s``; not compared by ``==`` (timings differ run to run).
 

@@ -117,7 +117,8 @@ def _curvature(model, site, block, acc, curv, loss, R0: float, G_x, replays: dic
     return out   # min(g, R0) == slope^2 / (2 max(beta, slope^2 / (2 R0))): Theorem 1 at beta_eff
 
 
-def _records(model, blocks, accs, step, loss, level_site: float, eps: float, mode: str, gradients) -> tuple[list, dict, list]:
+def _records(model, blocks, accs, step, loss, level_site: float, eps: float, mode: str, gradients,
+             found: dict) -> tuple[list, dict, list]:
     """``(records, replays, sites whose curvature was measured)``. ``mode`` (``dc.saturation(curvature=...)``):
 
     * ``"all"``: both directions at every site (as before issue 38);
@@ -132,8 +133,9 @@ def _records(model, blocks, accs, step, loss, level_site: float, eps: float, mod
       confidence bound, possibly smaller than ``"all"``'s); a site without ``beta`` has ``gain_ucb``
       inf (no upper bound), so the model's ``gain_ucb`` and ``n_needed_saturated`` can differ;
     * ``"none"``: nowhere (``gradients`` None).
+
+    ``found``: every site's :func:`~depthcert.api._modes.scores`.
     """
-    found = {s: scores(s, blocks[s], accs[s], level_site) for s in blocks}
     replays: dict = {}
     if mode == "none":
         return [with_curvature(found[s], UNMEASURED, level_site, eps, None) for s in blocks], replays, []
@@ -173,10 +175,12 @@ def _scan(model, probe, blocks, loss_fn, n_chunks, samples, level, eps, fams, se
     with eval_mode(model):
         t = time.perf_counter()
         accs = accumulate(model, probe, blocks, loss_fn, n_chunks=n_chunks)
+        found = {s: scores(s, blocks[s], accs[s], level / len(blocks)) for s in blocks}   # projection scores, tests
         t, costs["scan_s"] = time.perf_counter(), time.perf_counter() - t
         # R0: no gain above the loss it would lower; every site's slopes from one backward over the step sample
         grads = step_gradients(model, step[0], step[1], blocks, loss_fn) if curvature != "none" or suggest else None
-        records, replays, measured = _records(model, blocks, accs, step, loss_fn, level / len(blocks), eps, curvature, grads)
+        records, replays, measured = _records(model, blocks, accs, step, loss_fn, level / len(blocks), eps, curvature, grads,
+                                            found)
         model_v = model_verdict(records, eps, curvature)
         t, costs["curvature_s"] = time.perf_counter(), time.perf_counter() - t
         best = model_v["best_site"]

@@ -27,11 +27,21 @@ head on the first token); the GPT-2-style :class:`numerics.zoo.CharGPT`; the MLP
   ``curvature_in_plain_passes`` the curvature parts in units of one forward+backward over the ``k``
   curvature samples. These parts do not grow with ``n`` beyond ``k``; they are excluded from
   ``scan_over_plain`` and included in ``full_over_plain`` (no target: see docs/ARCHITECTURE.md).
+
+``--real-size`` (issue 38): GPT-2 small and ResNet-50 (:mod:`benchmarks._real_size`), each measurement
+in its own process (wall time and peak resident memory): ``plain`` (one forward+backward over the
+``n`` samples: the baseline), ``scan`` (the scan alone over them), ``full`` (the whole default
+``dc.saturation`` call), ``auto`` (``curvature="auto"``), ``verdict_only`` (``curvature="none",
+suggest=False``); ratios to the baseline, PASS/FAIL against the targets (:data:`REAL_SIZE_TARGETS`).
+``--scaling``: the scan's time against the probe size, the number of sites and the width (a
+12-block post-norm residual MLP), with the fitted log-log exponents. ``--out DIR`` stores the
+printed table (``.txt``) and the numbers (``.json``).
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import statistics
 import sys
 import time
@@ -82,15 +92,15 @@ class BertClassifier(nn.Module):
         return self.head(self.bert(input_ids=ids).last_hidden_state[:, 0])
 
 
-def _interleaved(fns: dict, repeats: int) -> dict:
+def _interleaved(fns: dict, repeats: int, clock=time.perf_counter) -> dict:
     for fn in fns.values():
         fn()
     times = {k: [] for k in fns}
     for _ in range(repeats):
         for k, fn in fns.items():
-            t = time.perf_counter()
+            t = clock()
             fn()
-            times[k].append(time.perf_counter() - t)
+            times[k].append(clock() - t)
     return {k: statistics.median(v) for k, v in times.items()}
 
 
@@ -175,7 +185,8 @@ def _full(net, x, y, sites, layout, batch, n_chunks, plain_s, repeats: int = 3) 
             "curvature_in_plain_passes": curv / (plain_s * k / n)}
 
 
-def bench_api(net, x, y, sites, repeats: int, batch: int, n_chunks: int = 16, full: bool = True, layout=None) -> dict:
+def bench_api(net, x, y, sites, repeats: int, batch: int, n_chunks: int = 16, full: bool = True, layout=None,
+              clock=time.perf_counter) -> dict:
     """``dc.saturation``'s scan over ``n`` samples vs plain forward+backward over them (module docstring)."""
     net.eval()
     loss = as_loss("cross_entropy")
@@ -193,7 +204,7 @@ def bench_api(net, x, y, sites, repeats: int, batch: int, n_chunks: int = 16, fu
             site_projection_scores(acc.G, acc.Sigma, blocks[s].slices)
             adaptive_test(acc, 0.05 / len(accs))
 
-    t = _interleaved({"plain": plain, "scan": scan}, repeats)
+    t = _interleaved({"plain": plain, "scan": scan}, repeats, clock)
     b0 = next(iter(blocks.values()))
     out = {"sites": len(blocks), "n": x.shape[0], "d": b0.d, "P": b0.positions, "r": b0.r,
            "plain_fwd_bwd_s": t["plain"], "scan_s": t["scan"], "scan_over_plain": t["scan"] / t["plain"]}
@@ -261,14 +272,188 @@ def format_table(results: dict, header: bool = True) -> str:
     return "\n".join(lines)
 
 
+#: targets of ``--real-size`` (issue 38): the scan, the whole call with 12 sites, the scan's extra peak memory
+REAL_SIZE_TARGETS = {"scan_over_plain": 1.3, "full_over_plain": 2.0, "auto_over_plain": 2.0, "scan_extra_mem_over_plain": 0.5}
+MB = 1 << 20
+
+
+def real_size_summary(rows: dict) -> dict:
+    """Ratios and memory of one case from its measurements ``{kind: measure(...)}``.
+
+    Memory: ``plain_peak_mb`` -- the model's own forward+backward peak: the peak resident set of the
+    baseline's process above its resident set after the imports (weights, gradients, activations);
+    ``<kind>_op_mb`` -- the peak above the resident set just before the measured call (model and samples
+    built); ``scan_extra_mem_mb = scan_op_mb - plain_op_mb`` (negative: the scan needs less than a
+    forward+backward), over ``plain_peak_mb``.
+    """
+    plain = rows["plain"]
+    out = {"n": plain["n"], "parameters": plain["parameters"], "plain_fwd_bwd_s": plain["cpu_s"],
+           "plain_fwd_bwd_wall_s": plain["wall_s"],
+           "plain_peak_mb": (plain["rss_peak_b"] - plain["rss_imports_b"]) / MB}
+    for kind, r in rows.items():
+        out[f"{kind}_op_mb"] = (r["rss_peak_b"] - r["rss_base_b"]) / MB
+        if kind != "plain":
+            out[f"{kind}_s"] = r["cpu_s"]
+            out[f"{kind}_over_plain"] = r["cpu_s"] / plain["cpu_s"]
+            out[f"{kind}_wall_over_plain"] = r["wall_s"] / plain["wall_s"]
+            out[f"{kind}_extra_mem_mb"] = out[f"{kind}_op_mb"] - out["plain_op_mb"]
+            out[f"{kind}_extra_mem_over_plain"] = out[f"{kind}_extra_mem_mb"] / out["plain_peak_mb"]
+        if "costs" in r:
+            out.update({f"{kind}_{k}": v for k, v in r["costs"].items()})
+            out[f"{kind}_verdict"], out[f"{kind}_curvature_sites"] = r["verdict"], r["curvature_sites"]
+            out["sites"], out["n_probe"], out["n_curvature"] = r["sites"], r["n_probe"], r["n_curvature"]
+    out["passes"] = {k: out[k] <= lim for k, lim in REAL_SIZE_TARGETS.items() if k in out}
+    return out
+
+
+def run_real_size(threads: int = 1, cases=None, report=print, kinds=None) -> dict:
+    """Every real-size case, every kind (or ``kinds``, with ``plain`` always first), each in its own process
+    (module docstring)."""
+    from benchmarks import _real_size
+
+    results = {}
+    for case in cases or _real_size.CASES:
+        rows = {}
+        for kind in ["plain"] + [k for k in _real_size.KINDS if k != "plain" and (not kinds or k in kinds)]:
+            rows[kind] = _real_size.run_child(case, kind, threads)
+            report(f"  {case} {kind}: cpu {rows[kind]['cpu_s']:.1f} s, wall {rows[kind]['wall_s']:.1f} s, peak {rows[kind]['rss_peak_b'] / MB:.0f} MB")
+        results[case] = {"summary": real_size_summary(rows), "measurements": rows, "model": rows["plain"]["model"]}
+    return results
+
+
+def format_real_size(results: dict) -> str:
+    lines = [f"{'case':12s} {'quantity':34s} {'value':>12s}  target"]
+    for case, res in results.items():
+        summ = res["summary"]
+        lines.append(f"{case:12s} {'model':34s} {res['model']}")
+        for key, value in summ.items():
+            if key == "passes" or isinstance(value, (str, dict)):
+                continue
+            mark = ""
+            if key in REAL_SIZE_TARGETS:
+                mark = f"<= {REAL_SIZE_TARGETS[key]:g}  {'PASS' if summ['passes'][key] else 'FAIL'}"
+            lines.append(f"{case:12s} {key:34s} {value:12.4g}  {mark}")
+        if "full_verdict" in summ:
+            lines.append(f"{case:12s} {'verdicts (full / auto / verdict_only)':34s} "
+                         f"{summ.get('full_verdict')} / {summ.get('auto_verdict')} / {summ.get('verdict_only_verdict')}")
+    return "\n".join(lines)
+
+
+SCALING = {"n": (256, 512, 1024, 2048, 4096), "sites": (1, 2, 4, 8, 12), "width": (32, 64, 128, 256)}
+SCALING_BASE = {"n": 1024, "sites": 12, "width": 64}
+
+
+def _fit_exponent(xs, ys) -> float:
+    import numpy as np
+
+    return float(np.polyfit(np.log(np.asarray(xs, float)), np.log(np.asarray(ys, float)), 1)[0])
+
+
+def _fit_affine(xs, ys) -> tuple[float, float]:
+    """``(a, b)`` of the least-squares line ``y = a + b x`` (a fixed cost and a cost per unit)."""
+    import numpy as np
+
+    b, a = np.polyfit(np.asarray(xs, float), np.asarray(ys, float), 1)
+    return float(a), float(b)
+
+
+def run_scaling(repeats: int = 3, report=print, axes=SCALING, base=SCALING_BASE) -> dict:
+    """The scan's CPU time (``bench_api``'s ``scan``, ``time.process_time``: one thread on a machine that may be
+    shared; medians interleaved with the baseline) along each axis of
+    ``axes`` from ``base``: probe size ``n``, number of sites (the first ``k`` of the 12 blocks of a
+    :class:`numerics.models.PostNormResMLP`, d_in 32, 10 classes) and width; each axis's fitted log-log
+    exponent of the scan's time and of the baseline's."""
+    g = torch.Generator().manual_seed(0)
+    torch.manual_seed(0)
+    out = {}
+    for axis, values in axes.items():
+        rows = []
+        for v in values:
+            p = {**base, axis: v}
+            net = PostNormResMLP(32, p["width"], 12, 10, hidden=4 * p["width"], dtype=F32).eval()
+            x, y = torch.randn(p["n"], 32, generator=g), torch.randint(0, 10, (p["n"],), generator=g)
+            sites = resolve_sites(net, None, x[:2])[:p["sites"]]
+            r = bench_api(net, x, y, sites, repeats, 256, 16, full=False, clock=time.process_time)
+            rows.append({axis: v, "scan_s": r["scan_s"], "plain_fwd_bwd_s": r["plain_fwd_bwd_s"],
+                         "scan_over_plain": r["scan_over_plain"], "sites": r["sites"], "d": r["d"]})
+            report(f"  {axis} = {v}: scan {r['scan_s']:.4f} s, plain {r['plain_fwd_bwd_s']:.4f} s")
+        out[axis] = {"rows": rows, "base": {k: w for k, w in base.items() if k != axis},
+                     "scan_exponent": _fit_exponent(values, [r["scan_s"] for r in rows]),
+                     "plain_exponent": _fit_exponent(values, [r["plain_fwd_bwd_s"] for r in rows]),
+                     "scan_affine": _fit_affine(values, [r["scan_s"] for r in rows]),
+                     "plain_affine": _fit_affine(values, [r["plain_fwd_bwd_s"] for r in rows])}
+    return out
+
+
+def format_scaling(results: dict) -> str:
+    lines = []
+    for axis, res in results.items():
+        lines.append(f"{axis} (others: {res['base']}): fitted exponent of the scan's time {res['scan_exponent']:.3f}, "
+                     f"of one forward+backward {res['plain_exponent']:.3f}")
+        if "scan_affine" in res:
+            (a, b), (c, d) = res["scan_affine"], res["plain_affine"]
+            lines.append(f"  least-squares lines: scan {a:.4g} s + {b:.4g} s per {axis}; forward+backward {c:.4g} s + {d:.4g} s "
+                         f"per {axis}")
+        lines.append(f"  {axis:>6s} {'scan_s':>10s} {'plain_s':>10s} {'scan/plain':>10s}")
+        lines += [f"  {r[axis]:6d} {r['scan_s']:10.4f} {r['plain_fwd_bwd_s']:10.4f} {r['scan_over_plain']:10.3f}"
+                  for r in res["rows"]]
+    return "\n".join(lines)
+
+
+def _store(out_dir, stem: str, text: str, data: dict, command: str) -> None:
+    import json
+
+    from plumbing.io import atomic_write_text
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / f"{stem}.txt", text + "\n")
+    atomic_write_text(out / f"{stem}.json", json.dumps({"command": command, **data}, indent=1, default=str))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--real-size", action="store_true", help="GPT-2 small and ResNet-50, ratios and peak memory")
+    parser.add_argument("--scaling", action="store_true", help="the scan's time against n, sites and width")
+    parser.add_argument("--out", help="store the table (.txt) and numbers (.json) in this folder")
+    parser.add_argument("--kinds", nargs="*", choices=["scan", "full", "auto", "verdict_only"],
+                        help="--real-size: only these calls (besides the baseline)")
+    parser.add_argument("--stem", help="file name of the stored table and numbers (default: real_size / scaling)")
     parser.add_argument("--no-full", action="store_true", help="skip the whole dc.saturation calls")
     parser.add_argument("--only", nargs="*", help="case names (default: all)")
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)
+    if args.threads < 1:
+        parser.error(f"--threads == {args.threads}, must be >= 1")
     torch.set_num_threads(args.threads)
+    command = "OMP_NUM_THREADS=%d python benchmarks/bench_saturation.py %s" % (args.threads, " ".join(argv or sys.argv[1:]))
+    head = f"torch {torch.__version__}, threads {torch.get_num_threads()}, float32"
+    if args.real_size or args.scaling:
+        import platform
+
+        head += f", {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs"
+        if os.environ.get("MALLOC_MMAP_THRESHOLD_"):
+            head += f", MALLOC_MMAP_THRESHOLD_={os.environ['MALLOC_MMAP_THRESHOLD_']}"
+            command = f"MALLOC_MMAP_THRESHOLD_={os.environ['MALLOC_MMAP_THRESHOLD_']} " + command
+    if args.real_size:
+        print(head + "; one process per measurement (wall time, peak resident memory)", flush=True)
+        res = run_real_size(args.threads, report=lambda line: print(line, flush=True), kinds=args.kinds)
+        text = format_real_size(res)
+        print(text, flush=True)
+        if args.out:
+            _store(args.out, args.stem or "real_size", head + "\n" + text, {"results": res, "targets": REAL_SIZE_TARGETS}, command)
+        return 0
+    if args.scaling:
+        print(head + "; medians of interleaved calls", flush=True)
+        res = run_scaling(2 if args.quick else 3, report=lambda line: print(line, flush=True),
+                          axes={k: v[:2] for k, v in SCALING.items()} if args.quick else SCALING,
+                          base={"n": 256, "sites": 2, "width": 32} if args.quick else SCALING_BASE)
+        text = format_scaling(res)
+        print(text, flush=True)
+        if args.out:
+            _store(args.out, args.stem or "scaling", head + "\n" + text, {"results": res}, command)
+        return 0
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, float32, medians (same run)")
     print(HEADER, flush=True)
     run_all(args.quick, not args.no_full, args.only,

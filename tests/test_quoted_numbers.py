@@ -117,6 +117,20 @@ def _t(*parts: str) -> str:
 
 
 CERT = (*(), "localised_comparison", "use_rate")
+REAL = "docs/bench-saturation-real-size/real_size.json"
+RSCAN = "docs/bench-saturation-real-size/real_size_scan.json"
+SCALE = "docs/bench-saturation-scaling/scaling.json"
+
+
+def rs_(case: str, key: str) -> tuple:
+    """Path of one summary value of a stored ``bench_saturation.py --real-size`` run."""
+    return ("results", case, "summary", key)
+
+
+def ms3(v: float) -> str:
+    return f"{1e3 * v:.3f}"
+
+
 QUOTES: tuple[Quote, ...] = (
     # --- docs/hf_grow.md: the callbacks' overhead (benchmarks/bench_callback_overhead.py)
     Quote("docs/hf_grow.md", _t("one scan took ", None, " training steps (of 16 windows each); at the default interval of 1000 steps "
@@ -401,7 +415,51 @@ QUOTES: tuple[Quote, ...] = (
     Quote("docs/RESULTS.md", _t("The certified step is ", None, "% of the loss and ", None, "% of what the trained block realises"),
           RUN1D, (("routes", "localised_train_linearised_bernstein", "improvement_over_loss", lambda v: 100 * v),
                   ("routes", "localised_train_linearised_bernstein", "improvement_over_gain")), ("{:.3g}", pct1)),
-
+    # --- docs/large_models.md and docs/RESULTS.md: the real-size scans and the scaling (issue 38, benchmarks/bench_saturation.py)
+    Quote("docs/large_models.md", _t("| GPT-2 small (124M parameters, 8 sequences of 256, batches of 4) | ", None, " MB | ", None,
+                                     " MB (", None, "x) |"), RSCAN,
+          (rs_("gpt2_small", "plain_peak_mb"), rs_("gpt2_small", "scan_extra_mem_mb"), rs_("gpt2_small", "scan_extra_mem_over_plain")),
+          ("{:.0f}", "{:.0f}", "{:.2f}")),
+    Quote("docs/large_models.md", _t("| ResNet-50 (25.6M parameters, 16 images 224x224, batches of 8) | ", None, " MB | ", None,
+                                     " MB (", None, "x) |"), RSCAN,
+          (rs_("resnet50", "plain_peak_mb"), rs_("resnet50", "scan_extra_mem_mb"), rs_("resnet50", "scan_extra_mem_over_plain")),
+          ("{:.0f}", "{:.0f}", "{:.2f}")),
+    Quote("docs/large_models.md", _t("before the fix and with glibc's default: ", None, "x for GPT-2 and ", None, "x for ResNet-50"),
+          REAL, (rs_("gpt2_small", "scan_extra_mem_over_plain"), rs_("resnet50", "scan_extra_mem_over_plain")), "{:.2f}"),
+    Quote("docs/large_models.md", _t("the whole call's extra memory ", None, "x for GPT-2, ", None, "x for ResNet-50"),
+          REAL, (rs_("gpt2_small", "full_extra_mem_over_plain"), rs_("resnet50", "full_extra_mem_over_plain")), "{:.2f}"),
+    Quote("docs/large_models.md", _t("has fitted exponent ", None, " from 256 to 4096 samples (one forward+backward: ", None,
+                                     "): affine, ", None, " s fixed and ", None, " ms per sample against ", None,
+                                     " ms per sample"), SCALE,
+          (("results", "n", "scan_exponent"), ("results", "n", "plain_exponent"), ("results", "n", "scan_affine", 0),
+           ("results", "n", "scan_affine", 1), ("results", "n", "plain_affine", 1)), ("{:.2f}", "{:.2f}", "{:.3f}", ms3, ms3)),
+    Quote("docs/large_models.md", _t("Against the number of sites (1 to 12) the exponent is ", None, ", ", None,
+                                     " ms per site (at most linear); against the width (32 to 256) ", None,
+                                     " (a forward+backward: ", None, ")"), SCALE,
+          (("results", "sites", "scan_exponent"), ("results", "sites", "scan_affine", 1), ("results", "width", "scan_exponent"),
+           ("results", "width", "plain_exponent")), ("{:.2f}", lambda v: f"{1e3 * v:.1f}", "{:.2f}", "{:.2f}")),
+    *(Quote("docs/large_models.md", _t(f"| {label}, 12 sites | ", None, " | ", None, f"x {scan} | ", None, "x FAIL | ", None, "x | ",
+                                       None, "x |"), REAL,
+            (rs_(case, "n"), rs_(case, "scan_over_plain"), rs_(case, "full_over_plain"), rs_(case, "auto_over_plain"),
+             rs_(case, "verdict_only_over_plain")), ("{}", "{:.2f}", "{:.2f}", "{:.2f}", "{:.2f}"))
+      for label, case, scan in (("GPT-2 small", "gpt2_small", "PASS"), ("ResNet-50", "resnet50", "FAIL"))),
+    Quote("docs/large_models.md", _t("on its 6 probe sequences, ", None, "x; the memory rerun"), REAL,
+          (rs_("gpt2_small", "verdict_only_over_plain"),), "{:.2f}"),
+    Quote("docs/large_models.md", _t("the memory rerun measured the scan again at ", None, "x, and ResNet-50's at ", None, "x)"),
+          RSCAN, (rs_("gpt2_small", "scan_over_plain"), rs_("resnet50", "scan_over_plain")), "{:.2f}"),
+    Quote("docs/large_models.md", _t("**ResNet-50's scan misses its target** (", None, "x)"), REAL,
+          (rs_("resnet50", "scan_over_plain"),), "{:.2f}"),
+    Quote("docs/large_models.md", _t("**The whole call misses its target on both** (", None, "x and ", None, "x)"), REAL,
+          (rs_("gpt2_small", "full_over_plain"), rs_("resnet50", "full_over_plain")), "{:.2f}"),
+    Quote("docs/RESULTS.md", _t("n = ", None, " sequences of 256) and ResNet-50 (rebuilt from `torch.nn`, n = ", None,
+                                " images 224x224), 12 sites each, one process per call, in process CPU time against one "
+                                "forward+backward over the same samples: the scan ", None, "x (GPT-2, target <= 1.3: PASS) and ",
+                                None, "x (ResNet-50: FAIL, the per-site float64 linear algebra of its 2048-channel sites); the "
+                                "whole call ", None, "x and ", None, "x (target <= 2: FAIL;"), REAL,
+          (rs_("gpt2_small", "n"), rs_("resnet50", "n"), rs_("gpt2_small", "scan_over_plain"), rs_("resnet50", "scan_over_plain"),
+           rs_("gpt2_small", "full_over_plain"), rs_("resnet50", "full_over_plain")), ("{}", "{}", "{:.2f}", "{:.2f}", "{:.2f}", "{:.2f}")),
+    Quote("docs/RESULTS.md", _t("rerun after issue 38's memory fix, ", None, "x and ", None, "x the forward+backward's peak"), RSCAN,
+          (rs_("gpt2_small", "scan_extra_mem_over_plain"), rs_("resnet50", "scan_extra_mem_over_plain")), "{:.2f}"),
 )
 
 

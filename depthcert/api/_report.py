@@ -88,6 +88,15 @@ class SaturationReport:
         The score ``best_site`` is ranked by (``"predicted_gain"``, among the sites whose test rejects
         ``G = 0``, else among all). Whether that score predicts the gains realised on the user's own
         network: :func:`depthcert.calibration`; a measured answer: :func:`depthcert.trial_insertion`.
+    curvature : str
+        Where ``beta`` was asked for (``saturation(curvature=...)``: ``"all"``, ``"auto"``, ``"none"``).
+    curvature_sites : list of str
+        The sites whose ``beta`` was measured (every site with ``curvature="all"``).
+    costs : dict
+        Seconds of each part of the call: ``scan_s`` (the probe's forwards and backwards, the
+        streamed statistics, each site's projection scores and test), ``curvature_s`` (the step sample's backward, ``beta`` at
+        ``curvature_sites``, the verdict), ``suggestion_s`` (the insertion check), ``other_s``
+        (sites, blocks, data) and ``total_s``; not compared by ``==`` (timings differ run to run).
 
     Examples
     --------
@@ -129,6 +138,9 @@ class SaturationReport:
     suggestion_reason: str = ""
     #: the score best_site is ranked by (extend-only: the default ranking is unchanged)
     ranked_by: str = "predicted_gain"
+    curvature: str = "all"
+    curvature_sites: list | None = None
+    costs: dict = dataclasses.field(default_factory=dict, compare=False)
     _blocks: Any = dataclasses.field(default=None, repr=False, compare=False)
     _stats: Any = dataclasses.field(default=None, repr=False, compare=False)
     _curvature: Any = dataclasses.field(default=None, repr=False, compare=False)
@@ -159,6 +171,8 @@ class SaturationReport:
         Raises:
             ValueError: no gain sample, an unscanned family or a bad ``n_eval`` (named).
         """
+        if self.insertion is None and self.suggestion_reason.startswith("not asked"):
+            raise ValueError("insertion is None: saturation(suggest=False) checked no insertion; call it with suggest=True.")
         if self.insertion is None:
             raise ValueError("insertion is None: the curvature sample had < 4 samples, so no gain sample was kept.")
         fams = self.insertion["families"]
@@ -186,6 +200,16 @@ class SaturationReport:
         from plumbing.io import atomic_write_text
 
         return atomic_write_text(Path(path), json.dumps(self.to_dict(), indent=1, default=str))
+
+    def cost_text(self) -> str:
+        """One line: the seconds of each part of the call (``costs``), e.g. ``cost: scan 1.2 s, ...``."""
+        c = self.costs or {}
+        if not c:
+            return "cost: not measured"
+        k = len(self.curvature_sites or [])
+        return (f"cost: scan {c['scan_s']:.3g} s, curvature {c['curvature_s']:.3g} s ({self.curvature!r}: beta at {k} of "
+                f"{len(self.sites)} sites), suggestion {c['suggestion_s']:.3g} s, other {c['other_s']:.3g} s "
+                f"(total {c['total_s']:.3g} s)")
 
     def plot(self, path) -> Path:
         """Per site: predicted, certified and upper-bound gains (log scale) against ``eps``."""

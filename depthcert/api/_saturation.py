@@ -1,6 +1,8 @@
 """``dc.saturation``: is a user's network deep enough, and where would one block help? (THEORY §8, §10)."""
 from __future__ import annotations
 
+import time
+
 from torch import nn
 
 from depthcert.api._data import as_stream
@@ -8,16 +10,19 @@ from depthcert.api._docstring import doc
 from depthcert.api._gain import insertion_record, split_curvature
 from depthcert.api._insert import BETA
 from depthcert.api._loss import as_loss
+from depthcert.api._modes import (CURVATURE_MODES, UNMEASURED, check_modes, mode_note, model_verdict, scores,
+                                    ucb_norm, with_curvature)
 from depthcert.api._report import SaturationReport
 from depthcert.api._scan import accumulate, eval_mode, site_blocks, step_gradients
-from depthcert.api._suggestion import suggest
-from depthcert.api._verdict import DEFAULT_EPS, gain_ucb, n_to_reject, n_to_saturate, verdict
-from numerics.estimators import adaptive_test, curvature_along, site_loss, site_projection_scores
+from depthcert.api._suggestion import suggest as suggest_from
+from depthcert.api._verdict import DEFAULT_EPS
+from numerics.estimators import curvature_along, site_loss
 
-__all__ = ["DEFAULT_FAMILIES", "saturation"]
+__all__ = ["CURVATURE_MODES", "DEFAULT_FAMILIES", "saturation"]
 
 #: **Choice**: the protocol families scanned by default (those of ``depthcert saturation``).
 DEFAULT_FAMILIES = ("linear", "affine", "readout")
+
 
 
 def check_model(model) -> nn.Module:
@@ -73,52 +78,91 @@ def _slope(G_x, D) -> float:
     return float((G_x * D.to(G_x.dtype)).sum() / D.norm())
 
 
-def _curvature(model, site, block, acc, curv, loss, R0: float, G_x, replays: dict) -> dict:
+def _curvature(model, site, block, acc, curv, loss, R0: float, G_x, replays: dict,
+               directions=("euclidean", "natural"), out: dict | None = None) -> dict:
     """Theorem 1 along ``-G`` and ``-G Sigma^+`` on the step sample (``R0``: its mean loss; ``G_x``: the
     site's cross-gradient on it, which gives both slopes without a pass; ``replays``: ``{site: (recording of
     the part before the site, R(0) by its path)}``, kept for the insertion check; the gains use ``beta_eff``,
-    :func:`depthcert.api._suggestion.nonnegative_beta`; ``first_order_gain``: the raw plug-in)."""
+    :func:`depthcert.api._suggestion.nonnegative_beta`; ``first_order_gain``: the raw plug-in).
+    ``directions``: a subset (``curvature="auto"``), added to ``out`` (a partial record of this site)."""
     from numerics._numerics import psd_pinv
     from numerics._replay import SiteReplay
 
-    out = {"beta": None, "beta_natural": None, "gain_euclidean": 0.0, "predicted_gain": 0.0, "first_order_gain": 0.0,
-           "realised_gain": 0.0, "beta_self_consistent": None, "step_loss": R0}
+    both = tuple(directions) == ("euclidean", "natural") and out is None
+    if both:
+        out = {"beta": None, "beta_natural": None, "gain_euclidean": 0.0, "predicted_gain": 0.0, "first_order_gain": 0.0,
+               "realised_gain": 0.0, "beta_self_consistent": None, "step_loss": R0}
+    else:
+        out = dict(out or {**UNMEASURED, "step_loss": R0})
+        out.update({"gain_euclidean": 0.0, "realised_gain": 0.0} if "euclidean" in directions else {},
+                   **({"predicted_gain": 0.0, "first_order_gain": 0.0} if "natural" in directions else {}))
     G = acc.G
     if not float(G.norm()) > 0:
         return out
     xc, yc = curv
-    rep = SiteReplay(model, site)   # both directions' passes (and the insertion check) share one recording
-    R0_path = site_loss(model, site, block, xc, yc, loss, replay=rep)   # R(0) by the path of every R(tau)
-    replays[site] = (rep, R0_path)
-    D_n = G @ psd_pinv(acc.Sigma)
+    if site not in replays:
+        rep = SiteReplay(model, site)   # both directions' passes (and the insertion check) share one recording
+        replays[site] = (rep, site_loss(model, site, block, xc, yc, loss, replay=rep))   # R(0) by the path of every R(tau)
+    rep, R0_path = replays[site]
     known = lambda D: (R0_path, _slope(G_x, D))   # noqa: E731
-    be, _, gain_e, real_e = curvature_along(model, site, block, xc, yc, G, G, loss, replay=rep, method=BETA,
-                                            known=known(G))
-    bn, _, gain_n, _ = curvature_along(model, site, block, xc, yc, G, D_n, loss, replay=rep, method=BETA,
-                                       known=known(D_n))
-    out.update(beta=be.beta, beta_natural=bn.beta, gain_euclidean=min(gain_e, R0), predicted_gain=min(gain_n, R0),
-               first_order_gain=gain_n, realised_gain=real_e,
-               beta_self_consistent=bool(be.self_consistent and bn.self_consistent))
+    consistent = [] if both or out.get("beta_self_consistent") is None else [out["beta_self_consistent"]]
+    if "euclidean" in directions:
+        be, _, gain_e, real_e = curvature_along(model, site, block, xc, yc, G, G, loss, replay=rep, method=BETA,
+                                                known=known(G))
+        out.update(beta=be.beta, gain_euclidean=min(gain_e, R0), realised_gain=real_e)
+        consistent.append(be.self_consistent)
+    if "natural" in directions:
+        D_n = G @ psd_pinv(acc.Sigma)
+        bn, _, gain_n, _ = curvature_along(model, site, block, xc, yc, G, D_n, loss, replay=rep, method=BETA,
+                                           known=known(D_n))
+        out.update(beta_natural=bn.beta, predicted_gain=min(gain_n, R0), first_order_gain=gain_n)
+        consistent.append(bn.self_consistent)
+    out["beta_self_consistent"] = bool(all(consistent))
     return out   # min(g, R0) == slope^2 / (2 max(beta, slope^2 / (2 R0))): Theorem 1 at beta_eff
 
 
-def _record(model, site, block, acc, curv, loss, level_site: float, eps: float, R0: float, G_x,
-            replays: dict) -> dict:
-    rec = {"site": site, "layout": block.layout, "d": block.d, "P": block.positions, "r": block.r, "n": acc.n}
-    P = site_projection_scores(acc.G, acc.Sigma, block.slices)
-    rec.update({f"P_{f}": P.get(f) for f in ("linear", "affine", "readout", "block")}, P_all=P["all"])
-    rec.update(G_sq=acc.u_statistic, G_norm=float(acc.G.norm()), AG_max=acc.ag_max, rho_phi=acc.phi_max)
-    rec.update(_curvature(model, site, block, acc, curv, loss, R0, G_x, replays))
-    test = adaptive_test(acc, level_site)
-    sigma2 = acc.x_sq / acc.n
-    beta = rec["beta"]
-    rec.update(log_wealth=test.statistic, threshold=test.threshold, reject=test.reject,
-               b_violations=test.b_violations, sigma2=sigma2,
-               certified_gain=min(test.lower_bound**2 / (2 * beta), R0) if beta and test.reject else 0.0,
-               gain_ucb=gain_ucb(rec["G_norm"], sigma2, acc.n, level_site, beta),
-               n_to_reject=n_to_reject(test.statistic, acc.z.numel(), acc.chunk, level_site),
-               n_to_saturate=n_to_saturate(rec["G_norm"], sigma2, level_site, beta, eps))
-    return rec
+def _records(model, blocks, accs, step, loss, level_site: float, eps: float, mode: str, gradients,
+             found: dict) -> tuple[list, dict, list]:
+    """``(records, replays, sites whose curvature was measured)``. ``mode`` (``dc.saturation(curvature=...)``):
+
+    * ``"all"``: both directions at every site (as before issue 38);
+    * ``"auto"`` (**Choice**): only what can change the verdict, ``best_site`` and its
+      ``predicted_gain``. Every candidate for ``best_site`` (the rejecting sites, or every site
+      when none rejects) gets ``beta_natural`` (which ranks them); ``best_site`` then gets ``beta``;
+      then the other sites, in decreasing ``||G|| + radius`` (the beta-free part of ``gain_ucb``), get
+      ``beta`` until one has ``gain_ucb >= eps`` (the model is then not saturated, whatever the
+      rest). When no site rejects (saturated or undetermined: ``n_needed`` needs every site) every
+      site gets both. So the verdict, ``best_site`` and ``predicted_gain`` equal ``"all"``'s;
+      ``certified_gain`` is the largest over the rejecting sites with ``beta`` (still a lower
+      confidence bound, possibly smaller than ``"all"``'s); a site without ``beta`` has ``gain_ucb``
+      inf (no upper bound), so the model's ``gain_ucb`` and ``n_needed_saturated`` can differ;
+    * ``"none"``: nowhere (``gradients`` None).
+
+    ``found``: every site's :func:`~depthcert.api._modes.scores`.
+    """
+    replays: dict = {}
+    if mode == "none":
+        return [with_curvature(found[s], UNMEASURED, level_site, eps, None) for s in blocks], replays, []
+    G_step, R0 = gradients
+    curv: dict = {}
+
+    def measure(s, directions=("euclidean", "natural")):
+        curv[s] = _curvature(model, s, blocks[s], accs[s], step, loss, R0, G_step[s], replays, directions,
+                             None if mode == "all" else curv.get(s))
+        return with_curvature(found[s], curv[s], level_site, eps, R0)
+
+    rejecting = [s for s in blocks if found[s]["reject"]]
+    if mode == "all" or not rejecting:
+        return [measure(s) for s in blocks], replays, list(blocks)
+    for s in rejecting:
+        measure(s, ("natural",))
+    best = max(rejecting, key=lambda s: curv[s]["predicted_gain"])   # verdict()'s choice (the first of equals)
+    rest = [best] + sorted((s for s in blocks if s != best), key=lambda s: -ucb_norm(found[s], level_site))
+    for s in rest:
+        if measure(s, ("euclidean",))["gain_ucb"] >= eps:
+            break
+    records = [with_curvature(found[s], curv.get(s, UNMEASURED), level_site, eps, R0) for s in blocks]
+    return records, replays, [s for s in blocks if s in curv]
 
 
 def _shared(recorded, G_x) -> dict:
@@ -126,19 +170,27 @@ def _shared(recorded, G_x) -> dict:
     return {} if recorded is None else {"replay": recorded[0], "known": (recorded[1], G_x)}
 
 
-def _scan(model, probe, blocks, loss_fn, n_chunks, samples, level, eps, fams, seed):
-    """``(stats, records, model verdict, insertion record)`` of one scan (in eval mode)."""
+def _scan(model, probe, blocks, loss_fn, n_chunks, samples, level, eps, fams, seed, curvature="all", suggest=True,
+          costs=None):
+    """``(stats, records, model verdict, insertion record)`` of one scan (in eval mode); ``costs``: a dict that
+    receives the seconds of each part (``scan_s``, ``curvature_s``, ``suggestion_s``) and ``curvature_sites``."""
     step, gain = samples
+    costs = {} if costs is None else costs
     with eval_mode(model):
+        t = time.perf_counter()
         accs = accumulate(model, probe, blocks, loss_fn, n_chunks=n_chunks)
-        G_step, R0 = step_gradients(model, step[0], step[1], blocks, loss_fn)   # R0: no gain above the loss it would lower
-        replays: dict = {}
-        records = [_record(model, s, blocks[s], accs[s], step, loss_fn, level / len(blocks), eps, R0, G_step[s], replays)
-                   for s in blocks]
-        model_v = verdict(records, eps)
+        found = {s: scores(s, blocks[s], accs[s], level / len(blocks)) for s in blocks}   # projection scores, tests
+        t, costs["scan_s"] = time.perf_counter(), time.perf_counter() - t
+        # R0: no gain above the loss it would lower; every site's slopes from one backward over the step sample
+        grads = step_gradients(model, step[0], step[1], blocks, loss_fn) if curvature != "none" or suggest else None
+        records, replays, measured = _records(model, blocks, accs, step, loss_fn, level / len(blocks), eps, curvature, grads,
+                                            found)
+        model_v = model_verdict(records, eps, curvature)
+        t, costs["curvature_s"] = time.perf_counter(), time.perf_counter() - t
         best = model_v["best_site"]
         ins = insertion_record(model, best, blocks[best], accs[best].G, fams, seed, step, gain, loss_fn, level,
-                               **_shared(replays.get(best), G_step[best]))
+                               **_shared(replays.get(best), grads[0][best])) if suggest else None
+        costs["suggestion_s"], costs["curvature_sites"] = time.perf_counter() - t, measured
     return accs, records, model_v, ins
 
 
@@ -188,13 +240,22 @@ n_chunks : int, keyword-only, default 16
 output : int, str or callable, keyword-only, default None
     For a model returning a tuple or a dict: the index, key or callable that picks the logits
     (e.g. ``0``); None: the model returns the logits.
+curvature : str, keyword-only, default "all"
+    Where ``beta`` is measured (forwards on the step sample): ``"all"`` (every site);
+    ``"auto"`` (only the sites that can change the verdict, ``best_site``, ``predicted_gain``
+    or ``certified_gain``: the same values as ``"all"``; the other sites' curvature fields None);
+    ``"none"`` (the scan alone: the verdict from the tests, never ``"saturated"``).
+suggest : bool or None, keyword-only, default None
+    Check the suggested insertion on the gain sample (None: True unless ``curvature="none"``);
+    False: ``insertion`` and ``suggestion`` None, the verdict and scores unchanged.
 
 Returns
 -------
 SaturationReport
     ``verdict``, ``best_site``, ``predicted_gain``, ``certified_gain``, ``gain_ucb``, ``n_needed``
     and every site's scores (``table()``, ``to_json``, ``plot``); ``suggestion``: the insertion it
-    recommends, checked on the gain sample, or None with ``suggestion_reason``.
+    recommends, checked on the gain sample, or None with ``suggestion_reason``; ``costs``: the
+    seconds of each part (scan, curvature, suggestion, other, total).
 
 Raises
 ------
@@ -223,8 +284,10 @@ Examples
 def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None, level: float = 0.05,
                seed: int = 0, curvature_data=None, eps: float = DEFAULT_EPS, *, families=DEFAULT_FAMILIES,
                width: int = 16, batch_size: int = 256, curvature_n: int = 1024, n_chunks: int = 16,
-               output=None) -> SaturationReport:
+               output=None, curvature: str = "all", suggest: bool | None = None) -> SaturationReport:
+    start = time.perf_counter()
     check_model(model), _check(level, eps, curvature_n)
+    suggest = check_modes(curvature, suggest)
     loss_fn = as_loss(loss, output)
     probe, curv, curv_note = _split(data, curvature_data, model, batch_size, curvature_n, n_chunks)
     step, gain = split_curvature(curv)
@@ -233,14 +296,23 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
                          f"{list(DEFAULT_FAMILIES[2:])}): the block families scanned besides linear and affine.")
     fams = list(dict.fromkeys(["linear", "affine", *families]))
     blocks = site_blocks(model, sites, layout, curv[0][:2], fams, width, seed)   # refuses batch-norm in train mode
-    accs, records, model_v, ins = _scan(model, probe, blocks, loss_fn, n_chunks, (step, gain), level, eps, list(families), seed)
-    sug, why = suggest(ins)
+    costs: dict = {}
+    accs, records, model_v, ins = _scan(model, probe, blocks, loss_fn, n_chunks, (step, gain), level, eps, list(families), seed,
+                                        curvature, suggest, costs)
+    t = time.perf_counter()
+    sug, why = suggest_from(ins) if suggest else (None, "not asked (suggest=False): no insertion was checked")
     checked = {(ins["site"], f): (r.pop("_V"), r["beta"]) for f, r in ins["families"].items()} if ins else {}
+    costs["suggestion_s"] += time.perf_counter() - t
+    measured = costs.pop("curvature_sites")
+    costs["total_s"] = time.perf_counter() - start
+    costs["other_s"] = max(costs["total_s"] - costs["scan_s"] - costs["curvature_s"] - costs["suggestion_s"], 0.0)
+    notes = _notes(curv_note, len(blocks), ins) + _default_note(model, sites, blocks) + mode_note(curvature, suggest, records)
     return SaturationReport(**model_v, level=level, eps=eps, n=len(probe), n_curvature=int(step[0].shape[0]),
                             curvature_source=curv_note, seed=seed, loss=loss if isinstance(loss, str) else "callable",
-                            sites=records, notes=_notes(curv_note, len(blocks), ins) + _default_note(model, sites, blocks),
+                            sites=records, notes=notes,
                             insertion=ins, suggestion=sug,
-                            suggestion_reason=why, _blocks=blocks, _stats=accs, _curvature=step, _loss=loss_fn,
+                            suggestion_reason=why, curvature=curvature, curvature_sites=measured, costs=costs,
+                            _blocks=blocks, _stats=accs, _curvature=step, _loss=loss_fn,
                             _checked=checked)
 
 

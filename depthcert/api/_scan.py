@@ -100,6 +100,8 @@ def accumulate(model: nn.Module, stream: DataStream, blocks: Mapping[str, Protoc
             with torch.no_grad():
                 for s, acc in accs.items():
                     acc.update(to_tokens(ms[s], blocks[s].layout), blocks[s].phi(probe.states[s]))
+            del values, ms   # nothing of this batch lives on into the next forward (issue 38: peak memory)
+            probe.reset()
     return accs
 
 
@@ -122,4 +124,6 @@ def step_gradients(model: nn.Module, x: torch.Tensor, y: torch.Tensor, blocks: M
                 for s in names:
                     m, phi = to_tokens(ms[s], blocks[s].layout), blocks[s].phi(probe.states[s])
                     sums[s] += (m.reshape(-1, m.shape[-1]).T @ phi.reshape(-1, phi.shape[-1])).double()
+            del values, ms
+            probe.reset()
     return {s: g / max(n, 1) for s, g in sums.items()}, total / max(n, 1)

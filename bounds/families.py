@@ -149,10 +149,11 @@ def register_family(family: ResidualFamily, *, replace: bool = False) -> Residua
     """
     if not isinstance(family, ResidualFamily):
         raise ValueError(f"family is a {type(family).__name__}, must be a bounds.families.ResidualFamily.")
-    taken = family.name in _RESERVED or (family.name in RESIDUAL_FAMILIES and not replace)
+    taken = family.name in _RESERVED or (family.name in RESIDUAL_FAMILIES and (not replace or family.name in BUILT_IN))
     if not family.name.isidentifier() or taken:
         raise ValueError(f"family.name == {family.name!r}, must be an identifier not in "
-                         f"{list(RESIDUAL_FAMILIES) + list(_RESERVED)} (a registered one: with replace=True).")
+                         f"{list(RESIDUAL_FAMILIES) + list(_RESERVED)} (a registered one other than the built-in "
+                         f"{list(BUILT_IN)}: with replace=True).")
     if not set(_COMMON) <= set(family.parameters):
         raise ValueError(f"family.parameters == {sorted(family.parameters)}, must hold {sorted(_COMMON)}.")
     RESIDUAL_FAMILIES[family.name] = family
@@ -178,7 +179,8 @@ def attach(name: str, **parts) -> ResidualFamily:
     """
     if name not in RESIDUAL_FAMILIES or not set(parts) <= {"torch", "run"}:
         raise ValueError(f"(name, parts) == {(name, sorted(parts))!r}, must be a registered family and torch / run.")
-    return register_family(dataclasses.replace(RESIDUAL_FAMILIES[name], **parts), replace=True)
+    RESIDUAL_FAMILIES[name] = dataclasses.replace(RESIDUAL_FAMILIES[name], **parts)   # built-ins too: parts only
+    return RESIDUAL_FAMILIES[name]
 
 
 class FamilyNames(Sequence):
@@ -210,7 +212,14 @@ class FamilyNames(Sequence):
     def __eq__(self, other) -> bool:
         return self._names() == (tuple(other) if isinstance(other, (tuple, list, FamilyNames)) else other)
 
-    __hash__ = None   # live: no hash
+    def __hash__(self) -> int:          # equal to the tuple it shows, so hashed as that tuple (as the tuples it replaced)
+        return hash(self._names())
+
+    def __add__(self, other) -> tuple:
+        return self._names() + tuple(other)
+
+    def __radd__(self, other) -> tuple:
+        return tuple(other) + self._names()
 
     def __repr__(self) -> str:
         return repr(self._names())

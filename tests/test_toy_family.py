@@ -165,3 +165,18 @@ def test_validity_takes_the_family_from_insertion_family(toy, tmp_path):
     s = run_validity(cfg, 1, tmp_path, progress=False)
     assert s["draws"] == 1 and "direct_tight_hoeffding" in s["routes"]
     assert not any(r.endswith("_empirical") for r in s["routes"])      # the toy's routes, not the readout's
+
+
+def test_a_built_in_family_cannot_be_replaced_and_the_name_lists_act_as_tuples():
+    """register_family(replace=True) refuses readout/full (they could not be restored: unregister keeps them), and
+    the live name lists add and hash as the tuples they replaced."""
+    from bounds.families import READOUT, FamilyNames
+    from numerics.insertion import CERTIFIED_FAMILIES
+
+    for fam in (READOUT, dataclasses.replace(READOUT, torch=None)):
+        with pytest.raises(ValueError, match="other than the built-in"):
+            register_family(fam, replace=True)
+    assert RESIDUAL_FAMILIES["readout"].torch is not None          # untouched
+    names = FamilyNames()
+    assert names + ("x",) == (*tuple(names), "x") and ("x",) + names == ("x", *tuple(names))
+    assert hash(CERTIFIED_FAMILIES) == hash(tuple(CERTIFIED_FAMILIES)) and {CERTIFIED_FAMILIES: 1}[tuple(CERTIFIED_FAMILIES)] == 1

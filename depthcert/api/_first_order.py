@@ -77,6 +77,8 @@ Examples
 @doc(_DOC_FOC)
 def first_order_check(model, data, sites="blocks.*", taus=(0.05,), seeds=(0, 1, 2, 3, 4), *, family: str = "readout",
                       loss="cross_entropy", level: float = 0.05, scan_kwargs: dict | None = None):
+    from numerics.distributed import refuse as refuse_distributed
+    refuse_distributed("dc.first_order_check", "its realised gains are not reduced across ranks")
     import pandas as pd
 
     from depthcert.api._loss import as_loss

@@ -302,6 +302,8 @@ def predicted_vs_observed(model, data, sites="blocks.*", horizons=(0, 1, 10, 100
                           family: str = "readout", loss="cross_entropy", lr: float = 1e-3, batch_size: int = 64,
                           level: float = 0.05, layout=None, width: int = 16, curvature_n: int = 1024, output=None,
                           scan_batch_size: int = 256, scan_kwargs: dict | None = None):
+    from numerics.distributed import refuse as refuse_distributed
+    refuse_distributed("dc.predicted_vs_observed", "its trained arms and held-out gains are not reduced across ranks")
     import pandas as pd
 
     from depthcert.api._loss import as_loss

@@ -242,8 +242,9 @@ output : int, str or callable, keyword-only, default None
     (e.g. ``0``); None: the model returns the logits.
 curvature : str, keyword-only, default "all"
     Where ``beta`` is measured (forwards on the step sample): ``"all"`` (every site);
-    ``"auto"`` (only the sites that can change the verdict, ``best_site``, ``predicted_gain``
-    or ``certified_gain``: the same values as ``"all"``; the other sites' curvature fields None);
+    ``"auto"`` (only the sites that can change the verdict, ``best_site`` or ``predicted_gain``:
+    these three equal ``"all"``'s; ``certified_gain`` may be smaller (still a lower bound), and
+    ``gain_ucb``/``n_needed_saturated`` may differ: the other sites' curvature fields are None);
     ``"none"`` (the scan alone: the verdict from the tests, never ``"saturated"``).
 suggest : bool or None, keyword-only, default None
     Check the suggested insertion on the gain sample (None: True unless ``curvature="none"``);

@@ -251,11 +251,32 @@ def _roles(fit, sel, held, sel_note, init) -> dict:
                         "when the chosen arm is not a block); read once, after the choice"}}
 
 
+def _check_heldout_apart(model, fit, sel, held) -> None:
+    """Refuse a ``heldout`` that shares a row with the samples that chose (its interval needs no selection correction
+    only if it played no part in choosing)."""
+    import numpy as np
+
+    from depthcert.api._data import as_stream
+    from depthcert.api._roles import row_hashes, shared_rows
+
+    h = as_stream(held, "heldout", model)
+    hh = row_hashes(h)
+    for name, part in (("train", fit), ("select", sel)):
+        s = as_stream(part, name, model)
+        ia, ib = shared_rows(s, h, row_hashes(s), hh)
+        if ia.size:
+            raise ValueError(f"heldout shares {np.unique(ib).size} identical (x, y) rows with {name} (e.g. {name}[{int(ia[0])}] == "
+                             f"heldout[{int(ib[0])}], compared exactly), must be a sample disjoint from the samples that "
+                             "choose the arm: its interval is valid only if it played no part in choosing.")
+
+
 @doc(_DOC_TRIAL)
 def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *, select=None, family: str = "readout",
                     init: str = "zero", eta: int = 3, loss="cross_entropy", lr: float = 1e-3, batch_size: int = 64,
                     level: float = 0.05, seed: int = 0, layout=None, width: int = 16, output=None,
                     scan_kwargs: dict | None = None) -> TrialResult:
+    from numerics.distributed import refuse as refuse_distributed
+    refuse_distributed("dc.trial_insertion", "its arms are trained, chosen and measured on each rank's own data, not reduced across ranks")
     from depthcert.api._gain import per_sample_losses
     from depthcert.api._loss import as_loss
     from depthcert.api._predicted import _materialise, merge_scan_kwargs
@@ -271,6 +292,7 @@ def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *
     kw = merge_scan_kwargs({"loss": loss, "layout": layout, "width": width, "output": output}, scan_kwargs)
     fit, sel, sel_note = _split_train(train, select, model, kw.get("batch_size", 256))
     held = _materialise(heldout, "heldout", model, kw.get("batch_size", 256))
+    _check_heldout_apart(model, fit, sel, held)
     rep = saturation(model, fit, sites=sites, seed=seed, families=[family], **kw)
     arms = _arms(model, rep, init, family, fit, loss_fn, lr, batch_size, seed)
     rungs = halving_rungs(len(arms) + 1, int(steps), eta)

@@ -125,11 +125,11 @@ def raise_together(error: BaseException | None) -> None:
 
 @contextlib.contextmanager
 def together():
-    """Inside this context an error of the kinds a user's data or loss raise (TypeError, ValueError, RuntimeError)
-    is raised on every rank at the end of the block (:func:`raise_together`): use around work without collectives."""
+    """Inside this context any error (an ``Exception``: a user's data, collate or loss may raise any kind) is raised
+    on every rank at the end of the block (:func:`raise_together`): use around work without collectives."""
     error = None
     try:
         yield
-    except (TypeError, ValueError, RuntimeError) as e:
+    except Exception as e:   # noqa: BLE001 -- re-raised on this rank; the others raise a RuntimeError naming it
         error = e
     raise_together(error)

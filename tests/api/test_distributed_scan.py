@@ -145,3 +145,18 @@ def test_nothing_changes_without_a_process_group():
 
     assert not nd.active()
     nd.refuse("dc.grow", "nothing")   # a no-op outside a process group
+
+
+@pytest.mark.parametrize("name", ["trial_insertion", "predicted_vs_observed", "first_order_check"])
+def test_the_trained_studies_refuse_under_a_process_group(monkeypatch, name):
+    """Under a process group of several ranks the functions that train arms (not reduced across ranks) refuse with
+    one message naming themselves, before any work (a group is simulated: active, 2 ranks, this is rank 1)."""
+    import depthcert as dc
+    import numerics.distributed as nd
+
+    monkeypatch.setattr(nd, "active", lambda: True)
+    monkeypatch.setattr(nd, "world_size", lambda: 2)
+    monkeypatch.setattr(nd, "rank", lambda: 1)
+    args = (script.model(), script.union(), script.union()) if name == "trial_insertion" else (script.model(), script.union())
+    with pytest.raises(RuntimeError, match=rf"dc\.{name} does not run under torch\.distributed .* 2 ranks .*rank 1"):
+        getattr(dc, name)(*args)

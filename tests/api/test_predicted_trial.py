@@ -367,3 +367,15 @@ def test_trial_insertion_with_a_given_select_sample():
     r = dc.trial_insertion(Planted(), draw(300, 1), draw(200, 2), sites=["blocks.0", "blocks.2"], steps=20, select=draw(150, 3),
                            lr=2e-2, loss=squared, eta=2, scan_kwargs={"curvature_n": 32})
     assert r.roles["fit"]["n"] == 300 and r.roles["select"]["n"] == 150 and "given" in r.roles["select"]["fixed"]
+
+
+@pytest.mark.parametrize("overlap", ["train", "select"])
+def test_trial_insertion_refuses_a_heldout_that_shares_rows_with_the_samples_that_choose(overlap):
+    """The held-out interval needs no selection correction only if heldout played no part in choosing: a heldout
+    sharing rows with train (or the given select sample) is refused, naming both samples."""
+    train, select = draw(300, 1), draw(150, 3)
+    src = train if overlap == "train" else select
+    held = tuple(torch.cat([a[:5], b]) for a, b in zip(src, draw(200, 2)))
+    with pytest.raises(ValueError, match=f"heldout shares 5 identical .* rows with {overlap}"):
+        dc.trial_insertion(Planted(), train, held, sites=["blocks.0"], steps=4, select=select, lr=2e-2, loss=squared, eta=2,
+                           scan_kwargs={"curvature_n": 32})

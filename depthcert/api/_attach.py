@@ -28,7 +28,6 @@ from typing import Mapping
 import torch
 from torch import nn
 
-from depthcert.api._docstring import doc
 from numerics.families import ProtocolBlock
 from numerics.layouts import positions
 from numerics.sites import GrownSite, ResidualUnit, module_at
@@ -121,55 +120,49 @@ def _parent(model: nn.Module, path: str):
         return None
 
 
-_EXAMPLE = """
-    >>> import torch
-    >>> from torch import nn
-    >>> import depthcert as dc
-    >>> _ = torch.manual_seed(0)
-    >>> net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 2)).double()
-    >>> x = torch.randn(256, 3, dtype=torch.float64)
-    >>> rep = dc.saturation(net, (x, (x[:, 0] > 0).long()), sites=["1"], curvature_n=32)
-    >>> grown = dc.insert_block(net, "1", family="linear", init="zero", scan=rep)"""
-
-_DOC_NEW_PARAMETERS = """
-``{name: parameter}`` of every block inserted by :func:`depthcert.insert_block` or :func:`depthcert.grow`.
-
-Every other parameter keeps the name (and, until trained, the value) it had in the original
-model; the inserted blocks' parameters are new names under the site's module
-(``<site>.depthcert_units.<k>.block.V``). Use it to build optimiser groups or freeze lists.
-A real decoder layer inserted into a Hugging Face decoder (``init="copy_zero"``) is listed by its
-names in the model's layer list (``model.layers.4.*``); the layers above it moved up one index.
-
-Parameters
-----------
-model : torch.nn.Module
-    A grown model (any other model has no inserted block: ``{}``).
-
-Returns
--------
-dict
-    ``{name: torch.nn.Parameter}``: the inserted blocks' parameters by their names in
-    ``model.named_parameters()``.
-
-Raises
-------
-TypeError
-    ``model`` is not an ``nn.Module``.
-
-Examples
---------""" + _EXAMPLE + """
-    >>> list(dc.new_parameters(grown))
-    ['1.depthcert_units.0.block.V']
-    >>> sorted(dc.new_parameters(grown)) == sorted(set(dict(grown.named_parameters())) - set(dict(net.named_parameters())))
-    True
-    >>> opt = torch.optim.Adam(dc.new_parameters(grown).values(), lr=1e-3)   # train only the new block
-    >>> dc.new_parameters(net)
-    {}
-"""
-
-
-@doc(_DOC_NEW_PARAMETERS)
 def new_parameters(model: nn.Module) -> dict[str, nn.Parameter]:
+    """``{name: parameter}`` of every block inserted by :func:`depthcert.insert_block` or :func:`depthcert.grow`.
+
+    Every other parameter keeps the name (and, until trained, the value) it had in the original
+    model; the inserted blocks' parameters are new names under the site's module
+    (``<site>.depthcert_units.<k>.block.V``). Use it to build optimiser groups or freeze lists.
+    A real decoder layer inserted into a Hugging Face decoder (``init="copy_zero"``) is listed by its
+    names in the model's layer list (``model.layers.4.*``); the layers above it moved up one index.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A grown model (any other model has no inserted block: ``{}``).
+
+    Returns
+    -------
+    dict
+        ``{name: torch.nn.Parameter}``: the inserted blocks' parameters by their names in
+        ``model.named_parameters()``.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not an ``nn.Module``.
+
+    Examples
+    --------
+        >>> import torch
+        >>> from torch import nn
+        >>> import depthcert as dc
+        >>> _ = torch.manual_seed(0)
+        >>> net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 2)).double()
+        >>> x = torch.randn(256, 3, dtype=torch.float64)
+        >>> rep = dc.saturation(net, (x, (x[:, 0] > 0).long()), sites=["1"], curvature_n=32)
+        >>> grown = dc.insert_block(net, "1", family="linear", init="zero", scan=rep)
+        >>> list(dc.new_parameters(grown))
+        ['1.depthcert_units.0.block.V']
+        >>> sorted(dc.new_parameters(grown)) == sorted(set(dict(grown.named_parameters())) - set(dict(net.named_parameters())))
+        True
+        >>> opt = torch.optim.Adam(dc.new_parameters(grown).values(), lr=1e-3)   # train only the new block
+        >>> dc.new_parameters(net)
+        {}
+    """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model is a {type(model).__name__}, must be a torch.nn.Module.")
     from numerics.interop.hf_layers import inserted_layers
@@ -187,46 +180,6 @@ def insertions(model: nn.Module) -> list[dict]:
     the order :func:`load_grown` re-applies them; plain Python values (``weights_only``-loadable)."""
     return [dict(getattr(unit, "depthcert_spec", {"site": path, "family": None})) for path, unit in _units(model)
             if path.rpartition(".")[0].rpartition(".")[2] == UNITS]
-
-
-_DOC_LOAD_GROWN = """
-A grown model back from its saved form: ``model`` with ``saved["insertions"]`` re-applied and
-``saved["state_dict"]`` loaded.
-
-``depthcert grow --save-model grown.pt`` writes ``{"format", "insertions", "state_dict"}``
-(plain values and tensors: ``torch.load(path, weights_only=True)`` reads it); the
-architecture of the original network is the user's, so ``model`` is built fresh by the user's
-own code and changed in place.
-
-Parameters
-----------
-model : torch.nn.Module
-    A freshly built original network (its parameters are overwritten by the saved ones).
-saved : dict
-    ``{"insertions": [one record per inserted block: site, family, state_shape, width,
-    layout], "state_dict": ...}``.
-
-Returns
--------
-torch.nn.Module
-    ``model`` itself, grown, in eval mode.
-
-Raises
-------
-InputError
-    ``saved`` lacks ``insertions`` or ``state_dict``, or holds a block that cannot be rebuilt.
-RuntimeError
-    The state dict does not fit the rebuilt model (``torch``'s ``load_state_dict``).
-
-Examples
---------""" + _EXAMPLE + """
-    >>> record = {"site": "1", "family": "linear", "state_shape": [8], "width": 16, "layout": "ND"}
-    >>> saved = {"insertions": [record], "state_dict": grown.state_dict()}   # what --save-model writes
-    >>> fresh = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 2)).double()
-    >>> back = dc.load_grown(fresh, saved)
-    >>> back is fresh, bool(torch.equal(back(x), grown(x)))
-    (True, True)
-"""
 
 
 def _check_insertions(saved: Mapping, dtype) -> None:
@@ -253,8 +206,52 @@ def _check_insertions(saved: Mapping, dtype) -> None:
     check_fits({"saved['insertions']": (len(insertions), float(numbers * itemsize), False)})
 
 
-@doc(_DOC_LOAD_GROWN)
 def load_grown(model: nn.Module, saved: Mapping) -> nn.Module:
+    """A grown model back from its saved form: ``model`` with ``saved["insertions"]`` re-applied and
+    ``saved["state_dict"]`` loaded.
+
+    ``depthcert grow --save-model grown.pt`` writes ``{"format", "insertions", "state_dict"}``
+    (plain values and tensors: ``torch.load(path, weights_only=True)`` reads it); the
+    architecture of the original network is the user's, so ``model`` is built fresh by the user's
+    own code and changed in place.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A freshly built original network (its parameters are overwritten by the saved ones).
+    saved : dict
+        ``{"insertions": [one record per inserted block: site, family, state_shape, width,
+        layout], "state_dict": ...}``.
+
+    Returns
+    -------
+    torch.nn.Module
+        ``model`` itself, grown, in eval mode.
+
+    Raises
+    ------
+    InputError
+        ``saved`` lacks ``insertions`` or ``state_dict``, or holds a block that cannot be rebuilt.
+    RuntimeError
+        The state dict does not fit the rebuilt model (``torch``'s ``load_state_dict``).
+
+    Examples
+    --------
+        >>> import torch
+        >>> from torch import nn
+        >>> import depthcert as dc
+        >>> _ = torch.manual_seed(0)
+        >>> net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 2)).double()
+        >>> x = torch.randn(256, 3, dtype=torch.float64)
+        >>> rep = dc.saturation(net, (x, (x[:, 0] > 0).long()), sites=["1"], curvature_n=32)
+        >>> grown = dc.insert_block(net, "1", family="linear", init="zero", scan=rep)
+        >>> record = {"site": "1", "family": "linear", "state_shape": [8], "width": 16, "layout": "ND"}
+        >>> saved = {"insertions": [record], "state_dict": grown.state_dict()}   # what --save-model writes
+        >>> fresh = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 2)).double()
+        >>> back = dc.load_grown(fresh, saved)
+        >>> back is fresh, bool(torch.equal(back(x), grown(x)))
+        (True, True)
+    """
     if not isinstance(saved, Mapping) or not {"insertions", "state_dict"} <= set(saved):
         raise InputError("saved", "a dict with 'insertions' and 'state_dict' (depthcert grow --save-model)",
                          sorted(saved) if isinstance(saved, Mapping) else type(saved).__name__)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from depthcert.api._docstring import doc
 from depthcert.api._predicted import GAIN_SCORES, SCORES, _check_level, _positive_int
 
 __all__ = ["calibration", "plot_calibration"]
@@ -14,63 +13,6 @@ def _seed_rows_only(df):
     if "kind" in df.columns:
         df = df[df["kind"] == "seed"]
     return df
-
-
-_DOC_CAL = """
-Per horizon and score: does the score rank the sites as the realised gains do, and is it calibrated?
-
-Over the sites (the units; with a ``network`` column, the sites of every network, pooled): the
-per-site means over seeds of each score and of ``target``, Spearman's rho with its permutation
-p-values -- exact (every permutation) when there are at most ``max_exact`` (8! = 40320: up to 8
-sites), else ``n_mc`` random permutations, stated in ``exact`` and ``n_permutations``; pooled
-networks are permuted within each network and the statistic is the mean of their rhos. At the
-first horizon (0: the jumpboard as inserted), for the scores in loss units (``GAIN_SCORES``), the
-calibration slope of realised on predicted (OLS over the site means, Student-t interval with
-``n - 2`` degrees of freedom; 1 is calibrated) and the mean of the per-seed slopes with its t
-interval over seeds.
-
-Parameters
-----------
-df : pandas.DataFrame
-    The table of :func:`depthcert.predicted_vs_observed` (its ``kind == "seed"`` rows are used), or
-    any table with ``site``, ``horizon``, ``seed``, the score columns and ``target``.
-scores : sequence of str or None, default None
-    The score columns (None: ``df.attrs["scores"]``, else those of ``SCORES`` present).
-target : str, default "realised_gain"
-    The realised column (``"tune_gain"``: the control arm).
-level : float, default 0.05
-    The slope intervals are two-sided at ``1 - level``; ``predicts`` is ``p_one_sided <= level``.
-n_mc : int, default 9999
-    Monte Carlo permutations beyond ``max_exact``.
-max_exact : int, default 40320
-    The largest number of permutations enumerated exactly.
-seed : int, default 0
-    Seed of the Monte Carlo permutations.
-
-Returns
--------
-pandas.DataFrame
-    One row per horizon x score: ``rho``, ``p_one_sided`` (the ranking predicts: positive
-    association), ``p_two_sided``, ``exact``, ``n_permutations``, ``n_units``, ``n_seeds``,
-    ``predicts``, ``note`` (why a rho is undefined: a constant score), ``rho_seeds`` (mean per-seed rho) with ``rho_seeds_lo``/``rho_seeds_hi``, and at
-    horizon 0 for gain scores ``slope``, ``intercept``, ``slope_lo``, ``slope_hi``, ``slope_seeds``,
-    ``slope_seeds_lo``, ``slope_seeds_hi``.
-
-Raises
-------
-ValueError
-    A missing column, fewer than 3 sites, or a bad level, n_mc or max_exact (named).
-
-Examples
---------
-    >>> import pandas as pd
-    >>> import depthcert as dc
-    >>> df = pd.DataFrame({"seed": [0] * 4, "site": list("abcd"), "horizon": [0] * 4,
-    ...                    "predicted_gain": [1.0, 2.0, 3.0, 4.0], "realised_gain": [2.0, 4.0, 6.0, 8.0]})
-    >>> c = dc.calibration(df, scores=["predicted_gain"])
-    >>> float(c["rho"][0]), float(c["p_one_sided"][0]) == 1 / 24, bool(c["exact"][0]), round(float(c["slope"][0]), 6)
-    (1.0, True, True, 2.0)
-"""
 
 
 COLUMNS = ["horizon", "score", "target", "rho", "p_one_sided", "p_two_sided", "exact", "n_permutations", "n_units",
@@ -109,9 +51,63 @@ def _score_row(g, means, units, score, target, h, with_slope: bool, level, tests
     return row
 
 
-@doc(_DOC_CAL)
 def calibration(df, scores=None, target: str = "realised_gain", level: float = 0.05, *, n_mc: int = 9999,
                 max_exact: int = 40320, seed: int = 0):
+    """Per horizon and score: does the score rank the sites as the realised gains do, and is it calibrated?
+
+    Over the sites (the units; with a ``network`` column, the sites of every network, pooled): the
+    per-site means over seeds of each score and of ``target``, Spearman's rho with its permutation
+    p-values -- exact (every permutation) when there are at most ``max_exact`` (8! = 40320: up to 8
+    sites), else ``n_mc`` random permutations, stated in ``exact`` and ``n_permutations``; pooled
+    networks are permuted within each network and the statistic is the mean of their rhos. At the
+    first horizon (0: the jumpboard as inserted), for the scores in loss units (``GAIN_SCORES``), the
+    calibration slope of realised on predicted (OLS over the site means, Student-t interval with
+    ``n - 2`` degrees of freedom; 1 is calibrated) and the mean of the per-seed slopes with its t
+    interval over seeds.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table of :func:`depthcert.predicted_vs_observed` (its ``kind == "seed"`` rows are used), or
+        any table with ``site``, ``horizon``, ``seed``, the score columns and ``target``.
+    scores : sequence of str or None, default None
+        The score columns (None: ``df.attrs["scores"]``, else those of ``SCORES`` present).
+    target : str, default "realised_gain"
+        The realised column (``"tune_gain"``: the control arm).
+    level : float, default 0.05
+        The slope intervals are two-sided at ``1 - level``; ``predicts`` is ``p_one_sided <= level``.
+    n_mc : int, default 9999
+        Monte Carlo permutations beyond ``max_exact``.
+    max_exact : int, default 40320
+        The largest number of permutations enumerated exactly.
+    seed : int, default 0
+        Seed of the Monte Carlo permutations.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per horizon x score: ``rho``, ``p_one_sided`` (the ranking predicts: positive
+        association), ``p_two_sided``, ``exact``, ``n_permutations``, ``n_units``, ``n_seeds``,
+        ``predicts``, ``note`` (why a rho is undefined: a constant score), ``rho_seeds`` (mean per-seed rho)
+        with ``rho_seeds_lo``/``rho_seeds_hi``, and at
+        horizon 0 for gain scores ``slope``, ``intercept``, ``slope_lo``, ``slope_hi``, ``slope_seeds``,
+        ``slope_seeds_lo``, ``slope_seeds_hi``.
+
+    Raises
+    ------
+    ValueError
+        A missing column, fewer than 3 sites, or a bad level, n_mc or max_exact (named).
+
+    Examples
+    --------
+        >>> import pandas as pd
+        >>> import depthcert as dc
+        >>> df = pd.DataFrame({"seed": [0] * 4, "site": list("abcd"), "horizon": [0] * 4,
+        ...                    "predicted_gain": [1.0, 2.0, 3.0, 4.0], "realised_gain": [2.0, 4.0, 6.0, 8.0]})
+        >>> c = dc.calibration(df, scores=["predicted_gain"])
+        >>> float(c["rho"][0]), float(c["p_one_sided"][0]) == 1 / 24, bool(c["exact"][0]), round(float(c["slope"][0]), 6)
+        (1.0, True, True, 2.0)
+    """
     import pandas as pd
 
     level = _check_level(level)
@@ -137,43 +133,39 @@ def calibration(df, scores=None, target: str = "realised_gain", level: float = 0
     return pd.DataFrame(out, columns=COLUMNS)
 
 
-_DOC_PLOT = """
-The figure of predicted against observed: one panel per horizon (a score's site means against the
-realised gains, intervals over seeds, the identity line) and one of rho against horizon per score.
-
-Parameters
-----------
-df : pandas.DataFrame
-    The table of :func:`depthcert.predicted_vs_observed`.
-calib : pandas.DataFrame or None, default None
-    Its :func:`depthcert.calibration` (None: computed).
-score : str, default "predicted_gain"
-    The score on the x axis of the per-horizon panels.
-
-Returns
--------
-matplotlib.figure.Figure
-    ``len(horizons) + 1`` axes (the caller saves or closes it).
-
-Raises
-------
-ValueError
-    ``score`` is not a column of ``df`` (named).
-
-Examples
---------
-    >>> import pandas as pd
-    >>> import depthcert as dc
-    >>> df = pd.DataFrame({"seed": [0] * 4 + [1] * 4, "site": list("abcd") * 2, "horizon": [0] * 8,
-    ...                    "predicted_gain": [1, 2, 3, 4, 1.1, 2.1, 2.9, 4.2], "realised_gain": [1, 2, 4, 3, 1, 2.5, 3, 4]})
-    >>> fig = dc.plot_calibration(df)
-    >>> len(fig.axes), fig.axes[0].get_xlabel()
-    (2, 'predicted_gain')
-"""
-
-
-@doc(_DOC_PLOT)
 def plot_calibration(df, calib=None, score: str = "predicted_gain"):
+    """The figure of predicted against observed: one panel per horizon (a score's site means against the
+    realised gains, intervals over seeds, the identity line) and one of rho against horizon per score.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table of :func:`depthcert.predicted_vs_observed`.
+    calib : pandas.DataFrame or None, default None
+        Its :func:`depthcert.calibration` (None: computed).
+    score : str, default "predicted_gain"
+        The score on the x axis of the per-horizon panels.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        ``len(horizons) + 1`` axes (the caller saves or closes it).
+
+    Raises
+    ------
+    ValueError
+        ``score`` is not a column of ``df`` (named).
+
+    Examples
+    --------
+        >>> import pandas as pd
+        >>> import depthcert as dc
+        >>> df = pd.DataFrame({"seed": [0] * 4 + [1] * 4, "site": list("abcd") * 2, "horizon": [0] * 8,
+        ...                    "predicted_gain": [1, 2, 3, 4, 1.1, 2.1, 2.9, 4.2], "realised_gain": [1, 2, 4, 3, 1, 2.5, 3, 4]})
+        >>> fig = dc.plot_calibration(df)
+        >>> len(fig.axes), fig.axes[0].get_xlabel()
+        (2, 'predicted_gain')
+    """
     from numerics.trial._plots import calibration_figure
 
     if score not in df.columns:

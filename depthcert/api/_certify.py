@@ -28,7 +28,6 @@ is no sure bound; said in the notes).
 """
 from __future__ import annotations
 
-from depthcert.api._docstring import doc
 import copy
 import dataclasses
 import math
@@ -251,102 +250,98 @@ def _setup(q: dict, c: dict, level: float, fam) -> Setup:
                  delta_erm_S=q["delta_erm_S"], delta_R_failure=level / 4)
 
 
-_DOC_CERTIFY_INSERTION = """
-Certify (or not) that one block (by default a readout block) at ``site`` lowers the test loss (Paper A).
-
-From three independent samples by role (THEORY §3-§6, §10): ``signal`` fixes everything before
-``S`` (the direction ``G``, the step, the cap, and a lower confidence bound on ``Delta_R``);
-``S`` trains the block (the best on ``S`` of both jumpboards and ``erm_steps`` projected steps:
-``Delta_ERM >= 0``); ``T`` measures the test losses. Every route of :data:`depthcert.ROUTES` is
-evaluated; a route whose constants are missing is listed as not evaluable, with what it lacks.
-
-Parameters
-----------
-model : torch.nn.Module
-    Any network (never changed).
-site : str
-    One insertion site (a module path whose output is the residual stream).
-signal, S, T : data
-    The role samples (any kind :func:`depthcert.saturation` takes), pairwise disjoint.
-loss : str or callable, default "cross_entropy"
-    A name or a per-sample callable.
-level : float, default 0.05
-    The largest acceptable failure probability of the certificate, in (0, 1).
-route : str or None, default None
-    The row of the table that ``certified`` and ``bound`` report; None: :data:`depthcert.DEFAULT_ROUTE`
-    (``"direct_route"``, Theorem 3, fixed before the data).
-B : float, keyword-only
-    A bound on the loss (the range of every per-sample loss); None: the routes needing it are
-    not evaluated.
-L_loss : float, keyword-only
-    The loss's Lipschitz constant; None: ``sqrt(2)`` for cross-entropy.
-L_top : float, keyword-only
-    The Lipschitz constant of the network above ``site``; None: not given.
-kappa : float, keyword-only
-    The curvature constant of THEORY §6b(b); None: not given.
-A_norm : float, keyword-only
-    ``||A||_2`` when the network above ``site`` is linear (``z = A h + c``): gives ``kappa`` for a
-    named loss, and the exact localised routes.
-rho_phi : float, keyword-only
-    A sure bound on the whole-state ``||phi||``; None: the largest value on the signal sample,
-    checked on ``S``, ``T`` and the signal's held part (**Choice**).
-layout : str or None, keyword-only
-    The site's state layout (None: inferred).
-seed : int, keyword-only, default 0
-    Seed of the block's frozen features.
-erm_steps : int, keyword-only, default 20
-    Projected gradient steps on ``S``.
-batch_size : int, keyword-only, default 256
-    Samples per batch.
-output : int, str or callable, keyword-only
-    For a model returning a tuple or a dict: the index, key or callable that picks the logits
-    (as in :func:`depthcert.saturation`); None: the model returns the logits.
-constants : Constants, keyword-only
-    The result of ``dc.constants(model, site, data)``: fills every constant not given here (given
-    ones win), the sure ``rho_phi`` of the block's features and, for a block right below an affine
-    head, ``B`` at the cap fixed on the signal sample.
-family : str, keyword-only, default "readout"
-    The certified residual block family: any family of :data:`bounds.families.RESIDUAL_FAMILIES` whose
-    torch part gives a ``certificate_block``. The scan, the jumpboards and the ERM use the features of
-    its tangent space (:attr:`~bounds.families.ResidualFamily.tangent`); its ``certificate_block``
-    states the block they produce as a member of the family's class (its ``[block]`` caps), and the
-    setup carries the family's Rademacher term.
-
-Returns
--------
-Certificate
-    ``certified``, ``route`` and ``bound`` of the chosen row; ``table()``: every route with its
-    bound, improvement, failure probability, missing constants and message.
-
-Raises
-------
-TypeError, ValueError
-    Bad arguments, samples of two roles that share a row, an unknown route or family (named).
-
-Examples
---------
-    >>> import torch
-    >>> from torch import nn
-    >>> import depthcert as dc
-    >>> _ = torch.manual_seed(0)
-    >>> net = nn.Sequential(nn.Linear(3, 8), nn.Sequential(nn.Linear(8, 8), nn.Tanh()), nn.Linear(8, 2)).double()
-    >>> def draw(n, seed):                      # one independent sample per role
-    ...     g = torch.Generator().manual_seed(seed)
-    ...     x = torch.randn(n, 3, generator=g, dtype=torch.float64)
-    ...     return x, (x[:, 0] > 0).long()
-    >>> cert = dc.certify_insertion(net, "1", signal=draw(600, seed=1), S=draw(400, seed=2),
-    ...                             T=draw(400, seed=3), B=5.0, L_top=5.0, erm_steps=2)
-    >>> cert.route, isinstance(cert.certified, bool), len(cert.table()) == len(cert.rows)
-    ('direct_route', True, True)
-"""
-
-
-@doc(_DOC_CERTIFY_INSERTION)
 def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", level: float = 0.05, route=None, *,
                       B=None, L_loss=None, L_top=None, kappa=None, A_norm=None, rho_phi=None, layout=None,
                       seed: int = 0,
                       erm_steps: int = 20, batch_size: int = 256, output=None, constants=None,
                       family: str = "readout") -> Certificate:
+    """Certify (or not) that one block (by default a readout block) at ``site`` lowers the test loss (Paper A).
+
+    From three independent samples by role (THEORY §3-§6, §10): ``signal`` fixes everything before
+    ``S`` (the direction ``G``, the step, the cap, and a lower confidence bound on ``Delta_R``);
+    ``S`` trains the block (the best on ``S`` of both jumpboards and ``erm_steps`` projected steps:
+    ``Delta_ERM >= 0``); ``T`` measures the test losses. Every route of :data:`depthcert.ROUTES` is
+    evaluated; a route whose constants are missing is listed as not evaluable, with what it lacks.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        Any network (never changed).
+    site : str
+        One insertion site (a module path whose output is the residual stream).
+    signal, S, T : data
+        The role samples (any kind :func:`depthcert.saturation` takes), pairwise disjoint.
+    loss : str or callable, default "cross_entropy"
+        A name or a per-sample callable.
+    level : float, default 0.05
+        The largest acceptable failure probability of the certificate, in (0, 1).
+    route : str or None, default None
+        The row of the table that ``certified`` and ``bound`` report; None: :data:`depthcert.DEFAULT_ROUTE`
+        (``"direct_route"``, Theorem 3, fixed before the data).
+    B : float, keyword-only
+        A bound on the loss (the range of every per-sample loss); None: the routes needing it are
+        not evaluated.
+    L_loss : float, keyword-only
+        The loss's Lipschitz constant; None: ``sqrt(2)`` for cross-entropy.
+    L_top : float, keyword-only
+        The Lipschitz constant of the network above ``site``; None: not given.
+    kappa : float, keyword-only
+        The curvature constant of THEORY §6b(b); None: not given.
+    A_norm : float, keyword-only
+        ``||A||_2`` when the network above ``site`` is linear (``z = A h + c``): gives ``kappa`` for a
+        named loss, and the exact localised routes.
+    rho_phi : float, keyword-only
+        A sure bound on the whole-state ``||phi||``; None: the largest value on the signal sample,
+        checked on ``S``, ``T`` and the signal's held part (**Choice**).
+    layout : str or None, keyword-only
+        The site's state layout (None: inferred).
+    seed : int, keyword-only, default 0
+        Seed of the block's frozen features.
+    erm_steps : int, keyword-only, default 20
+        Projected gradient steps on ``S``.
+    batch_size : int, keyword-only, default 256
+        Samples per batch.
+    output : int, str or callable, keyword-only
+        For a model returning a tuple or a dict: the index, key or callable that picks the logits
+        (as in :func:`depthcert.saturation`); None: the model returns the logits.
+    constants : Constants, keyword-only
+        The result of ``dc.constants(model, site, data)``: fills every constant not given here (given
+        ones win), the sure ``rho_phi`` of the block's features and, for a block right below an affine
+        head, ``B`` at the cap fixed on the signal sample.
+    family : str, keyword-only, default "readout"
+        The certified residual block family: any family of :data:`bounds.families.RESIDUAL_FAMILIES` whose
+        torch part gives a ``certificate_block``. The scan, the jumpboards and the ERM use the features of
+        its tangent space (:attr:`~bounds.families.ResidualFamily.tangent`); its ``certificate_block``
+        states the block they produce as a member of the family's class (its ``[block]`` caps), and the
+        setup carries the family's Rademacher term.
+
+    Returns
+    -------
+    Certificate
+        ``certified``, ``route`` and ``bound`` of the chosen row; ``table()``: every route with its
+        bound, improvement, failure probability, missing constants and message.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Bad arguments, samples of two roles that share a row, an unknown route or family (named).
+
+    Examples
+    --------
+        >>> import torch
+        >>> from torch import nn
+        >>> import depthcert as dc
+        >>> _ = torch.manual_seed(0)
+        >>> net = nn.Sequential(nn.Linear(3, 8), nn.Sequential(nn.Linear(8, 8), nn.Tanh()), nn.Linear(8, 2)).double()
+        >>> def draw(n, seed):                      # one independent sample per role
+        ...     g = torch.Generator().manual_seed(seed)
+        ...     x = torch.randn(n, 3, generator=g, dtype=torch.float64)
+        ...     return x, (x[:, 0] > 0).long()
+        >>> cert = dc.certify_insertion(net, "1", signal=draw(600, seed=1), S=draw(400, seed=2),
+        ...                             T=draw(400, seed=3), B=5.0, L_top=5.0, erm_steps=2)
+        >>> cert.route, isinstance(cert.certified, bool), len(cert.table()) == len(cert.rows)
+        ('direct_route', True, True)
+    """
     refuse_distributed("dc.certify_insertion", "its ERM on S, its evaluation on T and its signal scan are not split across ranks")
     _check_call(model, level, route)
     fam = certified_family(family)

@@ -29,7 +29,6 @@ batch-norm in train mode is refused, as by :func:`depthcert.saturation`.
 """
 from __future__ import annotations
 
-from depthcert.api._docstring import doc
 import copy
 import dataclasses
 from typing import Any
@@ -226,95 +225,91 @@ def _shifted(model, names: list[str]) -> list[str]:
     return out
 
 
-_DOC_GROW = """
-Grow ``model`` by at most ``max_blocks`` blocks: scan, insert at the best site, train; repeat.
-
-Each step scans the current network on its own fold of ``probe`` (:func:`depthcert.saturation`)
-and stops when the verdict is ``"saturated"`` or the budget is spent; otherwise it inserts the
-scan's checked suggestion at the best site (:func:`depthcert.insert_block`; a function-preserving
-``init="zero"`` block when the scan suggests nothing: a refused jumpboard is never forced) and trains
-it for ``steps`` Adam steps on ``train`` (``trainable``). ``probe`` is cut into ``max_blocks + 1`` disjoint folds, one
-per step, so that the stop rule's level holds at every step (**Choice**). An "undetermined" scan
-does not stop growth.
-
-Parameters
-----------
-model : torch.nn.Module
-    Any network (never changed; batch-norm only in eval mode).
-train : data
-    Data for training after each insertion (any kind :func:`depthcert.saturation` takes).
-probe : data
-    Data for the scans, independent of ``train`` (at least ``8 (max_blocks + 1)`` samples).
-loss : str or callable, default "cross_entropy"
-    As in :func:`depthcert.saturation`.
-max_blocks : int, default 3
-    The block budget (>= 0).
-level : float, default 0.05
-    The level of each step's verdict.
-eps : float, keyword-only, default DEFAULT_EPS (1e-3)
-    The tolerance of "saturated within eps".
-sites, layout, output : keyword-only
-    As in :func:`depthcert.saturation` (default ``"blocks.*"``, None, None).
-family : str or None, keyword-only, default None
-    The inserted blocks' family (None: each scan's suggestion); a residual block family of
-    :data:`bounds.families.RESIDUAL_FAMILIES` stands for its tangent space's scanned family, as in
-    :func:`depthcert.insert_block`.
-steps : int, keyword-only, default 200
-    Adam steps after each insertion (>= 0).
-lr : float, keyword-only, default 1e-3
-    Adam's step size.
-seed : int, keyword-only, default 0
-    Step ``k`` scans with seed ``seed + k``.
-batch_size : int, keyword-only, default 256
-    Samples per batch.
-trainable : {"new", "all"}, keyword-only, default "new"
-    Train only the inserted blocks (:func:`depthcert.new_parameters`) or every parameter; in eval
-    mode either way (batch-norm statistics frozen, dropout off).
-scan_inserted : bool, keyword-only, default False
-    Also scan at the blocks grow inserted (default: only the user's ``sites``).
-layer_init : {"copy_zero", "zero"}, keyword-only, default "copy_zero"
-    A Hugging Face decoder (``llama``, ``mistral``, ``qwen2``, ``gpt2``, ``gpt_neox``) whose best
-    site is a decoder layer grows by *real layers* (:func:`depthcert.insert_block`'s Notes): a copy
-    of that layer (``"copy_zero"``, LLaMA-Pro's) or a fresh one (``"zero"``), output projections zero;
-    the answer's ``model`` is then of the model's own class (``save_pretrained`` writes it) and the
-    user's site names follow its renumbering.
-**scan_kw
-    More keywords for :func:`depthcert.saturation` (``curvature_n``, ``width``, ...).
-
-Returns
--------
-GrowthResult
-    The grown copy (``model``), one ``trajectory`` row per scan, the ``stop`` reason and every
-    step's report.
-
-Raises
-------
-TypeError, ValueError
-    Bad arguments (named with the allowed values); batch-norm in train mode.
-
-Examples
---------
-    >>> import torch
-    >>> from torch import nn
-    >>> import depthcert as dc
-    >>> _ = torch.manual_seed(0)
-    >>> net = nn.Sequential(nn.Linear(3, 8), nn.Sequential(nn.Linear(8, 8), nn.Tanh()), nn.Linear(8, 2)).double()
-    >>> def draw(n, seed):                      # one independent sample per role
-    ...     g = torch.Generator().manual_seed(seed)
-    ...     x = torch.randn(n, 3, generator=g, dtype=torch.float64)
-    ...     return x, (x[:, 0] > 0).long()
-    >>> g = dc.grow(net, train=draw(512, seed=1), probe=draw(512, seed=2), sites=["1"], max_blocks=1,
-    ...             steps=5, curvature_n=64)
-    >>> g.stop in ("saturated", "max_blocks"), len(g.trajectory) <= 2, g.model is net
-    (True, True, False)
-"""
-
-
-@doc(_DOC_GROW)
 def grow(model, train, probe, loss="cross_entropy", max_blocks: int = 3, level: float = 0.05, *,
          eps: float = DEFAULT_EPS, sites="blocks.*", layout=None, family: str | None = None, steps: int = 200,
          lr: float = 1e-3, seed: int = 0, batch_size: int = 256, trainable: str = "new", scan_inserted: bool = False,
          output=None, layer_init: str = "copy_zero", **scan_kw) -> GrowthResult:
+    """Grow ``model`` by at most ``max_blocks`` blocks: scan, insert at the best site, train; repeat.
+
+    Each step scans the current network on its own fold of ``probe`` (:func:`depthcert.saturation`)
+    and stops when the verdict is ``"saturated"`` or the budget is spent; otherwise it inserts the
+    scan's checked suggestion at the best site (:func:`depthcert.insert_block`; a function-preserving
+    ``init="zero"`` block when the scan suggests nothing: a refused jumpboard is never forced) and trains
+    it for ``steps`` Adam steps on ``train`` (``trainable``). ``probe`` is cut into ``max_blocks + 1`` disjoint folds, one
+    per step, so that the stop rule's level holds at every step (**Choice**). An "undetermined" scan
+    does not stop growth.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        Any network (never changed; batch-norm only in eval mode).
+    train : data
+        Data for training after each insertion (any kind :func:`depthcert.saturation` takes).
+    probe : data
+        Data for the scans, independent of ``train`` (at least ``8 (max_blocks + 1)`` samples).
+    loss : str or callable, default "cross_entropy"
+        As in :func:`depthcert.saturation`.
+    max_blocks : int, default 3
+        The block budget (>= 0).
+    level : float, default 0.05
+        The level of each step's verdict.
+    eps : float, keyword-only, default DEFAULT_EPS (1e-3)
+        The tolerance of "saturated within eps".
+    sites, layout, output : keyword-only
+        As in :func:`depthcert.saturation` (default ``"blocks.*"``, None, None).
+    family : str or None, keyword-only, default None
+        The inserted blocks' family (None: each scan's suggestion); a residual block family of
+        :data:`bounds.families.RESIDUAL_FAMILIES` stands for its tangent space's scanned family, as in
+        :func:`depthcert.insert_block`.
+    steps : int, keyword-only, default 200
+        Adam steps after each insertion (>= 0).
+    lr : float, keyword-only, default 1e-3
+        Adam's step size.
+    seed : int, keyword-only, default 0
+        Step ``k`` scans with seed ``seed + k``.
+    batch_size : int, keyword-only, default 256
+        Samples per batch.
+    trainable : {"new", "all"}, keyword-only, default "new"
+        Train only the inserted blocks (:func:`depthcert.new_parameters`) or every parameter; in eval
+        mode either way (batch-norm statistics frozen, dropout off).
+    scan_inserted : bool, keyword-only, default False
+        Also scan at the blocks grow inserted (default: only the user's ``sites``).
+    layer_init : {"copy_zero", "zero"}, keyword-only, default "copy_zero"
+        A Hugging Face decoder (``llama``, ``mistral``, ``qwen2``, ``gpt2``, ``gpt_neox``) whose best
+        site is a decoder layer grows by *real layers* (:func:`depthcert.insert_block`'s Notes): a copy
+        of that layer (``"copy_zero"``, LLaMA-Pro's) or a fresh one (``"zero"``), output projections zero;
+        the answer's ``model`` is then of the model's own class (``save_pretrained`` writes it) and the
+        user's site names follow its renumbering.
+    **scan_kw
+        More keywords for :func:`depthcert.saturation` (``curvature_n``, ``width``, ...).
+
+    Returns
+    -------
+    GrowthResult
+        The grown copy (``model``), one ``trajectory`` row per scan, the ``stop`` reason and every
+        step's report.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Bad arguments (named with the allowed values); batch-norm in train mode.
+
+    Examples
+    --------
+        >>> import torch
+        >>> from torch import nn
+        >>> import depthcert as dc
+        >>> _ = torch.manual_seed(0)
+        >>> net = nn.Sequential(nn.Linear(3, 8), nn.Sequential(nn.Linear(8, 8), nn.Tanh()), nn.Linear(8, 2)).double()
+        >>> def draw(n, seed):                      # one independent sample per role
+        ...     g = torch.Generator().manual_seed(seed)
+        ...     x = torch.randn(n, 3, generator=g, dtype=torch.float64)
+        ...     return x, (x[:, 0] > 0).long()
+        >>> g = dc.grow(net, train=draw(512, seed=1), probe=draw(512, seed=2), sites=["1"], max_blocks=1,
+        ...             steps=5, curvature_n=64)
+        >>> g.stop in ("saturated", "max_blocks"), len(g.trajectory) <= 2, g.model is net
+        (True, True, False)
+    """
     refuse_distributed("dc.grow", "its training steps and the held-out loss of each insertion are not reduced across ranks")
     _check_grow(model, max_blocks, steps, trainable, layer_init)
     loss_fn, net = as_loss(loss, output), copy.deepcopy(model).eval()

@@ -23,7 +23,6 @@ Otherwise :func:`insert_block` refuses with the reason (``rep.suggestion_reason`
 """
 from __future__ import annotations
 
-from depthcert.api._docstring import doc
 import copy
 
 import torch
@@ -134,92 +133,6 @@ def _refusal(site: str, family: str, scan: SaturationReport) -> str | None:
     return f"{why}; {scan.suggestion_reason}"
 
 
-_DOC_INSERT_BLOCK = """
-A copy of ``model`` with one residual block of ``family`` right after ``site``.
-
-Wrap, never mutate: the model is deep-copied and ``u -> u + h(u)`` is inserted into the copy,
-with the scan's block features (same seed, same state layout). ``init="zero"`` starts at
-``h = 0`` (the copy computes exactly the model's function); ``init="jumpboard"`` starts at
-Theorem 1's step along the scan's ``-G`` (THEORY §3), whose immediate gain
-:meth:`SaturationReport.gain_interval` estimates.
-
-Parameters
-----------
-model : torch.nn.Module
-    The network the scan was made on (never changed).
-site : str
-    A scanned site, e.g. ``scan.best_site``.
-family : str or None, default None
-    One of the scanned families (``"linear"``, ``"affine"``, ``"readout"``, ...); None: the
-    suggestion's family when ``scan.suggestion`` is at ``site``, else ``"readout"``. A residual block
-    family of :data:`bounds.families.RESIDUAL_FAMILIES` (``"full"``, or one registered later) stands for
-    the scanned family of its tangent space (:attr:`~bounds.families.ResidualFamily.tangent`): the block
-    inserted is that scanned family's (the same first-order directions at ``theta = 0``).
-init : {"jumpboard", "zero", "copy_zero"}, default "jumpboard"
-    The block's starting point. ``"copy_zero"`` only at a decoder layer of a Hugging Face decoder
-    (below).
-scan : SaturationReport
-    The report of ``dc.saturation(model, ...)``: its ``seed`` and the site fix the features
-    (optional for a real decoder layer, below).
-force : bool, keyword-only, default False
-    Insert a jumpboard the scan did not check, or whose gain interval reaches below zero.
-
-Returns
--------
-torch.nn.Module
-    The grown copy, in eval mode; the block is trainable (``V`` and its features). Every
-    parameter of ``model`` keeps its name and value; :func:`depthcert.new_parameters` lists the new ones.
-
-Raises
-------
-TypeError, ValueError
-    A bad model, site, family, init or scan, each named with the allowed values.
-RefusedInsertion
-    (an ``InputError``) a jumpboard the scan did not check, or whose gain interval reaches below
-    zero, without ``force=True``; the message is the scan's ``suggestion_reason``.
-
-Notes
------
-**Hugging Face decoders.** For a ``PreTrainedModel`` of type ``llama``, ``mistral``, ``qwen2``, ``gpt2`` or ``gpt_neox``
-(``...ForCausalLM`` or the base model), a ``site`` that is a decoder layer (``"model.layers.3"``,
-``"transformer.h.3"``, ``"gpt_neox.layers.3"``) and ``init`` ``"zero"`` or ``"copy_zero"``, the
-inserted block is a *real layer* of the model's own class right after that layer
-(:mod:`numerics.interop.hf_layers`, LLaMA-Pro's expansion): a copy of the layer (``"copy_zero"``)
-or a freshly initialised one (``"zero"``), its output projections (``o_proj``/``down_proj``,
-GPT-2's ``c_proj``, GPT-NeoX's ``dense``/``dense_4h_to_h``) zero, so the copy computes exactly the
-model's function; ``num_hidden_layers`` is raised and every ``layer_idx`` renumbered. The answer
-is a model of the same class that ``save_pretrained`` / ``from_pretrained`` handle without
-depthcert; the old layers above the site move up one index (``grown.depthcert_renamed``:
-``{old name: new name}``); :func:`depthcert.new_parameters` lists the new layer's parameters.
-``family`` is ignored there and ``scan`` is optional. A post-norm encoder (BERT) keeps the hook
-route: its layer ends in ``LayerNorm(u + f(u))``, so a layer with zero projections computes
-``LayerNorm(u)``, not ``u``.
-
-Examples
---------
-    >>> import torch
-    >>> from torch import nn
-    >>> import depthcert as dc
-    >>> _ = torch.manual_seed(0)
-    >>> net = nn.Sequential(nn.Linear(3, 8), nn.Sequential(nn.Linear(8, 8), nn.Tanh()), nn.Linear(8, 2)).double()
-    >>> def draw(n, seed):                      # one independent sample per role
-    ...     g = torch.Generator().manual_seed(seed)
-    ...     x = torch.randn(n, 3, generator=g, dtype=torch.float64)
-    ...     return x, (x[:, 0] > 0).long()
-    >>> x, y = draw(512, seed=1)
-    >>> rep = dc.saturation(net, (x, y), sites=["1"], curvature_n=64)
-    >>> same = dc.insert_block(net, "1", init="zero", scan=rep)
-    >>> same is net, bool(torch.equal(same(x), net(x)))      # a copy, with the same function
-    (False, True)
-    >>> try:                                    # the scan's checked suggestion, or a refusal with its reason
-    ...     deeper = dc.insert_block(net, rep.best_site, init="jumpboard", scan=rep)
-    ... except dc.RefusedInsertion as refused:
-    ...     deeper = dc.insert_block(net, rep.best_site, init="jumpboard", scan=rep, force=True)
-    >>> sorted(dc.new_parameters(deeper)) == sorted(set(dict(deeper.named_parameters())) - set(dict(net.named_parameters())))
-    True
-"""
-
-
 def real_layer(model: nn.Module, site: str, init: str) -> nn.Module:
     """A copy of the Hugging Face decoder ``model`` with a real layer after the decoder layer ``site``
     (:func:`numerics.interop.hf_layers.insert_decoder_layer`); ``copy.depthcert_renamed``: old -> new names."""
@@ -230,9 +143,91 @@ def real_layer(model: nn.Module, site: str, init: str) -> nn.Module:
     return net.eval()
 
 
-@doc(_DOC_INSERT_BLOCK)
 def insert_block(model: nn.Module, site: str, family: str | None = None, init: str = "jumpboard",
                  scan=None, *, force: bool = False) -> nn.Module:
+    """A copy of ``model`` with one residual block of ``family`` right after ``site``.
+
+    Wrap, never mutate: the model is deep-copied and ``u -> u + h(u)`` is inserted into the copy,
+    with the scan's block features (same seed, same state layout). ``init="zero"`` starts at
+    ``h = 0`` (the copy computes exactly the model's function); ``init="jumpboard"`` starts at
+    Theorem 1's step along the scan's ``-G`` (THEORY §3), whose immediate gain
+    :meth:`SaturationReport.gain_interval` estimates.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The network the scan was made on (never changed).
+    site : str
+        A scanned site, e.g. ``scan.best_site``.
+    family : str or None, default None
+        One of the scanned families (``"linear"``, ``"affine"``, ``"readout"``, ...); None: the
+        suggestion's family when ``scan.suggestion`` is at ``site``, else ``"readout"``. A residual block
+        family of :data:`bounds.families.RESIDUAL_FAMILIES` (``"full"``, or one registered later) stands for
+        the scanned family of its tangent space (:attr:`~bounds.families.ResidualFamily.tangent`): the block
+        inserted is that scanned family's (the same first-order directions at ``theta = 0``).
+    init : {"jumpboard", "zero", "copy_zero"}, default "jumpboard"
+        The block's starting point. ``"copy_zero"`` only at a decoder layer of a Hugging Face decoder
+        (below).
+    scan : SaturationReport
+        The report of ``dc.saturation(model, ...)``: its ``seed`` and the site fix the features
+        (optional for a real decoder layer, below).
+    force : bool, keyword-only, default False
+        Insert a jumpboard the scan did not check, or whose gain interval reaches below zero.
+
+    Returns
+    -------
+    torch.nn.Module
+        The grown copy, in eval mode; the block is trainable (``V`` and its features). Every
+        parameter of ``model`` keeps its name and value; :func:`depthcert.new_parameters` lists the new ones.
+
+    Raises
+    ------
+    TypeError, ValueError
+        A bad model, site, family, init or scan, each named with the allowed values.
+    RefusedInsertion
+        (an ``InputError``) a jumpboard the scan did not check, or whose gain interval reaches below
+        zero, without ``force=True``; the message is the scan's ``suggestion_reason``.
+
+    Notes
+    -----
+    **Hugging Face decoders.** For a ``PreTrainedModel`` of type ``llama``, ``mistral``, ``qwen2``, ``gpt2`` or ``gpt_neox``
+    (``...ForCausalLM`` or the base model), a ``site`` that is a decoder layer (``"model.layers.3"``,
+    ``"transformer.h.3"``, ``"gpt_neox.layers.3"``) and ``init`` ``"zero"`` or ``"copy_zero"``, the
+    inserted block is a *real layer* of the model's own class right after that layer
+    (:mod:`numerics.interop.hf_layers`, LLaMA-Pro's expansion): a copy of the layer (``"copy_zero"``)
+    or a freshly initialised one (``"zero"``), its output projections (``o_proj``/``down_proj``,
+    GPT-2's ``c_proj``, GPT-NeoX's ``dense``/``dense_4h_to_h``) zero, so the copy computes exactly the
+    model's function; ``num_hidden_layers`` is raised and every ``layer_idx`` renumbered. The answer
+    is a model of the same class that ``save_pretrained`` / ``from_pretrained`` handle without
+    depthcert; the old layers above the site move up one index (``grown.depthcert_renamed``:
+    ``{old name: new name}``); :func:`depthcert.new_parameters` lists the new layer's parameters.
+    ``family`` is ignored there and ``scan`` is optional. A post-norm encoder (BERT) keeps the hook
+    route: its layer ends in ``LayerNorm(u + f(u))``, so a layer with zero projections computes
+    ``LayerNorm(u)``, not ``u``.
+
+    Examples
+    --------
+        >>> import torch
+        >>> from torch import nn
+        >>> import depthcert as dc
+        >>> _ = torch.manual_seed(0)
+        >>> net = nn.Sequential(nn.Linear(3, 8), nn.Sequential(nn.Linear(8, 8), nn.Tanh()), nn.Linear(8, 2)).double()
+        >>> def draw(n, seed):                      # one independent sample per role
+        ...     g = torch.Generator().manual_seed(seed)
+        ...     x = torch.randn(n, 3, generator=g, dtype=torch.float64)
+        ...     return x, (x[:, 0] > 0).long()
+        >>> x, y = draw(512, seed=1)
+        >>> rep = dc.saturation(net, (x, y), sites=["1"], curvature_n=64)
+        >>> same = dc.insert_block(net, "1", init="zero", scan=rep)
+        >>> same is net, bool(torch.equal(same(x), net(x)))      # a copy, with the same function
+        (False, True)
+        >>> try:                                    # the scan's checked suggestion, or a refusal with its reason
+        ...     deeper = dc.insert_block(net, rep.best_site, init="jumpboard", scan=rep)
+        ... except dc.RefusedInsertion as refused:
+        ...     deeper = dc.insert_block(net, rep.best_site, init="jumpboard", scan=rep, force=True)
+        >>> sorted(dc.new_parameters(deeper)) == sorted(set(dict(deeper.named_parameters())) - set(dict(net.named_parameters())))
+        True
+    """
     from numerics.interop.hf_layers import is_layer_site
 
     if init in LAYER_INITS and is_layer_site(model, site):

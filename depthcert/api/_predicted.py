@@ -29,7 +29,6 @@ import numpy as np
 import torch
 
 from depthcert.api._data import as_stream
-from depthcert.api._docstring import doc
 
 __all__ = ["GAIN_SCORES", "POOL_FRACTIONS", "ROLES", "SCORES", "merge_scan_kwargs", "predicted_vs_observed", "role_samples"]
 
@@ -223,85 +222,81 @@ def merge_scan_kwargs(base: dict, scan_kwargs) -> dict:
     return {**base, **extra}
 
 
-_DOC_PVO = """
-The scan's predictions beside the gains then realised, per site, horizon and seed.
-
-For every seed (each one redraws the data of every role, module docstring): scan the model
-(:func:`depthcert.saturation`), insert the jumpboard of ``family`` at every site as
-:func:`depthcert.insert_block` would, and measure its held-out gain at horizon 0 (as inserted) and
-after ``k`` Adam steps of the inserted block on the train sample, for each ``k`` in ``horizons``; the
-control arm tunes the existing layer at the site for the same steps on the same minibatches.
-
-Parameters
-----------
-model : torch.nn.Module
-    The network (never changed; every arm trains a copy).
-data : callable or data
-    ``data(seed, role) -> (x, y)`` for ``role`` in ``("scan", "train", "heldout")`` (each call an
-    independent draw), or one pool (any data ``dc.saturation`` accepts) cut per seed into those roles
-    (``POOL_FRACTIONS``: 1/2, 1/4, 1/4 after a seeded permutation).
-sites : str, list of str or None, default "blocks.*"
-    As :func:`depthcert.saturation`.
-horizons : sequence of int, default (0, 1, 10, 100)
-    Training steps at which the realised gains are read (one run per arm, read at each).
-seeds : sequence of int, default (0, 1, 2)
-    Distinct seeds >= 0: each fixes a data draw, the scan's features, the minibatches and ``random``.
-family : str, default "readout"
-    The family of the inserted block (its own score ``P_<family>`` is a column).
-loss : str or callable, default "cross_entropy"
-    As :func:`depthcert.saturation`.
-lr : float, default 1e-3
-    Adam's learning rate for every arm.
-batch_size : int, default 64
-    Training minibatch size (the scan's passes use ``scan_batch_size``).
-level : float, default 0.05
-    The intervals are two-sided at ``1 - level``.
-layout, width, curvature_n, output : optional
-    Passed to :func:`depthcert.saturation` (``width`` 16, ``curvature_n`` 1024 by default).
-scan_batch_size : int, default 256
-    Samples per pass of the scan and of the held-out evaluation.
-scan_kwargs : dict or None
-    Further keywords for :func:`depthcert.saturation` (e.g. ``{"n_chunks": 8}``).
-
-Returns
--------
-pandas.DataFrame
-    One row per seed x site x horizon (``kind == "seed"``) and one per site x horizon (``kind ==
-    "mean"``, ``seed`` missing): the scores (``SCORES`` and ``P_<family>``; ``jumpboard_gain`` is
-    Theorem 1's gain ``beta_f ||V||^2 / 2`` of the very block inserted), ``realised_gain`` (with
-    ``realised_lo``/``realised_hi``: within a seed the t interval over held-out samples, in a mean row
-    the t interval over seeds), ``tune_gain`` (``tune_lo``/``tune_hi``), ``block_minus_tune`` (paired over
-    seeds), the sample sizes and parameter counts. ``df.attrs``: ``scores``, ``roles``, ``level``.
-
-Raises
-------
-TypeError, ValueError
-    A bad model, data, site, family, horizon, seed, lr or level, each named with the allowed values.
-
-Examples
---------
-    >>> import torch
-    >>> from torch import nn
-    >>> import depthcert as dc
-    >>> _ = torch.manual_seed(0)
-    >>> net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 2))
-    >>> def draw(seed, role):                   # an independent sample per seed and role
-    ...     g = torch.Generator().manual_seed(1000 * seed + ("scan", "train", "heldout").index(role))
-    ...     x = torch.randn(256, 3, generator=g)
-    ...     return x, (x[:, 0] * x[:, 1] > 0).long()
-    >>> df = dc.predicted_vs_observed(net, draw, sites=["1", "3"], horizons=(0, 5), seeds=(0, 1), lr=1e-2)
-    >>> sorted(set(df["kind"])), len(df[df["kind"] == "seed"]), len(df[df["kind"] == "mean"])
-    (['mean', 'seed'], 8, 4)
-    >>> {"predicted_gain", "P_affine", "P_readout", "AG_max", "block_influence", "random", "tune_gain"} <= set(df)
-    True
-"""
-
-
-@doc(_DOC_PVO)
 def predicted_vs_observed(model, data, sites="blocks.*", horizons=(0, 1, 10, 100), seeds=(0, 1, 2), *,
                           family: str = "readout", loss="cross_entropy", lr: float = 1e-3, batch_size: int = 64,
                           level: float = 0.05, layout=None, width: int = 16, curvature_n: int = 1024, output=None,
                           scan_batch_size: int = 256, scan_kwargs: dict | None = None):
+    """The scan's predictions beside the gains then realised, per site, horizon and seed.
+
+    For every seed (each one redraws the data of every role, module docstring): scan the model
+    (:func:`depthcert.saturation`), insert the jumpboard of ``family`` at every site as
+    :func:`depthcert.insert_block` would, and measure its held-out gain at horizon 0 (as inserted) and
+    after ``k`` Adam steps of the inserted block on the train sample, for each ``k`` in ``horizons``; the
+    control arm tunes the existing layer at the site for the same steps on the same minibatches.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The network (never changed; every arm trains a copy).
+    data : callable or data
+        ``data(seed, role) -> (x, y)`` for ``role`` in ``("scan", "train", "heldout")`` (each call an
+        independent draw), or one pool (any data ``dc.saturation`` accepts) cut per seed into those roles
+        (``POOL_FRACTIONS``: 1/2, 1/4, 1/4 after a seeded permutation).
+    sites : str, list of str or None, default "blocks.*"
+        As :func:`depthcert.saturation`.
+    horizons : sequence of int, default (0, 1, 10, 100)
+        Training steps at which the realised gains are read (one run per arm, read at each).
+    seeds : sequence of int, default (0, 1, 2)
+        Distinct seeds >= 0: each fixes a data draw, the scan's features, the minibatches and ``random``.
+    family : str, default "readout"
+        The family of the inserted block (its own score ``P_<family>`` is a column).
+    loss : str or callable, default "cross_entropy"
+        As :func:`depthcert.saturation`.
+    lr : float, default 1e-3
+        Adam's learning rate for every arm.
+    batch_size : int, default 64
+        Training minibatch size (the scan's passes use ``scan_batch_size``).
+    level : float, default 0.05
+        The intervals are two-sided at ``1 - level``.
+    layout, width, curvature_n, output : optional
+        Passed to :func:`depthcert.saturation` (``width`` 16, ``curvature_n`` 1024 by default).
+    scan_batch_size : int, default 256
+        Samples per pass of the scan and of the held-out evaluation.
+    scan_kwargs : dict or None
+        Further keywords for :func:`depthcert.saturation` (e.g. ``{"n_chunks": 8}``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per seed x site x horizon (``kind == "seed"``) and one per site x horizon (``kind ==
+        "mean"``, ``seed`` missing): the scores (``SCORES`` and ``P_<family>``; ``jumpboard_gain`` is
+        Theorem 1's gain ``beta_f ||V||^2 / 2`` of the very block inserted), ``realised_gain`` (with
+        ``realised_lo``/``realised_hi``: within a seed the t interval over held-out samples, in a mean row
+        the t interval over seeds), ``tune_gain`` (``tune_lo``/``tune_hi``), ``block_minus_tune`` (paired over
+        seeds), the sample sizes and parameter counts. ``df.attrs``: ``scores``, ``roles``, ``level``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        A bad model, data, site, family, horizon, seed, lr or level, each named with the allowed values.
+
+    Examples
+    --------
+        >>> import torch
+        >>> from torch import nn
+        >>> import depthcert as dc
+        >>> _ = torch.manual_seed(0)
+        >>> net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 2))
+        >>> def draw(seed, role):                   # an independent sample per seed and role
+        ...     g = torch.Generator().manual_seed(1000 * seed + ("scan", "train", "heldout").index(role))
+        ...     x = torch.randn(256, 3, generator=g)
+        ...     return x, (x[:, 0] * x[:, 1] > 0).long()
+        >>> df = dc.predicted_vs_observed(net, draw, sites=["1", "3"], horizons=(0, 5), seeds=(0, 1), lr=1e-2)
+        >>> sorted(set(df["kind"])), len(df[df["kind"] == "seed"]), len(df[df["kind"] == "mean"])
+        (['mean', 'seed'], 8, 4)
+        >>> {"predicted_gain", "P_affine", "P_readout", "AG_max", "block_influence", "random", "tune_gain"} <= set(df)
+        True
+    """
     from numerics.distributed import refuse as refuse_distributed
     refuse_distributed("dc.predicted_vs_observed", "its trained arms and held-out gains are not reduced across ranks")
     import pandas as pd

@@ -6,7 +6,6 @@ import time
 from torch import nn
 
 from depthcert.api._data import as_stream
-from depthcert.api._docstring import doc
 from depthcert.api._gain import insertion_record, split_curvature
 from depthcert.api._insert import BETA
 from depthcert.api._loss import as_loss
@@ -194,98 +193,94 @@ def _scan(model, probe, blocks, loss_fn, n_chunks, samples, level, eps, fams, se
     return accs, records, model_v, ins
 
 
-_DOC_SATURATION = """
-Scan every site of ``model`` on ``data``: improvable, saturated within ``eps``, or undetermined.
-
-Paper B's first-order saturation test (THEORY §8) at each site, in the site's state layout
-(THEORY §10): the cross-gradient ``G`` of a zero-output block of each family, a test of
-``G = 0`` at the family-wise ``level``, and Theorem 1's predicted gain of one jumpboard step.
-
-Parameters
-----------
-model : torch.nn.Module
-    Any network (batch-norm only in eval mode); scanned on its device, in its dtype; never changed.
-data : DataLoader, Dataset, tuple or iterable
-    The probe: a ``DataLoader``, a ``Dataset``, a tuple ``(x, y)`` of tensors or numpy arrays,
-    or a re-iterable of ``(x, y)`` batches (streamed).
-loss : str or callable, default "cross_entropy"
-    ``"cross_entropy"``, ``"squared"`` (integer labels one-hot) or ``loss(output, y) -> (n,)``.
-sites : str, list of str or None, default "blocks.*"
-    Module paths, or ``"name.*"`` for every block of a ``ModuleList``/``Sequential``; None: the
-    model's block boundaries.
-layout : str, dict or None, default None
-    None (inferred per site; an ambiguous state is an error), ``"ND"``, ``"NLD"``, ``"NCL"``,
-    ``"NCHW"``, ``"NHWC"`` (declared, never inferred), or ``{site: layout}``.
-level : float, default 0.05
-    Family-wise level of the verdict (each of the ``K`` sites at ``level / K``).
-seed : int, default 0
-    Seed of the blocks' frozen features (fixed before any gradient).
-curvature_data : data or None, default None
-    The sample for ``beta`` and the realised gain; None: the first ``min(curvature_n, n/4)``
-    samples of ``data``, kept apart from the probe (the report says so). Its first half fixes
-    ``beta`` and the jumpboard steps, its second half checks the suggested insertion
-    (:meth:`SaturationReport.gain_interval`, ``suggestion``).
-eps : float, default DEFAULT_EPS (1e-3)
-    The tolerance of "saturated within eps" (first-order gain, in mean-loss units).
-families : sequence of str, keyword-only
-    The block families scanned besides ``"linear"`` and ``"affine"`` (default: ``"readout"``).
-width : int, keyword-only, default 16
-    The width ``r`` of the scanned blocks' features.
-batch_size : int, keyword-only, default 256
-    Samples per forward and backward pass.
-curvature_n : int, keyword-only, default 1024
-    The largest curvature sample taken from ``data`` when ``curvature_data`` is None (>= 2).
-n_chunks : int, keyword-only, default 16
-    The probe is cut into this many chunks for the sequential test.
-output : int, str or callable, keyword-only, default None
-    For a model returning a tuple or a dict: the index, key or callable that picks the logits
-    (e.g. ``0``); None: the model returns the logits.
-curvature : str, keyword-only, default "all"
-    Where ``beta`` is measured (forwards on the step sample): ``"all"`` (every site);
-    ``"auto"`` (only the sites that can change the verdict, ``best_site`` or ``predicted_gain``:
-    these three equal ``"all"``'s; ``certified_gain`` may be smaller (still a lower bound), and
-    ``gain_ucb``/``n_needed_saturated`` may differ: the other sites' curvature fields are None);
-    ``"none"`` (the scan alone: the verdict from the tests, never ``"saturated"``).
-suggest : bool or None, keyword-only, default None
-    Check the suggested insertion on the gain sample (None: True unless ``curvature="none"``);
-    False: ``insertion`` and ``suggestion`` None, the verdict and scores unchanged.
-
-Returns
--------
-SaturationReport
-    ``verdict``, ``best_site``, ``predicted_gain``, ``certified_gain``, ``gain_ucb``, ``n_needed``
-    and every site's scores (``table()``, ``to_json``, ``plot``); ``suggestion``: the insertion it
-    recommends, checked on the gain sample, or None with ``suggestion_reason``; ``costs``: the
-    seconds of each part (scan, curvature, suggestion, other, total).
-
-Raises
-------
-TypeError, ValueError
-    A bad model, data, loss, site, layout, level or eps, each named with the allowed values;
-    batch-norm in train mode.
-
-Examples
---------
-    >>> import torch
-    >>> from torch import nn
-    >>> import depthcert as dc
-    >>> _ = torch.manual_seed(0)
-    >>> net = nn.Sequential(nn.Linear(3, 8), nn.Sequential(nn.Linear(8, 8), nn.Tanh()), nn.Linear(8, 2)).double()
-    >>> def draw(n, seed):                      # one independent sample per role
-    ...     g = torch.Generator().manual_seed(seed)
-    ...     x = torch.randn(n, 3, generator=g, dtype=torch.float64)
-    ...     return x, (x[:, 0] > 0).long()
-    >>> rep = dc.saturation(net, draw(512, seed=1), sites=["1"], curvature_n=64)
-    >>> rep.verdict in ("improvable", "saturated", "undetermined"), rep.sites[0]["layout"], rep.sites[0]["d"]
-    (True, 'ND', 8)
-"""
-
-
-@doc(_DOC_SATURATION)
 def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None, level: float = 0.05,
                seed: int = 0, curvature_data=None, eps: float = DEFAULT_EPS, *, families=DEFAULT_FAMILIES,
                width: int = 16, batch_size: int = 256, curvature_n: int = 1024, n_chunks: int = 16,
                output=None, curvature: str = "all", suggest: bool | None = None) -> SaturationReport:
+    """Scan every site of ``model`` on ``data``: improvable, saturated within ``eps``, or undetermined.
+
+    Paper B's first-order saturation test (THEORY §8) at each site, in the site's state layout
+    (THEORY §10): the cross-gradient ``G`` of a zero-output block of each family, a test of
+    ``G = 0`` at the family-wise ``level``, and Theorem 1's predicted gain of one jumpboard step.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        Any network (batch-norm only in eval mode); scanned on its device, in its dtype; never changed.
+    data : DataLoader, Dataset, tuple or iterable
+        The probe: a ``DataLoader``, a ``Dataset``, a tuple ``(x, y)`` of tensors or numpy arrays,
+        or a re-iterable of ``(x, y)`` batches (streamed).
+    loss : str or callable, default "cross_entropy"
+        ``"cross_entropy"``, ``"squared"`` (integer labels one-hot) or ``loss(output, y) -> (n,)``.
+    sites : str, list of str or None, default "blocks.*"
+        Module paths, or ``"name.*"`` for every block of a ``ModuleList``/``Sequential``; None: the
+        model's block boundaries.
+    layout : str, dict or None, default None
+        None (inferred per site; an ambiguous state is an error), ``"ND"``, ``"NLD"``, ``"NCL"``,
+        ``"NCHW"``, ``"NHWC"`` (declared, never inferred), or ``{site: layout}``.
+    level : float, default 0.05
+        Family-wise level of the verdict (each of the ``K`` sites at ``level / K``).
+    seed : int, default 0
+        Seed of the blocks' frozen features (fixed before any gradient).
+    curvature_data : data or None, default None
+        The sample for ``beta`` and the realised gain; None: the first ``min(curvature_n, n/4)``
+        samples of ``data``, kept apart from the probe (the report says so). Its first half fixes
+        ``beta`` and the jumpboard steps, its second half checks the suggested insertion
+        (:meth:`SaturationReport.gain_interval`, ``suggestion``).
+    eps : float, default DEFAULT_EPS (1e-3)
+        The tolerance of "saturated within eps" (first-order gain, in mean-loss units).
+    families : sequence of str, keyword-only
+        The block families scanned besides ``"linear"`` and ``"affine"`` (default: ``"readout"``).
+    width : int, keyword-only, default 16
+        The width ``r`` of the scanned blocks' features.
+    batch_size : int, keyword-only, default 256
+        Samples per forward and backward pass.
+    curvature_n : int, keyword-only, default 1024
+        The largest curvature sample taken from ``data`` when ``curvature_data`` is None (>= 2).
+    n_chunks : int, keyword-only, default 16
+        The probe is cut into this many chunks for the sequential test.
+    output : int, str or callable, keyword-only, default None
+        For a model returning a tuple or a dict: the index, key or callable that picks the logits
+        (e.g. ``0``); None: the model returns the logits.
+    curvature : str, keyword-only, default "all"
+        Where ``beta`` is measured (forwards on the step sample): ``"all"`` (every site);
+        ``"auto"`` (only the sites that can change the verdict, ``best_site`` or ``predicted_gain``:
+        these three equal ``"all"``'s; ``certified_gain`` may be smaller (still a lower bound), and
+        ``gain_ucb``/``n_needed_saturated`` may differ: the other sites' curvature fields are None);
+        ``"none"`` (the scan alone: the verdict from the tests, never ``"saturated"``).
+    suggest : bool or None, keyword-only, default None
+        Check the suggested insertion on the gain sample (None: True unless ``curvature="none"``);
+        False: ``insertion`` and ``suggestion`` None, the verdict and scores unchanged.
+
+    Returns
+    -------
+    SaturationReport
+        ``verdict``, ``best_site``, ``predicted_gain``, ``certified_gain``, ``gain_ucb``, ``n_needed``
+        and every site's scores (``table()``, ``to_json``, ``plot``); ``suggestion``: the insertion it
+        recommends, checked on the gain sample, or None with ``suggestion_reason``; ``costs``: the
+        seconds of each part (scan, curvature, suggestion, other, total).
+
+    Raises
+    ------
+    TypeError, ValueError
+        A bad model, data, loss, site, layout, level or eps, each named with the allowed values;
+        batch-norm in train mode.
+
+    Examples
+    --------
+        >>> import torch
+        >>> from torch import nn
+        >>> import depthcert as dc
+        >>> _ = torch.manual_seed(0)
+        >>> net = nn.Sequential(nn.Linear(3, 8), nn.Sequential(nn.Linear(8, 8), nn.Tanh()), nn.Linear(8, 2)).double()
+        >>> def draw(n, seed):                      # one independent sample per role
+        ...     g = torch.Generator().manual_seed(seed)
+        ...     x = torch.randn(n, 3, generator=g, dtype=torch.float64)
+        ...     return x, (x[:, 0] > 0).long()
+        >>> rep = dc.saturation(net, draw(512, seed=1), sites=["1"], curvature_n=64)
+        >>> rep.verdict in ("improvable", "saturated", "undetermined"), rep.sites[0]["layout"], rep.sites[0]["d"]
+        (True, 'ND', 8)
+    """
     start = time.perf_counter()
     check_model(model), _check(level, eps, curvature_n)
     suggest = check_modes(curvature, suggest)

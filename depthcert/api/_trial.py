@@ -41,7 +41,6 @@ from __future__ import annotations
 import copy
 import math
 
-from depthcert.api._docstring import doc
 from depthcert.api._trial_result import NO_CHANGE, TrialResult
 
 __all__ = ["TrialResult", "trial_insertion"]
@@ -102,81 +101,6 @@ def _answer(chosen, kind, site, lo, hi, m, best_block) -> str:
     if kind == "tune":
         return f"a new block is not worth it: tuning the existing layer at {site} did better on the select sample, held-out gain {iv}{bb}"
     return f"a new block is not worth it: no arm gained on the select sample (no change chosen){bb}"
-
-
-_DOC_TRIAL = """
-A measured answer to "where would one more block help, and is a new block worth it at all?".
-
-Trains the candidates briefly (successive halving over training steps), chooses on a sample of
-``train`` kept apart from training (``select``), and reports the chosen arm's gain with an interval
-on ``heldout``, which played no part in choosing (module docstring of ``depthcert.api._trial``).
-Arms: a block at each candidate site, "tune the existing layer" at the best of them, "no change".
-
-Parameters
-----------
-model : torch.nn.Module
-    The network (never changed; every arm is a copy).
-train : data
-    The training data (any data ``dc.saturation`` accepts): its first part trains every arm (fit),
-    its last ``SELECT_FRACTION`` (1/4) chooses, unless ``select`` is given.
-heldout : data
-    Disjoint from ``train`` and ``select``: the chosen arm's gain and interval (read once).
-sites : str, list of str or None, default "blocks.*"
-    The candidate sites, as :func:`depthcert.saturation`.
-steps : int, default 100
-    The training steps of a surviving arm (the last rung).
-select : data or None, default None
-    The select sample (None: the last quarter of ``train``).
-family : str, default "readout"
-    The inserted blocks' family.
-init : {"zero", "jumpboard"}, default "zero"
-    The blocks' start (:func:`depthcert.insert_block`; the jumpboard from the scan on the fit sample).
-eta : int, default 3
-    The halving factor (each rung keeps ``ceil(n / eta)`` arms).
-loss : str or callable, default "cross_entropy"
-    As :func:`depthcert.saturation`.
-lr : float, default 1e-3
-    Adam's learning rate (every arm).
-batch_size : int, default 64
-    Training minibatch size.
-level : float, default 0.05
-    The held-out intervals are two-sided at ``1 - level``.
-seed : int, default 0
-    The blocks' features and the minibatches.
-layout, width, output : optional
-    As :func:`depthcert.saturation`.
-scan_kwargs : dict or None
-    Further keywords for the scan on the fit sample (e.g. ``{"curvature_n": 64}``).
-
-Returns
--------
-TrialResult
-    ``chosen``, ``site``, ``gain`` with ``gain_lo``/``gain_hi``, ``block_worth_it``, ``answer``, every
-    arm's cost (``table()``), ``total_steps``, ``cost_ratio``, ``roles`` (which sample fixed what),
-    ``model`` (the chosen arm's network).
-
-Raises
-------
-TypeError, ValueError
-    A bad model, data, site, family, init, steps, eta, lr, batch_size, level or seed (named).
-
-Examples
---------
-    >>> import torch
-    >>> from torch import nn
-    >>> import depthcert as dc
-    >>> _ = torch.manual_seed(0)
-    >>> net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 2))
-    >>> def draw(n, seed):
-    ...     g = torch.Generator().manual_seed(seed)
-    ...     x = torch.randn(n, 3, generator=g)
-    ...     return x, (x[:, 0] * x[:, 1] > 0).long()
-    >>> r = dc.trial_insertion(net, draw(512, 1), draw(512, 2), sites=["1", "3"], steps=20, lr=1e-2)
-    >>> r.chosen_kind in ("block", "tune", "none"), r.total_steps == int(r.table()["steps_trained"].sum())
-    (True, True)
-    >>> sorted(r.roles)
-    ['fit', 'heldout', 'select']
-"""
 
 
 def _arms(model, rep, init, family, fit, loss_fn, lr, batch_size, seed):
@@ -270,11 +194,82 @@ def _check_heldout_apart(model, fit, sel, held) -> None:
                              "choose the arm: its interval is valid only if it played no part in choosing.")
 
 
-@doc(_DOC_TRIAL)
 def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *, select=None, family: str = "readout",
                     init: str = "zero", eta: int = 3, loss="cross_entropy", lr: float = 1e-3, batch_size: int = 64,
                     level: float = 0.05, seed: int = 0, layout=None, width: int = 16, output=None,
                     scan_kwargs: dict | None = None) -> TrialResult:
+    """A measured answer to "where would one more block help, and is a new block worth it at all?".
+
+    Trains the candidates briefly (successive halving over training steps), chooses on a sample of
+    ``train`` kept apart from training (``select``), and reports the chosen arm's gain with an interval
+    on ``heldout``, which played no part in choosing (module docstring of ``depthcert.api._trial``).
+    Arms: a block at each candidate site, "tune the existing layer" at the best of them, "no change".
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The network (never changed; every arm is a copy).
+    train : data
+        The training data (any data ``dc.saturation`` accepts): its first part trains every arm (fit),
+        its last ``SELECT_FRACTION`` (1/4) chooses, unless ``select`` is given.
+    heldout : data
+        Disjoint from ``train`` and ``select``: the chosen arm's gain and interval (read once).
+    sites : str, list of str or None, default "blocks.*"
+        The candidate sites, as :func:`depthcert.saturation`.
+    steps : int, default 100
+        The training steps of a surviving arm (the last rung).
+    select : data or None, default None
+        The select sample (None: the last quarter of ``train``).
+    family : str, default "readout"
+        The inserted blocks' family.
+    init : {"zero", "jumpboard"}, default "zero"
+        The blocks' start (:func:`depthcert.insert_block`; the jumpboard from the scan on the fit sample).
+    eta : int, default 3
+        The halving factor (each rung keeps ``ceil(n / eta)`` arms).
+    loss : str or callable, default "cross_entropy"
+        As :func:`depthcert.saturation`.
+    lr : float, default 1e-3
+        Adam's learning rate (every arm).
+    batch_size : int, default 64
+        Training minibatch size.
+    level : float, default 0.05
+        The held-out intervals are two-sided at ``1 - level``.
+    seed : int, default 0
+        The blocks' features and the minibatches.
+    layout, width, output : optional
+        As :func:`depthcert.saturation`.
+    scan_kwargs : dict or None
+        Further keywords for the scan on the fit sample (e.g. ``{"curvature_n": 64}``).
+
+    Returns
+    -------
+    TrialResult
+        ``chosen``, ``site``, ``gain`` with ``gain_lo``/``gain_hi``, ``block_worth_it``, ``answer``, every
+        arm's cost (``table()``), ``total_steps``, ``cost_ratio``, ``roles`` (which sample fixed what),
+        ``model`` (the chosen arm's network).
+
+    Raises
+    ------
+    TypeError, ValueError
+        A bad model, data, site, family, init, steps, eta, lr, batch_size, level or seed (named).
+
+    Examples
+    --------
+        >>> import torch
+        >>> from torch import nn
+        >>> import depthcert as dc
+        >>> _ = torch.manual_seed(0)
+        >>> net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 2))
+        >>> def draw(n, seed):
+        ...     g = torch.Generator().manual_seed(seed)
+        ...     x = torch.randn(n, 3, generator=g)
+        ...     return x, (x[:, 0] * x[:, 1] > 0).long()
+        >>> r = dc.trial_insertion(net, draw(512, 1), draw(512, 2), sites=["1", "3"], steps=20, lr=1e-2)
+        >>> r.chosen_kind in ("block", "tune", "none"), r.total_steps == int(r.table()["steps_trained"].sum())
+        (True, True)
+        >>> sorted(r.roles)
+        ['fit', 'heldout', 'select']
+    """
     from numerics.distributed import refuse as refuse_distributed
     refuse_distributed("dc.trial_insertion", "its arms are trained, chosen and measured on each rank's own data, not reduced across ranks")
     from depthcert.api._gain import per_sample_losses

@@ -18,8 +18,6 @@ Imports without torch. Public API (implementation in underscore/sub-modules):
 * :mod:`bounds.route_choice` -- "some route of a set certifies": the one union mechanism of
   ``routes.any`` (the paper pair) and of :func:`~bounds.variant_routes.any_with_variants`
   (every route and variant, levels times one factor fixed before the data).
-* :mod:`bounds.plot_terms` -- per route and variant, the bound decomposed into its terms
-  (from a stored ``depthcert bounds --json`` or ``depthcert run`` result).
 """
 from bounds._statement import Event, Hoeffding, Premise, Tail, Theorem, evaluate
 from bounds.theorems import (

@@ -7,8 +7,6 @@ from pathlib import Path
 import numpy as np
 
 from plumbing.figures import pyplot, save_figure
-# the bound-terms waterfall lives in bounds: one function for `depthcert bounds` and `depthcert run` outputs
-from bounds.plot_terms import plot_bound_terms  # noqa: F401  (re-exported)
 from bounds.regimes import degenerate_regime
 from bounds.routes import Setup, evaluate_routes
 
@@ -51,3 +49,14 @@ def plot_routes(setup: Setup, level: float, path: str | Path) -> Path:
     return save_figure(fig, path)
 
 
+
+
+def __getattr__(name: str):
+    """``plot_bound_terms``: the bound-terms waterfall of the run study (one function for ``depthcert bounds`` and
+    ``depthcert run`` outputs, :func:`numerics.studies.run.plot_bound_terms`), imported on first use so that
+    ``depthcert bounds --plot`` imports no torch."""
+    if name == "plot_bound_terms":
+        from numerics.studies.run._plot_terms import plot_bound_terms
+
+        return plot_bound_terms
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -185,3 +185,57 @@ def test_checkers_reject_bad_graphs():
                                          ("numerics.studies.run", "_make_task")]}
     assert len(layer_violations(graph)) == 3
     assert len(private_cross_study_imports(graph)) == 2
+
+
+#: What only a figure or a reader of stored ``depthcert run`` outputs needs: drawing, or a result file's name.
+FIGURE_IMPORTS = ("matplotlib", "plumbing.figures")
+RUN_OUTPUT_NAMES = ("result.json", "bound_terms.png", "localised_terms.png")
+#: Deprecated aliases that only re-export a moved module (``bounds._io``: :mod:`plumbing.figures` and :mod:`plumbing.io`).
+REEXPORT_ALIASES = {"bounds/_io.py"}
+
+
+def bounds_reading_run_outputs(sources: dict[str, str]) -> list[str]:
+    """``bounds/`` files (``{path: source}``) that draw figures or read a stored run's output: a ``plot_*``
+    module, an import of a plotting module, or a string (not a docstring) naming a run output file."""
+    bad = []
+    for path, src in sources.items():
+        if Path(path).name.startswith("plot_"):
+            bad.append(f"{path} is a figure module")
+        tree = ast.parse(src)
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        for target in sorted({t for t, _ in _imports(Path(path), "bounds.x", src)}):
+            if target.startswith(FIGURE_IMPORTS) and path not in REEXPORT_ALIASES:
+                bad.append(f"{path} imports {target}")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs \
+                    and any(name in node.value for name in RUN_OUTPUT_NAMES):
+                bad.append(f"{path} names the run output {node.value!r}")
+    return bad
+
+
+def _bounds_sources() -> dict[str, str]:
+    return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in sorted((ROOT / "bounds").rglob("*.py"))}
+
+
+def test_bounds_knows_nothing_of_the_run_outputs():
+    """The figures over ``run`` outputs (``plot_bound_terms``, ``plot_localised_terms``) live with the run study."""
+    assert bounds_reading_run_outputs(_bounds_sources()) == []
+    assert not list((ROOT / "bounds").rglob("plot_*.py"))
+
+
+@pytest.mark.parametrize("path, planted", [
+    ("bounds/plot_terms.py", "X = 1\n"),
+    ("bounds/routes.py", "from plumbing.figures import pyplot\n"),
+    ("bounds/routes.py", "def f():\n    import matplotlib.pyplot as plt\n    return plt\n"),
+    ("bounds/routes.py", "def f(folder):\n    return folder / 'result.json'\n"),
+])
+def test_a_planted_figure_or_run_output_reader_in_bounds_is_caught(path, planted):
+    sources = _bounds_sources()
+    sources[path] = sources.get(path, "") + "\n" + planted
+    assert len(bounds_reading_run_outputs(sources)) == 1
+
+
+def test_a_docstring_naming_a_run_output_is_not_a_reader():
+    assert bounds_reading_run_outputs({"bounds/x.py": '"""Annotates result.json rows."""\nY = 2\n'}) == []

@@ -62,12 +62,14 @@ from numerics.studies.run._result import RunResult, annotate_routes, assemble, r
 from numerics.studies.run._stages import Fixed, is_exact_class, prepare_fixed, streams_of
 from numerics.studies.run._localised import LOCALISED_SCHEMA, LocalisedClass, localised_class, localised_options
 from numerics.studies.run._localised_draw import LocalisedCertificate, certify_localised
+from numerics.studies.run._plot_localised import plot_localised_terms
+from numerics.studies.run._plot_terms import plot_bound_terms
 
 __all__ = ["as_run_config", "bounds_config", "Certificate", "certify_draw", "certify_localised", "check_memory",
            "check_scan_world", "CONFIG_SCHEMA", "DEFAULT_DEMO_CONFIG", "DELTA_R_LEVEL", "draw_samples",
            "evaluate_draw", "Evaluation", "Fixed", "format_table", "is_exact_class", "load", "localised_class",
            "localised_options", "LOCALISED_SCHEMA", "LocalisedCertificate", "LocalisedClass", "merge_checked", "N_PROBE",
-           "on_states",
+           "on_states", "plot_bound_terms", "plot_localised_terms",
            "prepare_fixed", "route_dicts", "run", "run_config", "run_experiment", "RunConfig", "RunResult",
            "SampleGroup", "select_blocks", "Selection", "STAGES", "setup_report", "streams_of", "to_json", "to_toml",
            "validate_config", "write", "write_outputs"]

@@ -181,11 +181,11 @@ def write_outputs(result: dict, out_dir: str | Path) -> dict:
              "bounds_config": atomic_write_text(out / "bounds_config.toml", to_toml(bounds_config(result)))}
     paths["figure"] = plot_bound_vs_observed(result, out / "bound_vs_observed.png")
     if result.get("variants"):
-        from bounds.plot_terms import plot_bound_terms
+        from numerics.studies.run._plot_terms import plot_bound_terms
 
         paths["terms_figure"] = plot_bound_terms(result, out / "bound_terms.png")
     if any(k.startswith("localised_") for k in result["routes"]):     # THEORY §6b (Choice): a figure of its own
-        from bounds.plot_localised import plot_localised_terms
+        from numerics.studies.run._plot_localised import plot_localised_terms
 
         paths["localised_terms_figure"] = plot_localised_terms(result, out / "localised_terms.png")
     return paths

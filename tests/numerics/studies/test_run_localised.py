@@ -33,7 +33,7 @@ def tiny_run(tmp_path_factory):
 
 
 def test_every_localised_route_is_in_result_json_with_every_field(tiny_run):
-    from bounds.plot_localised import plot_localised_terms
+    from numerics.studies.run import plot_localised_terms
 
     res, out = tiny_run
     assert (out / "localised_terms.png").stat().st_size > 10_000

@@ -3,6 +3,9 @@
 One figure for ``depthcert bounds --plot-terms`` and for the ``bound_terms.png`` of
 ``depthcert run``, drawn from stored results only: the reference loss ``L_test(f_old)``,
 each gain (green), each cost (red, labelled with the event(s) that pay it), the bound.
+
+It reads the keys of a ``depthcert run`` ``result.json``, so it lives with the run study, above
+:mod:`bounds` (which knows nothing of the run's outputs); :func:`depthcert.plots.plot_bound_terms` re-exports it.
 """
 from __future__ import annotations
 

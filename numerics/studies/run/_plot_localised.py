@@ -2,7 +2,7 @@
 
 A figure of its own (``localised_terms.png`` of ``depthcert run``): the localised costs are
 orders of magnitude below the paper's (``1e-6`` against ``1e-2`` on a converged reference), so
-a shared axis with :func:`bounds.plot_terms.plot_bound_terms` would hide them. Drawn from a
+a shared axis with :func:`numerics.studies.run.plot_bound_terms` would hide them. Drawn from a
 stored ``result.json`` only, with the same bars (reference, gains, costs labelled with the
 events that pay them, the bound) and the route fixed before the data marked in its title.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from bounds.plot_terms import _grid, _waterfall, _zoom
 from plumbing.figures import pyplot, save_figure
+from numerics.studies.run._plot_terms import _grid, _waterfall, _zoom
 
 __all__ = ["plot_localised_terms"]
 

@@ -144,6 +144,10 @@ def _loss_constants(loss: Mapping, family: str = "readout", block: Mapping | Non
 def setup_from_dict(cfg: Mapping[str, Any]) -> tuple[Setup, float | None]:
     """Build a validated :class:`~bounds.routes.Setup` and the optional ``level``.
 
+    The builder of a user's file (every key checked, loss constants from ``[loss]``); a run's measured
+    quantities are built by :func:`numerics.studies.run.setup_of_quantities`, whose setups
+    :func:`bounds.setup_io.setup_to_dict` writes as such a file.
+
     Raises:
         InputError: a missing key, an unknown family, a non-number, NaN/inf or a value
             outside its range (the message names the key, the range and the value).

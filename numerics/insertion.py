@@ -149,6 +149,13 @@ def insert_block(model: nn.Module, at: int, family: str = "readout", width: int 
     Raises:
         ValueError: unknown family, bad width or insertion point.
 
+    **Not** :func:`depthcert.insert_block` (a different construction, so the two stay apart): this one
+    needs a project network with the ``bottom``/``top`` split at an integer depth and returns an
+    :class:`ExpandedModel` around the frozen base (shared, not copied; ``top_from_u``, ``with_V`` for the
+    certificate's ``f~_pop``), its features drawn from ``seed`` alone; ``depthcert.insert_block`` takes any
+    ``nn.Module`` and a named site, copies it, and inserts the block a saturation scan fixed (features and
+    state layout from the scan, ``V`` from its jumpboard), keeping every parameter's name.
+
     Example:
         >>> from numerics.models import PostNormResMLP
         >>> net = PostNormResMLP(3, 8, 2, 4)

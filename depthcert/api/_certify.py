@@ -243,7 +243,10 @@ def certified_family(name: str):
 
 
 def _setup(q: dict, c: dict, level: float, fam) -> Setup:
-    """The certificate's setup: the family's ``[block]`` from what the API measured on its tangent block."""
+    """The certificate's setup: the family's ``[block]`` from what the API measured on its tangent block.
+
+    The API's own names (``L_T_old``, ``delta_erm``) and level split (``level / 4`` each); a run's quantities
+    have theirs, built by :func:`numerics.studies.run.setup_of_quantities`."""
     return Setup(L_test_old=q["L_T_old"], delta_R=q["delta_R"], delta_erm=q["delta_erm"],
                  delta_test_R=q["delta_test_R"], M=q["M"], K=q["K"], delta=level / 4, delta_prime=level / 4,
                  B=c["B"], L_loss=c["L_loss"], family=fam.name, block=fam.torch.certificate_block(q, c),

@@ -63,7 +63,6 @@ def is_norm(mod: nn.Module) -> bool:
 
 @dataclasses.dataclass(frozen=True)
 class Constants:
-
     """The sure constants of :func:`depthcert.constants` at one site, each a value or ``None``.
 
     The seven constants (THEORY §1), each a ``float`` or ``None`` where not derived:
@@ -89,6 +88,12 @@ class Constants:
     head : tuple or None
         ``(W, c, y_bound, R)`` of the affine head and its input's radius, used by
         :meth:`B_with` (None without an affine head and ``rho``).
+
+    Notes
+    -----
+    **Not** the run study's ``Constants`` (``numerics.studies.run._stages``: the constants of the
+    project's own post-norm network and capped block, every one determined, with the caps); these are
+    read from any network's weights at one site, each a value or ``None`` with the reason.
 
     Examples
     --------

@@ -67,6 +67,12 @@ class GrowthResult:
     notes : list of str
         Which sample fixed what.
 
+    Notes
+    -----
+    **Not** :class:`numerics.studies.growth.GrowthResult`, the growth study's stored
+    ``trajectory.json`` as a typed record (no network: a file's content); this one is the live answer
+    of :func:`depthcert.grow`, holding the grown network itself.
+
     Examples
     --------
     ``dc.grow`` returns one (its page runs it on a network); the record itself:
@@ -238,6 +244,11 @@ def grow(model, train, probe, loss="cross_entropy", max_blocks: int = 3, level: 
     it for ``steps`` Adam steps on ``train`` (``trainable``). ``probe`` is cut into ``max_blocks + 1`` disjoint folds, one
     per step, so that the stop rule's level holds at every step (**Choice**). An "undetermined" scan
     does not stop growth.
+
+    **Not** :func:`numerics.studies.growth.grow`, the growth study (a config in, a resumable
+    ``trajectory.json`` out, on the project's generated tasks and reference networks, with its own stop
+    rules ``certified_gain_below_2eps_M`` and ``max_depth``); this one grows the caller's network on the
+    samples it is given and returns it.
 
     Parameters
     ----------

@@ -205,6 +205,11 @@ def insert_block(model: nn.Module, site: str, family: str | None = None, init: s
     route: its layer ends in ``LayerNorm(u + f(u))``, so a layer with zero projections computes
     ``LayerNorm(u)``, not ``u``.
 
+    **Not** :func:`numerics.insertion.insert_block`: that one builds THEORY §1's class ``H_new`` on the
+    project's own residual networks (an integer depth ``at``, the frozen base shared and split into
+    ``bottom``/``top``, as the run study's certificate needs), with no scan and no copy; this one copies any
+    network and inserts, at a named site, the block whose features a saturation scan fixed.
+
     Examples
     --------
         >>> import torch

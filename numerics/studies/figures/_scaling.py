@@ -157,14 +157,10 @@ def plot_data(records, stem: Path, *, data_key="reference.n", group_key="model.d
 
 # ----------------------------------------------------------------------------- routes
 def _setup(record: Mapping):
-    from bounds.routes import Setup
-    from numerics.studies.run import bounds_config
+    """``(setup, level)`` of a stored run record: the run's own builder, on the quantities it stored."""
+    from numerics.studies.run import setup_of_quantities
 
-    cfg = dict(bounds_config(record))
-    level, loss, block = cfg.pop("level"), cfg.pop("loss"), dict(cfg.pop("block"))
-    family = block.pop("family")
-    fields = {f.name for f in dataclasses.fields(Setup)}   # the setup's keys (the file may hold more)
-    return Setup(**{k: v for k, v in cfg.items() if k in fields}, **loss, family=family, block=block), level
+    return setup_of_quantities(record["quantities"], record["L_test_old"], record["R_old"]), record["level"]
 
 
 def _varied(records, keys):

@@ -196,6 +196,11 @@ def _trajectory(cfg, depth0, steps, insertions, stopped, timings) -> dict:
 def grow(config: Mapping, out_dir: str | Path, *, progress: bool = True) -> dict:
     """Grow the ``[reference]`` network until saturated, ``< 2 eps_M`` or ``max_depth`` (docstring of ``numerics.studies.growth._loop``).
 
+    **Not** :func:`depthcert.grow` (the caller's own network and samples in, the grown network out): this
+    is the growth study, a config in and a resumable ``DIR/trajectory.json`` out, on the project's
+    generated tasks and reference networks, with the study's stop rules and per-step probes drawn from
+    the task.
+
     Returns:
         The trajectory, a dict with ``steps`` (each with ``depth``, ``site``, ``L_train``, ``L_test``, ``R``,
         ``AG_max``, ``saturated``, ...), ``stopped_because``, ``stop_depth``, ``insertions``.

@@ -23,6 +23,10 @@ class GrowthResult(StudyResult):
         stop_depth: the depth growth stopped at; inserted: blocks inserted.
         L_test: the test loss of every step's network, in order.
         data: the whole trajectory (``to_dict()``).
+
+    **Not** :class:`depthcert.GrowthResult` (the answer of :func:`depthcert.grow`: the grown network
+    itself, a ``pandas`` trajectory and the scans' reports): this is a stored file's content, written and
+    read back without the network (:func:`write`, :func:`load`), like every study result.
     """
 
     stopped_because: str = ""

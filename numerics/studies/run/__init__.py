@@ -57,7 +57,8 @@ from numerics.studies.run._schema import CONFIG_SCHEMA
 from numerics.zoo_cnn1d_adapter import check_run_model
 from numerics.studies.run._draw import (DELTA_R_LEVEL, Certificate, Evaluation, SampleGroup, Selection, certify_draw,
                                         draw_samples, evaluate_draw, select_blocks)
-from numerics.studies.run._outputs import bounds_config, format_table, to_json, to_toml, write_outputs  # noqa: F401
+from numerics.studies.run._outputs import (bounds_config, format_table, setup_of_quantities, to_json, to_toml,  # noqa: F401
+                                           write_outputs)
 from numerics.studies.run._result import RunResult, annotate_routes, assemble, route_dicts
 from numerics.studies.run._stages import Fixed, is_exact_class, prepare_fixed, streams_of
 from numerics.studies.run._localised import LOCALISED_SCHEMA, LocalisedClass, localised_class, localised_options
@@ -71,7 +72,7 @@ __all__ = ["as_run_config", "bounds_config", "Certificate", "certify_draw", "cer
            "localised_options", "LOCALISED_SCHEMA", "LocalisedCertificate", "LocalisedClass", "merge_checked", "N_PROBE",
            "on_states", "plot_bound_terms", "plot_localised_terms",
            "prepare_fixed", "route_dicts", "run", "run_config", "run_experiment", "RunConfig", "RunResult",
-           "SampleGroup", "select_blocks", "Selection", "STAGES", "setup_report", "streams_of", "to_json", "to_toml",
+           "SampleGroup", "select_blocks", "Selection", "STAGES", "setup_of_quantities", "setup_report", "streams_of", "to_json", "to_toml",
            "validate_config", "write", "write_outputs"]
 
 #: Former re-exports (plumbing, not the run study's): deprecated aliases naming the new place.

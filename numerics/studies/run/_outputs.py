@@ -23,7 +23,16 @@ TEST_RISK_ROUTES = ("population", "direct")
 
 def setup_of_quantities(q: Mapping, L_test_old: float, R_old: float):
     """The :class:`bounds.routes.Setup` of a run's measured quantities ``q``: the one place where
-    the run's names become the setup's (:func:`~numerics.studies.run._names.setup_values`)."""
+    the run's names become the setup's (:func:`~numerics.studies.run._names.setup_values`).
+
+    Every setup of a run's numbers is built here: each draw's certificate, ``bounds_config.toml`` and the
+    figures over stored run records (:mod:`numerics.studies.figures`). The other places that build a
+    ``Setup`` read other sources, with other names: a user's ``depthcert bounds`` file
+    (:func:`depthcert.config.setup_from_dict`, validated, the inverse of :func:`bounds.setup_io.setup_to_dict`),
+    the API's measurements on a user's network (``depthcert.api._certify``: the level split in four, the
+    family's certificate block) and the run's plan before any data (:func:`numerics.studies.run.setup_report`:
+    no measured term, for the costs only).
+    """
     from bounds.routes import Setup
 
     family = q.get("family", "readout")

@@ -25,7 +25,14 @@ __all__ = ["Constants", "Fixed", "Signal", "is_exact_class", "prepare_fixed", "s
 @dataclasses.dataclass(frozen=True)
 class Constants:
     """Data-free constants of the capped class (THEORY §1-§4); the caps (``nu_V``, ``rho_phi``, ``nu_U``,
-    the cap grid) live once, in ``caps``."""
+    the cap grid) live once, in ``caps``.
+
+    **Not** :class:`depthcert.Constants`: these are the run study's constants of its own post-norm network
+    and capped block at depth ``at``, every one determined (from the trained reference's norms, the caps and
+    the task's target bound; no sample of ``S`` or ``T``) and fed to the certificate as they are, with the
+    caps the certificate's class needs; ``depthcert.Constants`` are the sure constants found at one named
+    site of any network from its weights, each a value or ``None`` with the reason, with their derivations
+    (``how``, ``why``) and no caps. Different fields, different sources: kept apart."""
 
     rho: float
     L_top_certified: float

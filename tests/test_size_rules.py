@@ -6,6 +6,7 @@ shrink or go; a new offender fails)."""
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -16,11 +17,13 @@ MAX_MODULE, MAX_FUNCTION = 400, 50
 ALLOWED: dict[str, int] = {}
 
 
-def docstring_lines(tree: ast.AST) -> set[int]:
+def _docstring_lines(tree: ast.Module) -> set[int]:
     """The line numbers (1-based) of every docstring in ``tree``: the first statement of the module, of a
     class or of a function when it is a string literal."""
-    lines = set()
-    for node in ast.walk(tree):
+    lines, stack = set(), [tree]
+    while stack:                      # statements only: a docstring is never inside an expression
+        node = stack.pop()
+        stack += [c for c in ast.iter_child_nodes(node) if isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case))]
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
@@ -28,28 +31,34 @@ def docstring_lines(tree: ast.AST) -> set[int]:
     return lines
 
 
+@lru_cache(maxsize=None)
+def _measure(src: str) -> tuple[int, dict[str, int]]:
+    """``(code lines of the module, {qualified name: code lines from def to its last line})``, docstring lines
+    not counted, for every (nested) function; one parse (the tree is not kept)."""
+    tree = ast.parse(src)
+    docs, out = _docstring_lines(tree), {}
+
+    def visit(node, prefix=""):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                span = range(child.lineno, child.end_lineno + 1)
+                out[f"{prefix}{child.name}"] = len(span) - len(docs.intersection(span))
+                visit(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+    visit(tree)
+    return len(src.splitlines()) - len(docs), out
+
+
 def module_lengths(sources: dict[str, str]) -> dict[str, int]:
     """``path`` -> its lines, less its docstrings' lines."""
-    return {p: len(src.splitlines()) - len(docstring_lines(ast.parse(src))) for p, src in sources.items()}
+    return {p: _measure(src)[0] for p, src in sources.items()}
 
 
 def function_lengths(sources: dict[str, str]) -> dict[str, int]:
     """``path::qualified name`` -> lines from ``def`` to its last line, less the docstrings' lines in that
     span, for every (nested) function."""
-    out = {}
-    for path, src in sources.items():
-        docs = docstring_lines(ast.parse(src))
-
-        def visit(node, prefix=""):
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    span = range(child.lineno, child.end_lineno + 1)
-                    out[f"{path}::{prefix}{child.name}"] = len(span) - len(docs.intersection(span))
-                    visit(child, f"{prefix}{child.name}.")
-                elif isinstance(child, ast.ClassDef):
-                    visit(child, f"{prefix}{child.name}.")
-        visit(ast.parse(src))
-    return out
+    return {f"{path}::{name}": n for path, src in sources.items() for name, n in _measure(src)[1].items()}
 
 
 def offenders(sources: dict[str, str]) -> dict[str, int]:

@@ -232,9 +232,10 @@ def test_bounds_knows_nothing_of_the_run_outputs():
     ("bounds/routes.py", "def f(folder):\n    return folder / 'result.json'\n"),
 ])
 def test_a_planted_figure_or_run_output_reader_in_bounds_is_caught(path, planted):
-    sources = _bounds_sources()
-    sources[path] = sources.get(path, "") + "\n" + planted
-    assert len(bounds_reading_run_outputs(sources)) == 1
+    real = ROOT / path
+    text = real.read_text(encoding="utf-8") if real.is_file() else ""
+    assert bounds_reading_run_outputs({path: text}) == ([f"{path} is a figure module"] if "plot_" in path else [])
+    assert len(bounds_reading_run_outputs({path: text + "\n" + planted})) == 1
 
 
 def test_a_docstring_naming_a_run_output_is_not_a_reader():

@@ -34,7 +34,8 @@ DEFAULT_ROUTE = "direct_route"
 
 @dataclasses.dataclass(frozen=True)
 class RouteSpec:
-    """One entry of the route table :data:`depthcert.ROUTES`.
+    """One entry of the route table :data:`depthcert.ROUTES`: a group of rows (a route itself is a
+    :class:`bounds.routes.Route`; the registry's groups are entries built from it).
 
     Attributes
     ----------

@@ -21,14 +21,15 @@ from bounds._variant_inputs import VARIANCE_KEYS, VariantInputs, given_levels
 from bounds.families import RESIDUAL_FAMILIES
 from bounds.generalisation import jensen_readout_expression, rad_vec_closed_form
 from bounds.route_choice import AnyRouteResult
-from bounds.routes import RouteResult, Setup
-from bounds.theorems import THEOREM_2, THEOREM_3
+from bounds.routes._paper import RouteResult, Setup
+from bounds.routes._route import LiveMapping, paper_rows
 from plumbing.io import to_plain
 
 __all__ = ["PAPER_ROUTES", "VariantResult", "VariantsReport", "evaluate_chain", "variant_values"]
 
-#: The paper's routes, as ``use`` and ``any_route`` name them.
-PAPER_ROUTES = {"population_route": ("population", THEOREM_2), "direct_route": ("direct", THEOREM_3)}
+#: The paper's routes, as ``use`` and ``any_route`` name them: ``{row: (route, statement)}``, a live view of the
+#: route registry's ``paper`` group (:func:`bounds.routes._route.paper_rows`).
+PAPER_ROUTES = LiveMapping(paper_rows)
 
 
 # ---------------------------------------------------------------------------- results

@@ -132,14 +132,14 @@ def theorem_roles(theorem, delta_R_role: str = "signal") -> dict:
 
 
 def route_theorem(name: str):
-    """The theorem object of a route-table row (``None``: not one of this project's theorem objects)."""
-    from bounds.localised import LOCALISED
-    from bounds.theorems import THEOREM_2, THEOREM_3, THEOREM_POPULATION_RISK
-    from bounds.variants import VARIANTS
+    """The statement of a route-table row or registered route (its first proof, :attr:`bounds.routes.Route.proof_chain`;
+    ``None``: no route of the registry :data:`bounds.routes.REGISTRY`)."""
+    from bounds.routes._route import route
 
-    paper = {"population_route": THEOREM_2, "population": THEOREM_2, "direct_route": THEOREM_3,
-             "direct": THEOREM_3, "population_risk": THEOREM_POPULATION_RISK}
-    return paper.get(name) or VARIANTS.get(name) or LOCALISED.get(name)
+    try:
+        return route(name).proof_chain[0]
+    except KeyError:
+        return None
 
 
 def route_roles(name: str, delta_R_role: str = "signal") -> dict | None:

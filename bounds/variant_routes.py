@@ -41,9 +41,9 @@ from bounds._route_terms import bound_terms, paper_terms
 from bounds._statement import evaluate
 from plumbing.validation import InputError, LEVEL
 from bounds._variant_inputs import ERM_SUBSTITUTION_NOTE, VARIANT_PARAMETERS, VariantInputs
-from bounds._union import ANY_OF
+from bounds.routes._union import ANY_OF
 from bounds.route_choice import AnyRouteResult, RouteCandidate, event_key, level_scale, union_of_routes
-from bounds.routes import RouteResult, Setup, evaluate_routes
+from bounds.routes._paper import RouteResult, Setup, evaluate_routes
 from bounds._variant_chain import (PAPER_ROUTES, VariantResult, VariantsReport, _evaluate_all, _fit,  # noqa: F401
                                    evaluate_chain, variant_values)
 from bounds.theorems import THEOREM_2

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import time
 
+from typing import Iterator, Sequence
+
 from bounds import ALL_THEOREMS
-from bounds.localised import LOCALISED_THEOREMS
-from bounds.variants import VARIANT_THEOREMS
+from bounds.routes import REGISTRY
 from proofs_check._results import MutantResult, ProveReport
 from proofs_check._verify import DEFAULT_TIMEOUT_S, verify
 from proofs_check.mutants import MUTANTS
@@ -21,9 +22,39 @@ def verify_mutants(timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[MutantResult, 
     return tuple(out)
 
 
-#: What ``depthcert prove`` verifies: the paper's statements, this project's variants (THEORY §6, Choice) and
-#: the localised certificates on loss differences (THEORY §6b, Choice).
-DEFAULT_THEOREMS = ALL_THEOREMS + VARIANT_THEOREMS + LOCALISED_THEOREMS
+class TheoremList(Sequence):
+    """A live, read-only list: :data:`bounds.ALL_THEOREMS`, then every registered route's proof chain
+    (:attr:`bounds.routes.Route.proof_chain`), each statement once (by name); equal to the tuple it shows."""
+
+    def _items(self) -> tuple:
+        out = {T.name: T for T in ALL_THEOREMS}
+        for r in REGISTRY.values():
+            for T in r.proof_chain:
+                out.setdefault(T.name, T)
+        return tuple(out.values())
+
+    def __getitem__(self, i):
+        return self._items()[i]
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+    def __iter__(self) -> Iterator:
+        return iter(self._items())
+
+    def __eq__(self, other) -> bool:
+        return self._items() == (tuple(other) if isinstance(other, (tuple, list, TheoremList)) else other)
+
+    __hash__ = None
+
+    def __add__(self, other) -> tuple:
+        return self._items() + tuple(other)
+
+
+#: What ``depthcert prove`` verifies: the paper's statements, this project's variants (THEORY §6, Choice),
+#: the localised certificates on loss differences (THEORY §6b, Choice) and every registered route's proof chain:
+#: a live view of the route registry (:data:`bounds.routes.REGISTRY`).
+DEFAULT_THEOREMS = TheoremList()
 
 
 def verify_all(theorems=DEFAULT_THEOREMS, timeout_s: float = DEFAULT_TIMEOUT_S, *, mutants: bool = True,

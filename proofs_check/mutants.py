@@ -10,13 +10,14 @@ fail (THEORY §3, §5, §6).
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from typing import Callable, Iterator, Sequence
 
 import sympy as sp
 
 from bounds import (THEOREM_1, THEOREM_1_OPTIMAL, THEOREM_2, THEOREM_2_GENERAL, THEOREM_3, THEOREM_POPULATION_RISK,
                     Hoeffding)
 from bounds import _symbols as s
+from bounds.routes import BUILT_IN, REGISTRY
 from proofs_check._localised_mutants import LOCALISED_MUTANT_SPECS
 from proofs_check._variant_mutants import VARIANT_MUTANT_SPECS
 
@@ -65,7 +66,7 @@ def _tail_with_n(n: sp.Expr) -> sp.Expr:
 
 _T2_TAIL = THEOREM_2.failure_probability - s.delta
 
-MUTANTS: tuple[Mutant, ...] = (
+_BUILT_IN: tuple[Mutant, ...] = (
     Mutant("t2_delta_R_not_halved", "Theorem 2 with -Delta_R instead of -Delta_R/2", "entailment/z3",
            lambda: _swap_bound(THEOREM_2, -s.delta_R / 2, -s.delta_R, "t2_delta_R_not_halved")),
     Mutant("t2_single_eps_M", "Theorem 2 with + eps_M instead of + 2 eps_M", "entailment/z3",
@@ -121,6 +122,38 @@ MUTANTS: tuple[Mutant, ...] = (
            "ledger/union_bound",
            lambda: THEOREM_POPULATION_RISK.replace(name="pop_risk_unpaid_estimate", failure_probability=s.delta)),
 ) + tuple(Mutant(*spec) for spec in VARIANT_MUTANT_SPECS + LOCALISED_MUTANT_SPECS)   # THEORY §6, §6b (Choice)
+
+
+class MutantCatalogue(Sequence):
+    """A live, read-only catalogue: the built-in mutants, then every registered route's own
+    (:attr:`bounds.routes.Route.mutants`, ``(name, description, target, build)``); equal to the tuple it shows."""
+
+    def _items(self) -> tuple[Mutant, ...]:
+        return _BUILT_IN + tuple(Mutant(*spec) for r in REGISTRY.values() if r.name not in BUILT_IN for spec in r.mutants)
+
+    def __getitem__(self, i):
+        return self._items()[i]
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+    def __iter__(self) -> Iterator[Mutant]:
+        return iter(self._items())
+
+    def __eq__(self, other) -> bool:
+        return self._items() == (tuple(other) if isinstance(other, (tuple, list, MutantCatalogue)) else other)
+
+    __hash__ = None
+
+    def __add__(self, other) -> tuple:
+        return self._items() + tuple(other)
+
+    def __repr__(self) -> str:
+        return repr(self._items())
+
+
+#: Every mutant ``depthcert prove`` must see rejected: the catalogue above and the registered routes' own.
+MUTANTS: MutantCatalogue = MutantCatalogue()
 
 
 def mutant(name: str) -> Mutant:

@@ -47,7 +47,7 @@ from depthcert.api._gap import certificate_gap
 from depthcert.api._insert import family_block
 from depthcert.api._loss import as_loss
 from depthcert.api._roles import check_disjoint
-from depthcert.api._routes import DEFAULT_ROUTE, TableInputs, evaluate_table, route_names
+from depthcert.api._routes import DEFAULT_ROUTE, TableInputs, default_text, evaluate_table, route_names, select_rows
 from depthcert.api._saturation import check_model, saturation
 from depthcert.api._scan import accumulate, eval_mode
 from numerics.distributed import refuse as refuse_distributed
@@ -119,11 +119,18 @@ class Certificate:
     M_needed_ratio: float | None = None
     gap: dict = dataclasses.field(default_factory=dict)
 
-    def table(self):
-        """``pandas.DataFrame``, one row per route (``missing`` lists the constants it lacks)."""
+    def __str__(self) -> str:
+        """The default certificate table: the paper's two routes and the route fixed before the data (the rest on request)."""
+        return default_text(self)
+
+    def table(self, routes=None):
+        """``pandas.DataFrame``, one row per route (``missing`` lists the constants it lacks).
+
+        ``routes``: None or ``"all"``: every row; ``"default"``: the paper's two and :attr:`route`; or a list of rows.
+        """
         import pandas as pd
 
-        return pd.DataFrame(self.rows)
+        return pd.DataFrame(select_rows(self.rows, routes, self.route))
 
 
 def _losses(model, stream, loss, site=None, block=None) -> torch.Tensor:

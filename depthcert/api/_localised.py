@@ -29,7 +29,7 @@ import sympy as sp
 
 from bounds.localised import LOCALISED_SPECS
 
-__all__ = ["LOCALISED_NAMES", "LOSS_CURVATURE", "localised_rows", "localised_setup", "softmax_hessian_bound"]
+__all__ = ["LOCALISED_NAMES", "LOSS_CURVATURE", "localised_row", "localised_rows", "localised_setup", "softmax_hessian_bound"]
 
 #: ``lambda_max`` of the Hessian of the named loss in the network's output (docstring of ``depthcert.api._localised``).
 LOSS_CURVATURE = {"squared": 2.0, "cross_entropy": 0.5}
@@ -86,6 +86,17 @@ def _exact_why(loss, q: dict) -> str:
     why = [] if loss == "squared" else [f"squared loss (the loss is {loss if isinstance(loss, str) else 'a callable'})"]
     why += [] if q.get("P", 1) == 1 else [f"one position (the state has P = {q['P']})"]
     return "(c) applies to " + " and ".join(why or ["a readout block at the top"]) + " only (THEORY §6b (c))"
+
+
+def localised_row(name: str):
+    """The :attr:`bounds.routes.Route.evaluate` of the localised route ``name``: its result, or what it lacks
+    (every localised route of one table is evaluated once, in ``memo``)."""
+    def evaluate(setup, level, inputs, constants, memo):
+        if "localised" not in memo:
+            memo["localised"] = {row[0]: row[1] if row[1] is not None else row[2]
+                                 for row in localised_rows(setup, level, inputs, constants)}
+        return memo["localised"][name]
+    return evaluate
 
 
 def localised_rows(setup, level, inputs, constants):

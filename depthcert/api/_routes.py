@@ -1,28 +1,31 @@
-"""The route table of ``dc.certify_insertion``: every route of the theorem objects, extensible.
+"""The route table of ``dc.certify_insertion``: every route of the registry :data:`bounds.routes.REGISTRY`, extensible.
 
-A route is a :class:`RouteSpec`: the constants it needs (``B``, ``L_loss``, ``L_top``) and a
-function ``rows(setup, level, inputs, constants)`` that evaluates it from the theorem objects
-(:func:`bounds.routes.evaluate_routes`, :func:`bounds.variant_routes.evaluate_variants`,
-:func:`bounds.localised_routes.evaluate_localised`) and returns ``[(name, RouteResult)]``; a
-row may be ``(name, None, missing)``: not evaluable, with the constants it lacks (the localised
-routes: ``kappa``, ``A_norm``, ...). ``inputs`` is a :class:`TableInputs`. :func:`register_route`
-adds a route without touching this module. A route whose constants are missing is listed with
-``missing`` and ``not evaluable``, never skipped.
+The table is a live view of the route registry: one entry per route group (``"paper"``: Theorems 2 and 3;
+``"variants"``: this project's THEORY §6 variants; ``"localised"``: the THEORY §6b routes; a registered route
+of its own group: its name), each a :class:`RouteSpec` whose ``rows(setup, level, inputs, constants)``
+evaluates its routes (:attr:`bounds.routes.Route.evaluate`, vectorised, from the theorem objects) and returns
+``[(name, RouteResult)]``; a row may be ``(name, None, missing)``: not evaluable, with the constants it lacks
+(the localised routes: ``kappa``, ``A_norm``, ...). ``inputs`` is a :class:`TableInputs`.
+:func:`register_route` adds a :class:`bounds.routes.Route` to the registry (it then reaches every route list:
+validity, ``prove``, the union, the docs' table) or, as before, a :class:`RouteSpec` to this table only. A route
+whose constants are missing is listed with ``missing`` and ``not evaluable``, never skipped. The localised
+routes' rows read the measured quantities, so this module attaches their evaluation to the registry
+(:func:`bounds.routes.attach_route`).
 """
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from typing import Callable, Iterator, MutableMapping
 
 import numpy as np
 
-from bounds.routes import evaluate_routes
+from bounds.routes import REGISTRY, Route, attach_route
+from bounds.routes import register_route as _register
 from bounds.variant_routes import VariantInputs
-from depthcert.api._localised import LOCALISED_NAMES, localised_rows
-from bounds.variants import VARIANT_SPECS
-from bounds.variant_routes import evaluate_variants
+from depthcert.api._localised import LOCALISED_NAMES, localised_row
 
-__all__ = ["DEFAULT_ROUTE", "ROUTES", "RouteSpec", "TableInputs", "evaluate_table", "register_route", "route_names"]
+__all__ = ["DEFAULT_ROUTE", "ROUTES", "RouteSpec", "RouteTable", "TableInputs", "evaluate_table", "register_route", "route_names",
+           "default_text", "select_rows"]
 
 #: The row of the certificate's table that ``certified`` and ``bound`` report when ``route=None``
 #: (**Choice**, fixed before any data): ``"direct_route"``, Theorem 3 (it needs no estimate of Delta_R).
@@ -31,7 +34,8 @@ DEFAULT_ROUTE = "direct_route"
 
 @dataclasses.dataclass(frozen=True)
 class RouteSpec:
-    """One entry of the route table :data:`depthcert.ROUTES`.
+    """One entry of the route table :data:`depthcert.ROUTES`: a group of rows (a route itself is a
+    :class:`bounds.routes.Route`; the registry's groups are entries built from it).
 
     Attributes
     ----------
@@ -68,25 +72,75 @@ class TableInputs:
     loss: object
 
 
-def _paper(setup, level, inputs, constants):
-    rep = evaluate_routes(setup, level)
-    return [("population_route", rep.population), ("direct_route", rep.direct)]
+for _name in LOCALISED_NAMES:          # the localised rows read the measured quantities: attached here
+    attach_route(_name, evaluate=localised_row(_name))
+#: Groups whose rows are listed by name (as the table always listed the variants).
+_BY_NAME = ("variants",)
 
 
-def _variants(setup, level, inputs, constants):
-    rep = evaluate_variants(setup, level, inputs.variants, any_route=False)
-    return sorted(rep.variants.items())
+def _group(group: str) -> list[Route]:
+    routes = [r for r in REGISTRY.values() if r.table_group == group and r.evaluate is not None and r.kind == "test"]
+    return sorted(routes, key=lambda r: r.row_name) if group in _BY_NAME else routes
+
+
+def _group_rows(group: str) -> Callable:
+    def rows(setup, level, inputs, constants):
+        memo, out = {}, []
+        for r in _group(group):
+            res = r.evaluate(setup, level, inputs, constants, memo)
+            if isinstance(res, list):
+                out.append((r.row_name, None, res))
+            elif res is not None:
+                out.append((r.row_name, res))
+        return out
+    rows.__doc__ = f"The rows of the registry's {group!r} routes (:attr:`bounds.routes.Route.evaluate`)."
+    return rows
+
+
+class RouteTable(MutableMapping):
+    """The route table :data:`depthcert.ROUTES`: ``{entry name: RouteSpec}``, a live view of the route registry
+    (one entry per group of registered routes with a certificate row) followed by the :class:`RouteSpec` entries
+    registered with :func:`register_route` (which may be removed again: ``del`` / ``pop``)."""
+
+    def __init__(self):
+        self._extra: dict[str, RouteSpec] = {}
+
+    def _groups(self) -> dict[str, RouteSpec]:
+        out = {}
+        for g in dict.fromkeys(r.table_group for r in REGISTRY.values() if r.evaluate is not None and r.kind == "test"):
+            routes = _group(g)
+            needs = tuple(dict.fromkeys(c for r in routes for c in r.needs))
+            out[g] = RouteSpec(g, needs, _group_rows(g), tuple(r.row_name for r in routes))
+        return out
+
+    def __getitem__(self, name: str) -> RouteSpec:
+        return {**self._groups(), **self._extra}[name]
+
+    def __setitem__(self, name: str, spec: RouteSpec) -> None:
+        if name in self._groups():
+            raise ValueError(f"route table entry {name!r} is the registry's, must be a new name.")
+        self._extra[name] = spec
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self._extra:
+            raise KeyError(f"{name!r}: not an entry added with register_route (the registry's entries stay).")
+        del self._extra[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({**self._groups(), **self._extra})
+
+    def __len__(self) -> int:
+        return len({**self._groups(), **self._extra})
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
 
 
 #: The route table of :func:`depthcert.certify_insertion`: ``{entry name: RouteSpec}``; each entry
 #: evaluates some rows of the certificate's table (``"paper"``: Theorems 2 and 3; ``"variants"``:
-#: this project's THEORY §6 variants; ``"localised"``: the THEORY §6b routes). Extend it with
-#: :func:`depthcert.register_route`.
-ROUTES: dict[str, RouteSpec] = {
-    "paper": RouteSpec("paper", ("B", "L_loss", "L_top"), _paper, ("population_route", "direct_route")),
-    "variants": RouteSpec("variants", ("B", "L_loss", "L_top"), _variants, tuple(sorted(VARIANT_SPECS))),
-    "localised": RouteSpec("localised", ("B", "L_loss", "L_top"), localised_rows, LOCALISED_NAMES),
-}
+#: this project's THEORY §6 variants; ``"localised"``: the THEORY §6b routes; then every group of routes
+#: registered in :data:`bounds.routes.REGISTRY`). Extend it with :func:`depthcert.register_route`.
+ROUTES: RouteTable = RouteTable()
 
 
 def route_names() -> set | None:
@@ -96,12 +150,16 @@ def route_names() -> set | None:
     return {n for spec in ROUTES.values() for n in spec.names}
 
 
-def register_route(spec: RouteSpec, *, replace: bool = False) -> None:
+def register_route(spec: RouteSpec | Route, *, replace: bool = False) -> None:
     """Add ``spec`` to :data:`depthcert.ROUTES`: its rows appear in every later certificate's table.
+
+    A :class:`bounds.routes.Route` is registered in the one route registry (:func:`bounds.routes.register_route`):
+    it then reaches every route list (this table, validity, ``depthcert prove``, the union, the docs' table).
+    A :class:`RouteSpec` reaches this table only (as before).
 
     Parameters
     ----------
-    spec : RouteSpec
+    spec : RouteSpec or bounds.routes.Route
         The new entry (its ``name`` must be new unless ``replace``).
     replace : bool, keyword-only, default False
         Replace an entry of the same name.
@@ -129,9 +187,49 @@ def register_route(spec: RouteSpec, *, replace: bool = False) -> None:
     ValueError: route table entry 'mine' exists, must be a new name (or replace=True).
     >>> del dc.ROUTES["mine"]                    # the table as it was
     """
+    if isinstance(spec, Route):
+        _register(spec, replace=replace)
+        return
     if spec.name in ROUTES and not replace:
         raise ValueError(f"route table entry {spec.name!r} exists, must be a new name (or replace=True).")
     ROUTES[spec.name] = spec
+
+
+def select_rows(rows: list, routes, chosen: str | None = None) -> list:
+    """The rows of a certificate's table that ``routes`` asks for.
+
+    ``None`` or ``"all"``: every row; ``"default"``: the registry's default routes (:attr:`bounds.routes.Route.default`:
+    the paper's two) and ``chosen``, the route fixed before the data, in table order; a list of row names: those.
+
+    Raises:
+        ValueError: another value, or a name that is no row (the rows are listed).
+
+    Example:
+        >>> rows = [{"route": n} for n in ("population_route", "direct_route", "direct_tight_bernstein", "x")]
+        >>> [r["route"] for r in select_rows(rows, "default", chosen="x")]
+        ['population_route', 'direct_route', 'x']
+    """
+    names = [r["route"] for r in rows]
+    if routes is None or (isinstance(routes, str) and routes == "all"):
+        return list(rows)
+    if isinstance(routes, str) and routes == "default":
+        keep = {r.row_name for r in REGISTRY.values() if r.default} | ({chosen} if chosen else set())
+    elif isinstance(routes, (list, tuple)) and all(isinstance(n, str) and n in names for n in routes):
+        keep = set(routes)
+    else:
+        raise ValueError(f"routes == {routes!r}, must be None, 'all', 'default' or a list of rows of {names}.")
+    return [r for r in rows if r["route"] in keep]
+
+
+def default_text(cert) -> str:
+    """``str(cert)``: the default certificate table (the paper's two routes and the route fixed before the data),
+    then how many more rows ``cert.table(routes="all")`` holds."""
+    shown = cert.table(routes="default")
+    cols = [c for c in ("route", "certified", "bound", "failure_probability", "missing") if c in shown.columns]
+    head = f"{'certified' if cert.certified else 'not certified'} by {cert.route} (bound {cert.bound})"
+    more = len(cert.rows) - len(shown)
+    return "\n".join([head, shown[cols].to_string(index=False)] +
+                      ([f"... and {more} more routes: cert.table(routes='all')"] if more else []))
 
 
 def _row(name: str, res, missing=()) -> dict:

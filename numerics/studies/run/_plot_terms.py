@@ -15,6 +15,7 @@ from typing import Mapping
 import numpy as np
 
 from plumbing.figures import pyplot, save_figure
+from bounds.routes._route import route as registered_route
 
 __all__ = ["plot_bound_terms"]
 
@@ -35,8 +36,8 @@ def _route_panels(result: Mapping) -> list[tuple[str, str, list, Mapping]]:
     else:
         paper = {key: result[key] for key in ("population_route", "direct_route")}
         chosen = variants["routes"]
-    panels = [(f"{key.replace('_route', '')} (Thm {2 if key.startswith('population') else 3})", "paper",
-               variants["paper_terms"][key], paper[key]) for key in ("population_route", "direct_route")]
+    panels = [(registered_route(key).plot_label, "paper", variants["paper_terms"][key], paper[key])   # labels: the route registry
+              for key in ("population_route", "direct_route")]
     panels += [(name, "Choice", r["terms"], r) for name, r in chosen.items()]
     return panels
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from bounds.routes._route import LiveMapping, paper_rows
+
 __all__ = ["roles_lines", "route_terms", "terms_lines"]
 
-#: Paper A's routes: their terms live in ``variants.paper_terms`` under these names.
-_PAPER = {"population": "population_route", "direct": "direct_route"}
+#: Paper A's routes: their terms live in ``variants.paper_terms`` under these names (``{route: row}``, read from
+#: the route registry's ``paper`` group, :func:`bounds.routes._route.paper_rows`).
+_PAPER = LiveMapping(lambda: {name: row for row, (name, _) in paper_rows().items()})
 
 
 def route_terms(result: Mapping) -> dict[str, list[Mapping]]:

@@ -4,8 +4,9 @@ The study never re-types a bound: each route's conclusion, premises and failure 
 read from its :class:`bounds.Theorem`, evaluated at a draw's measured values. A
 :class:`RouteSpec` says which measured value each symbol of the chain stands for (``R_jump``
 is ``R(f~_pop)`` for the population route and ``R(f~_S)`` for the direct one). A new
-route or variant (e.g. a tighter certificate) plugs in by appending a spec to
-:data:`ROUTE_SPECS` whose name is a route of the draw records.
+route or variant (e.g. a tighter certificate) plugs in by registering a :class:`bounds.routes.Route`
+(:func:`bounds.routes.register_route`) whose name is a route of the draw records: :data:`ROUTE_SPECS` is a
+live view of the route registry.
 
 Exact checks of events (:attr:`RouteSpec.exact`): where the record holds the supremum of the
 deviation over the whole class (exact class, THEORY §4), an event ``E_S``/``E_T`` fails iff
@@ -22,90 +23,30 @@ tails, levels, uniform term) are read from ``record["routes"][<variant>]["values
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Mapping
 
 import sympy as sp
 
-from bounds import THEOREM_2_ESTIMATED, THEOREM_3, THEOREM_POPULATION_RISK, Theorem
 from bounds._statement import evaluate
-from bounds.theorems import with_estimated_delta_R
-from bounds.localised import LOCALISED, LOCALISED_SPECS
-from bounds.variants import VARIANT_SPECS, VARIANTS
+from bounds.routes import EXACT_EVENTS, Route, RouteView
 
 __all__ = ["EXACT_EVENTS", "LOCALISED_ROUTE_SPECS", "PAPER_ROUTE_SPECS", "ROUTE_SPECS", "UNIFORM_EVENTS", "VARIANT_ROUTE_SPECS", "RouteSpec",
            "applies", "base_event", "conclusion_holds", "event_failures", "event_testability", "premise_allowances", "premise_slacks",
            "spec_values", "stated_event_probabilities", "symbol_values", "tolerance"]
 
-#: event -> (the record's deviation entry, side, the threshold symbol): exact checks over the class.
-EXACT_EVENTS: Mapping[str, tuple[str, str, str]] = {"E_S": ("E_S", "sup", "eps_M"), "E_T": ("E_T", "sup", "eps_K")}
+#: A route of the validity study is a :class:`bounds.routes.Route` (the two former ``RouteSpec`` classes are one:
+#: this name is an alias, its fields and their order kept).
+RouteSpec = Route
 
-
-@dataclasses.dataclass(frozen=True)
-class RouteSpec:
-    """A route of the validity study.
-
-    Attributes:
-        name: the key of the route in the draw records (``record["routes"][name]``).
-        theorem: its statement (conclusion, premises, events, failure probability).
-        binding: symbol name -> measured value name, beyond the symbols read as themselves.
-        kind: ``"test"`` (a bound on ``L_test(f_new)``, part of "some route certifies") or
-            ``"population"`` (a bound on ``R(f_new)``).
-        exact: event -> ``(deviation entry, side, threshold symbol)`` checked over the class
-            where the record holds the supremum (side ``"sup"``: ``|R - R_n|``; ``"upper"``:
-            ``R - R_n``), or ``("rad_S", "bracket", ...)`` for the Monte-Carlo event (docstring of ``numerics.studies.validity._routes``).
-        prefix: the prefix of its event names in ``validity.json`` (variants: ``"<name>/"``).
-        origin: ``"paper"`` or ``"Choice"``.
-    """
-
-    name: str
-    theorem: Theorem
-    binding: Mapping[str, str]
-    kind: str = "test"
-    exact: Mapping[str, tuple[str, str, str]] = dataclasses.field(default_factory=lambda: dict(EXACT_EVENTS))
-    prefix: str = ""
-    origin: str = "paper"
-
-
-PAPER_ROUTE_SPECS: list[RouteSpec] = [
-    RouteSpec("population", THEOREM_2_ESTIMATED,
-              {"R_jump": "R_jump_pop", "RS_jump": "R_S_jump_pop", "RS_new": "R_S_new", "delta_erm": "delta_erm_pop"}),
-    RouteSpec("direct", THEOREM_3,
-              {"R_jump": "R_jump_S", "RS_jump": "R_S_jump_S", "RS_new": "R_S_new", "L_test_jump": "L_test_jump_S",
-               "delta_erm": "delta_erm_S"}),
-    RouteSpec("population_risk", THEOREM_POPULATION_RISK,
-              {"R_jump": "R_jump_pop", "RS_jump": "R_S_jump_pop", "RS_new": "R_S_new", "delta_erm": "delta_erm_pop"},
-              kind="population"),
-]
-
-_BINDINGS = {"population": {"R_jump": "R_jump_pop", "RS_jump": "R_S_jump_pop", "RS_new": "R_S_new"},
-             "direct": {"R_jump": "R_jump_S", "RS_jump": "R_S_jump_S", "RS_new": "R_S_new",
-                        "L_test_jump": "L_test_jump_S"}}
-
-
-def _variant_spec(name: str) -> RouteSpec:
-    route, _, uniform = VARIANT_SPECS[name]
-    T = VARIANTS[name]
-    theorem = with_estimated_delta_R(T, name) if route == "population" else T
-    threshold = next(e.tail.symbol.name for e in T.events if e.name == "E_S")
-    exact = {"E_S": ("E_S", "upper" if route == "population" else "sup", threshold)}
-    if uniform == "empirical":
-        exact["E_MC"] = ("rad_S", "bracket", "rad_S_estimate")
-    return RouteSpec(name, theorem, _BINDINGS[route], exact=exact, prefix=f"{name}/", origin="Choice")
-
-
+#: Paper A's routes (the registry's ``paper`` group: ``population``, ``direct``, ``population_risk``).
+PAPER_ROUTE_SPECS: RouteView = RouteView(lambda r: r.validity and r.group == "paper")
 #: This project's THEORY §6 variants, one route each (the run stores them under their names).
-VARIANT_ROUTE_SPECS: list[RouteSpec] = [_variant_spec(n) for n in VARIANT_SPECS]
-def _localised_spec(name: str) -> RouteSpec:
-    """A THEORY §6b route: values read as themselves; ``E_U`` exact where the record holds its supremum."""
-    return RouteSpec(name, LOCALISED[name], {}, exact={"E_U": ("E_U", "upper", "U_S")}, prefix=f"{name}/",
-                     origin="Choice")
-
-
+VARIANT_ROUTE_SPECS: RouteView = RouteView(lambda r: r.validity and r.group == "variants")
 #: This project's THEORY §6b localised certificates, one route each (:mod:`numerics.studies.validity._localised`).
-LOCALISED_ROUTE_SPECS: list[RouteSpec] = [_localised_spec(n) for n in LOCALISED_SPECS]
-#: Every route of the study: Paper A's, then the variants, then the localised routes (append to add one).
-ROUTE_SPECS: list[RouteSpec] = PAPER_ROUTE_SPECS + VARIANT_ROUTE_SPECS + LOCALISED_ROUTE_SPECS
+LOCALISED_ROUTE_SPECS: RouteView = RouteView(lambda r: r.validity and r.group == "localised")
+#: Every route of the study: a live view of the route registry :data:`bounds.routes.REGISTRY` (Paper A's, then
+#: the variants, then the localised routes, then any registered route; :func:`bounds.routes.register_route` adds one).
+ROUTE_SPECS: RouteView = RouteView(lambda r: r.validity)
 
 #: Events about a supremum over the class (``E_U``: over the localised ball); every other event is about
 #: one function fixed before its sample (a one-function tail, the Delta_R confidence bound), so its premise is the event.

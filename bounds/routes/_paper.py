@@ -1,4 +1,4 @@
-"""Evaluate, certify and solve the two routes of Paper A (THEORY §5, §6).
+"""Evaluate, certify and solve the two routes of Paper A (THEORY §5, §6); re-exported by :mod:`bounds.routes`.
 
 Everything is read from the theorem objects :data:`~bounds.theorems.THEOREM_2`,
 :data:`~bounds.theorems.THEOREM_3`, :data:`~bounds.theorems.THEOREM_POPULATION_RISK` and
@@ -35,7 +35,7 @@ from bounds._statement import evaluate
 from bounds.parameters import BLOCK_PARAMETERS, OPTIONAL, PARAMETERS
 from plumbing.validation import check_values, InputError, LEVEL, MISSING
 from bounds.generalisation import eps_expression
-from bounds._union import ANY_OF, AnyRouteResult, any_route  # noqa: F401  (re-exported)
+from bounds.routes._union import ANY_OF, AnyRouteResult, any_route  # noqa: F401  (re-exported)
 from bounds.theorems import THEOREM_2, THEOREM_3, THEOREM_POPULATION_RISK
 
 from bounds import _route_expressions
@@ -353,4 +353,4 @@ def _population_risk(v) -> RouteResult:
 def __getattr__(name: str):
     if name == "level":   # the symbol, as it was importable before (the functions' argument shadows it)
         return _route_expressions.level
-    raise AttributeError(f"module 'bounds.routes' has no attribute {name!r}")
+    raise AttributeError(f"module 'bounds.routes._paper' has no attribute {name!r}")

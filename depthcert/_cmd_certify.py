@@ -22,8 +22,8 @@ derived where they exist with --derive-constants (a post-norm state, a linear or
 linear head); a route without them is listed with what it misses and not evaluated."""
 
 EPILOG = epilog(
-    [("stdout", "one row per route (bound, failure probability, certified), the route fixed by default (with --routes "
-                "default: the paper's two routes and the route fixed before the data only); each row's "
+    [("stdout", "the paper's two routes and the route fixed before the data (with --routes all: one row per route; "
+                "bound, failure probability, certified), the route fixed by default; each row's "
                 "S_only, improvement and its share of the realised gain, and how much each certified route covers"),
      ("DIR/certify.json", "with --out: every number, which sample fixed what, the notes"),
      ("DIR/routes.csv", "with --out: the route table")],
@@ -39,9 +39,9 @@ def add_parser(sub) -> None:
     add_user_arguments(p, "certify")
     p.add_argument("--out", default=None, metavar="DIR", help="output folder for certify.json and routes.csv (default: write no files)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object instead of the table")
-    p.add_argument("--routes", choices=("all", "default"), default="all",
-                   help="rows printed: every route (default: all), or 'default': the paper's two routes and the route "
-                        "fixed before the data (routes.csv and certify.json always hold every route)")
+    p.add_argument("--routes", choices=("all", "default"), default="default",
+                   help="rows printed: 'default' (the default): the paper's two routes and the route fixed before the "
+                        "data; 'all': every route (routes.csv and certify.json always hold every route)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,5 +1,5 @@
 """``depthcert certify --routes default`` prints the paper's two routes and the route fixed before the data only;
-``--routes all`` (the default) every route; the files hold every route either way; a bad value exits 2."""
+(the default); ``--routes all`` every route; the files hold every route either way; a bad value exits 2."""
 from __future__ import annotations
 
 import json
@@ -26,8 +26,10 @@ def test_routes_default_prints_three_rows_and_all_prints_every_row(tmp_path, cap
     code, out, err = _run([*BASE, "--route", "direct_tight_hoeffding", "--routes", "default"], capsys)
     assert code == 0, err
     assert _printed_routes(out) == ["population_route", "direct_route", "direct_tight_hoeffding"]
+    code, out, err = _run([*BASE, "--routes", "all"], capsys)
+    assert code == 0 and _printed_routes(out) == every                    # --routes all: every route
     code, out, err = _run(BASE, capsys)
-    assert code == 0 and _printed_routes(out) == every                    # --routes all, the default
+    assert code == 0 and _printed_routes(out) == ["population_route", "direct_route"]   # the default view
     with pytest.raises(SystemExit) as exc:                                 # argparse's choices: one line, exit 2
         _run([*BASE, "--routes", "some"], capsys)
     err = capsys.readouterr().err

@@ -78,11 +78,11 @@ def test_certify_prints_one_row_per_route_and_writes_only_with_out(tmp_path, cap
     from depthcert.api._routes import DEFAULT_ROUTE, route_names
 
     text = _help("certify", capsys)
-    _says(text, "stdout one row per route (bound, failure probability, certified), the route fixed by default",
+    _says(text, "stdout the paper's two routes and the route fixed before the data (with --routes all: one row per route;",
           "DIR/certify.json with --out: every number, which sample fixed what, the notes",
           "DIR/routes.csv with --out: the route table", "(default: write no files)")
     monkeypatch.chdir(tmp_path)
-    code, out, err = _run(["certify", *SPEC, "--site", "blocks.1", "--B", "5", "--L-top", "3"], capsys)
+    code, out, err = _run(["certify", *SPEC, "--site", "blocks.1", "--B", "5", "--L-top", "3", "--routes", "all"], capsys)
     assert code == 0 and _files(tmp_path) == set(), (err, _files(tmp_path))
     assert f"({DEFAULT_ROUTE}, bound" in out.strip().splitlines()[-1]            # the route fixed by default
     code, _, _ = _run(["certify", *SPEC, "--site", "blocks.1", "--B", "5", "--L-top", "3", "--out", "o"], capsys)

@@ -71,28 +71,28 @@ def ucb_norm(scores: dict, level_site: float) -> float:
     return scores["G_norm"] + math.sqrt(max(scores["sigma2"], 0.0) / (scores["n"] * level_site))
 
 
-def model_verdict(records: list, eps: float, curvature: str) -> dict:
-    """:func:`depthcert.api._verdict.verdict`, a site without curvature ranked below every measured one
-    (``predicted_gain`` None); with ``curvature="none"`` (**Choice**) ``best_site`` is the candidate with
-    the largest ``G_sq`` (the unbiased estimate of ``||G||^2``; no gain is predicted)."""
-    ranked = [{**r, "predicted_gain": -math.inf if r["predicted_gain"] is None else r["predicted_gain"]} for r in records]
-    out = verdict(ranked, eps)
-    if curvature == "none":
-        rejecting = [r for r in records if r["reject"]]
-        out["best_site"] = max(rejecting or records, key=lambda r: r["G_sq"])["site"]
+def model_verdict(records: list, eps: float, curvature: str, rank_by: str | None = None) -> dict:
+    """:func:`depthcert.api._verdict.verdict` ranked by ``rank_by`` (None: ``RANKED_BY``, or ``"G_sq"`` with
+    ``curvature="none"``), a site without curvature ranked below every measured one (``predicted_gain``
+    None); with ``curvature="none"`` (**Choice**) the default ``best_site`` is the candidate with the largest
+    ``G_sq`` (the unbiased estimate of ``||G||^2``; no gain is predicted)."""
+    from depthcert.api._ranking import check_rank_by
+
+    rank_by = check_rank_by(rank_by, ["linear", "affine", "readout", "block"], curvature)
+    out = verdict(records, eps, rank_by)
     best = next(r for r in records if r["site"] == out["best_site"])
     out["predicted_gain"] = best["predicted_gain"]
     return out
 
 
-def mode_note(curvature: str, suggest: bool, records: list) -> list[str]:
-    """What ``curvature=`` and ``suggest=`` left out (nothing with the defaults)."""
+def mode_note(curvature: str, suggest: bool, records: list, ranked_by: str = "G_sq") -> list[str]:
+    """What ``curvature=`` and ``suggest=`` left out (nothing with the defaults); ``ranked_by``: the report's."""
     notes = []
     partial = [r["site"] for r in records if r["gain_euclidean"] is None or r["predicted_gain"] is None]
     if curvature == "none":
         notes.append("curvature='none': no beta was measured; the verdict is 'improvable' where a site's test rejects "
                      "G = 0 (the gain is not compared with eps), else 'undetermined' (never 'saturated'); best_site "
-                     "is the candidate with the largest G_sq; no gain is predicted or certified")
+                     f"is the candidate with the largest {ranked_by}; no gain is predicted or certified")
     elif partial:
         notes.append(f"curvature='auto': the sites {partial} lack beta or beta_natural (only what can change the verdict, "
                      "best_site and predicted_gain was measured); a site without beta has gain_ucb inf (no upper bound), "

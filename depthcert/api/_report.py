@@ -85,9 +85,12 @@ class SaturationReport:
         Why (the candidate's interval, or why there is none); the reason
         :func:`depthcert.insert_block` gives when it refuses the jumpboard.
     ranked_by : str
-        The score ``best_site`` is ranked by (``"predicted_gain"``, among the sites whose test rejects
-        ``G = 0``, else among all). Whether that score predicts the gains realised on the user's own
-        network: :func:`depthcert.calibration`; a measured answer: :func:`depthcert.trial_insertion`.
+        The score ``best_site`` is ranked by, among the sites whose test rejects ``G = 0``, else among
+        all: ``saturation(rank_by=...)``, by default ``"predicted_gain"`` (``"G_sq"`` with
+        ``curvature="none"``; the default is a **Choice** stated in ``saturation``'s ``rank_by``).
+        Whether that score predicts the gains realised on the user's own network:
+        :func:`depthcert.calibration`, then :meth:`with_calibration`; a measured answer:
+        :func:`depthcert.trial_insertion`.
     curvature : str
         Where ``beta`` was asked for (``saturation(curvature=...)``: ``"all"``, ``"auto"``, ``"none"``).
     curvature_sites : list of str
@@ -97,6 +100,16 @@ class SaturationReport:
         streamed statistics, each site's projection scores and test), ``curvature_s`` (the step sample's backward, ``beta`` at
         ``curvature_sites``, the verdict), ``suggestion_s`` (the insertion check), ``other_s``
         (sites, blocks, data) and ``total_s``; not compared by ``==`` (timings differ run to run).
+    predictive : bool or None
+        None until :meth:`with_calibration` reads a calibration of the user's network; then whether
+        ``ranked_by`` predicts the trained gains there (one-sided permutation p at most the level).
+    calibration_note : str
+        The one line :meth:`with_calibration` adds to ``str(report)`` (empty before): ``ranked_by``'s
+        rho and p at the horizon read, and, when it does not predict, the pointer to
+        :func:`depthcert.trial_insertion`.
+    calibration : dict or None
+        The calibration row that line is read from (``score``, ``horizon``, ``rho``, ``p_one_sided``,
+        ``level``, ``n_units``, ``predictive``, ``note``).
 
     Examples
     --------
@@ -141,6 +154,9 @@ class SaturationReport:
     curvature: str = "all"
     curvature_sites: list | None = None
     costs: dict = dataclasses.field(default_factory=dict, compare=False)
+    predictive: bool | None = None
+    calibration_note: str = ""
+    calibration: dict | None = None
     _blocks: Any = dataclasses.field(default=None, repr=False, compare=False)
     _stats: Any = dataclasses.field(default=None, repr=False, compare=False)
     _curvature: Any = dataclasses.field(default=None, repr=False, compare=False)
@@ -181,6 +197,35 @@ class SaturationReport:
                              "(those of saturation(families=...)).")
         rec = fams[family]
         return t_interval(rec["gain"], rec["sd"], self.insertion["n_gain"], self.level, n_eval)
+
+    def with_calibration(self, calib, horizon=None, level: float | None = None) -> SaturationReport:
+        """This report with what a calibration of the user's network says about ``ranked_by``.
+
+        Args:
+            calib: :func:`depthcert.calibration`'s table (a DataFrame, or its rows), on the user's network.
+            horizon: the training steps read (None: the table's largest horizon, the one users act on).
+            level: the one-sided level (None: the table's ``level``).
+
+        Returns:
+            A copy with ``predictive``, ``calibration_note`` (one line in ``str(report)``; when ``ranked_by``
+            shows no predictive power it points to :func:`depthcert.trial_insertion`) and ``calibration``.
+
+        Raises:
+            ValueError: the table has no row of ``ranked_by`` at that horizon, or a bad ``level`` (named).
+
+        Example:
+            >>> import pandas as pd
+            >>> rows = [{"horizon": 10, "score": "predicted_gain", "rho": 0.2, "p_one_sided": 0.4, "level": 0.05}]
+            >>> rep = SaturationReport("undetermined", False, "a", 0.0, 0.0, 1.0, None, None, None, 0.05, 1e-3, 8, 4,
+            ...                        "", "squared", 0, [], [])
+            >>> rep.with_calibration(pd.DataFrame(rows)).predictive
+            False
+        """
+        from depthcert.api._ranking import calibration_judgement
+
+        judged = calibration_judgement(calib, self.ranked_by, horizon, level)
+        return dataclasses.replace(self, predictive=judged["predictive"], calibration_note=judged["note"],
+                                   calibration=judged)
 
     def to_dict(self) -> dict:
         """JSON-ready: every public field (non-finite floats as strings)."""
@@ -242,4 +287,4 @@ class SaturationReport:
                     f"n_needed = {self.n_needed}" if self.n_needed else
                     "no probe size decides at the measured effect (the bets did not grow and the plug-in gain "
                     "is not below eps)")}[self.verdict]
-        return f"{line} (level {self.level:g})"
+        return f"{line} (level {self.level:g})" + (f"\n{self.calibration_note}" if self.calibration_note else "")

@@ -1,6 +1,7 @@
 """``dc.saturation``: is a user's network deep enough, and where would one block help? (THEORY §8, §10)."""
 from __future__ import annotations
 
+import math
 import time
 
 from torch import nn
@@ -11,6 +12,7 @@ from depthcert.api._insert import BETA
 from depthcert.api._loss import as_loss
 from depthcert.api._modes import (CURVATURE_MODES, UNMEASURED, check_modes, mode_note, model_verdict, scores,
                                     ucb_norm, with_curvature)
+from depthcert.api._ranking import check_rank_by
 from depthcert.api._report import SaturationReport
 from depthcert.api._scan import accumulate, eval_mode, site_blocks, step_gradients
 from depthcert.api._suggestion import suggest as suggest_from
@@ -121,7 +123,7 @@ def _curvature(model, site, block, acc, curv, loss, R0: float, G_x, replays: dic
 
 
 def _records(model, blocks, accs, step, loss, level_site: float, eps: float, mode: str, gradients,
-             found: dict) -> tuple[list, dict, list]:
+             found: dict, rank_by: str = "predicted_gain") -> tuple[list, dict, list]:
     """``(records, replays, sites whose curvature was measured)``. ``mode`` (``dc.saturation(curvature=...)``):
 
     * ``"all"``: both directions at every site (as before issue 38);
@@ -137,7 +139,8 @@ def _records(model, blocks, accs, step, loss, level_site: float, eps: float, mod
       inf (no upper bound), so the model's ``gain_ucb`` and ``n_needed_saturated`` can differ;
     * ``"none"``: nowhere (``gradients`` None).
 
-    ``found``: every site's :func:`~depthcert.api._modes.scores`.
+    ``found``: every site's :func:`~depthcert.api._modes.scores`; ``rank_by``: the score ``best_site`` is ranked
+    by (another than ``predicted_gain``: a scan score, so with ``"auto"`` only ``best_site`` gets ``beta_natural``).
     """
     replays: dict = {}
     if mode == "none":
@@ -153,9 +156,13 @@ def _records(model, blocks, accs, step, loss, level_site: float, eps: float, mod
     rejecting = [s for s in blocks if found[s]["reject"]]
     if mode == "all" or not rejecting:
         return [measure(s) for s in blocks], replays, list(blocks)
-    for s in rejecting:
-        measure(s, ("natural",))
-    best = max(rejecting, key=lambda s: curv[s]["predicted_gain"])   # verdict()'s choice (the first of equals)
+    if rank_by == "predicted_gain":
+        for s in rejecting:
+            measure(s, ("natural",))
+        best = max(rejecting, key=lambda s: curv[s]["predicted_gain"])   # verdict()'s choice (the first of equals)
+    else:   # a scan score ranks: known without curvature; best_site's predicted_gain is still reported
+        best = max(rejecting, key=lambda s: -math.inf if found[s][rank_by] is None else found[s][rank_by])
+        measure(best, ("natural",))
     rest = [best] + sorted((s for s in blocks if s != best), key=lambda s: -ucb_norm(found[s], level_site))
     for s in rest:
         if measure(s, ("euclidean",))["gain_ucb"] >= eps:
@@ -170,7 +177,7 @@ def _shared(recorded, G_x) -> dict:
 
 
 def _scan(model, probe, blocks, loss_fn, n_chunks, samples, level, eps, fams, seed, curvature="all", suggest=True,
-          costs=None):
+          costs=None, rank_by=None):
     """``(stats, records, model verdict, insertion record)`` of one scan (in eval mode); ``costs``: a dict that
     receives the seconds of each part (``scan_s``, ``curvature_s``, ``suggestion_s``) and ``curvature_sites``."""
     step, gain = samples
@@ -183,8 +190,8 @@ def _scan(model, probe, blocks, loss_fn, n_chunks, samples, level, eps, fams, se
         # R0: no gain above the loss it would lower; every site's slopes from one backward over the step sample
         grads = step_gradients(model, step[0], step[1], blocks, loss_fn) if curvature != "none" or suggest else None
         records, replays, measured = _records(model, blocks, accs, step, loss_fn, level / len(blocks), eps, curvature, grads,
-                                            found)
-        model_v = model_verdict(records, eps, curvature)
+                                            found, rank_by or "predicted_gain")
+        model_v = model_verdict(records, eps, curvature, rank_by)
         t, costs["curvature_s"] = time.perf_counter(), time.perf_counter() - t
         best = model_v["best_site"]
         ins = insertion_record(model, best, blocks[best], accs[best].G, fams, seed, step, gain, loss_fn, level,
@@ -196,7 +203,7 @@ def _scan(model, probe, blocks, loss_fn, n_chunks, samples, level, eps, fams, se
 def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None, level: float = 0.05,
                seed: int = 0, curvature_data=None, eps: float = DEFAULT_EPS, *, families=DEFAULT_FAMILIES,
                width: int = 16, batch_size: int = 256, curvature_n: int = 1024, n_chunks: int = 16,
-               output=None, curvature: str = "all", suggest: bool | None = None) -> SaturationReport:
+               output=None, curvature: str = "all", suggest: bool | None = None, rank_by: str | None = None) -> SaturationReport:
     """Scan every site of ``model`` on ``data``: improvable, saturated within ``eps``, or undetermined.
 
     Paper B's first-order saturation test (THEORY §8) at each site, in the site's state layout
@@ -251,6 +258,15 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
     suggest : bool or None, keyword-only, default None
         Check the suggested insertion on the gain sample (None: True unless ``curvature="none"``);
         False: ``insertion`` and ``suggestion`` None, the verdict and scores unchanged.
+    rank_by : str or None, keyword-only, default None
+        The score ``best_site`` is ranked by (``ranked_by`` in the report), among the sites whose test
+        rejects ``G = 0``, else among all: None, the default ranking ``RANKED_BY`` (``"predicted_gain"``;
+        ``"G_sq"`` with ``curvature="none"``), or one of ``RANK_BY_SCORES`` (``"P_affine"``,
+        ``"AG_max"``, ...; ``P_<family>`` of a scanned family). **Choice**: the default is the score
+        that predicted the trained gains best at the largest horizon of the stored studies
+        (``docs/predicted/pooled.json``, made by ``python benchmarks/study_predicted.py --pool
+        docs/predicted``; the rule: ``depthcert.api._ranking.RANKING_RULE``). Whether it predicts on
+        your network: :func:`depthcert.calibration`, then :meth:`SaturationReport.with_calibration`.
 
     Returns
     -------
@@ -291,10 +307,11 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
         raise ValueError(f"families == {families!r}, must be a non-empty sequence of family names (e.g. "
                          f"{list(DEFAULT_FAMILIES[2:])}): the block families scanned besides linear and affine.")
     fams = list(dict.fromkeys(["linear", "affine", *families]))
+    ranked_by = check_rank_by(rank_by, fams, curvature)
     blocks = site_blocks(model, sites, layout, curv[0][:2], fams, width, seed)   # refuses batch-norm in train mode
     costs: dict = {}
     accs, records, model_v, ins = _scan(model, probe, blocks, loss_fn, n_chunks, (step, gain), level, eps, list(families), seed,
-                                        curvature, suggest, costs)
+                                        curvature, suggest, costs, ranked_by)
     t = time.perf_counter()
     sug, why = suggest_from(ins) if suggest else (None, "not asked (suggest=False): no insertion was checked")
     checked = {(ins["site"], f): (r.pop("_V"), r["beta"]) for f, r in ins["families"].items()} if ins else {}
@@ -302,7 +319,7 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
     measured = costs.pop("curvature_sites")
     costs["total_s"] = time.perf_counter() - start
     costs["other_s"] = max(costs["total_s"] - costs["scan_s"] - costs["curvature_s"] - costs["suggestion_s"], 0.0)
-    notes = _notes(curv_note, len(blocks), ins) + _default_note(model, sites, blocks) + mode_note(curvature, suggest, records)
+    notes = _notes(curv_note, len(blocks), ins, ranked_by) + _default_note(model, sites, blocks) + mode_note(curvature, suggest, records, ranked_by)
     return SaturationReport(**model_v, level=level, eps=eps, n=len(probe), n_curvature=int(step[0].shape[0]),
                             curvature_source=curv_note, seed=seed, loss=loss if isinstance(loss, str) else "callable",
                             sites=records, notes=notes,
@@ -327,7 +344,7 @@ def _default_note(model, sites, blocks) -> list[str]:
             "sibling lists of the same block class)" + (f"; left out (not shape-keeping): {dropped}" if dropped else "")]
 
 
-def _notes(curv_note: str, k: int, ins) -> list[str]:
+def _notes(curv_note: str, k: int, ins, ranked_by: str = "predicted_gain") -> list[str]:
     gain_note = ("suggested insertion (best_site, jumpboard): " + ins["source"] + f"; each family's interval at level "
                  f"{ins['level']:g} (Student t; gain_interval(family, n_eval))") if ins else \
         "no gain sample (the curvature sample has < 4 samples): no interval for the insertion's gain"
@@ -341,6 +358,6 @@ def _notes(curv_note: str, k: int, ins) -> list[str]:
             "gain along -G Sigma_phi^+ (never above the step sample's loss, step_loss); first_order_gain is the raw "
             "plug-in; certified_gain uses the betting test's lower confidence bound on ||G||",
             gain_note, "radii (rho_phi) are norms of the whole state over its P positions (THEORY §10)",
-            "best_site is ranked by predicted_gain (among the sites whose test rejects G = 0, else all): whether that "
+            f"best_site is ranked by {ranked_by} (among the sites whose test rejects G = 0, else all): whether that "
             "ranking predicts the gains realised on this network is measured by dc.predicted_vs_observed and "
             "dc.calibration; a measured answer to where, and whether a new block is worth it: dc.trial_insertion"]

@@ -107,23 +107,27 @@ def n_to_reject(log_wealth: float, n_bet: int, chunk: int, level: float) -> int 
     return chunk + math.ceil(target * n_bet / log_wealth)
 
 
-#: the score ``best_site`` is ranked by (``SaturationReport.ranked_by``): the default ranking, unchanged so far;
-#: whether it predicts the realised gains on a user's network is measured by ``dc.calibration``.
+#: the score ``best_site`` is ranked by by default (``SaturationReport.ranked_by``; ``dc.saturation(rank_by=...)``
+#: picks another). **Choice**: the pick of the rule ``depthcert.api._ranking.RANKING_RULE`` on the stored studies'
+#: pooled table (``docs/predicted/pooled.json``, ``benchmarks/study_predicted.py --pool docs/predicted``);
+#: ``tests/api/test_ranking.py`` fails when the stored table's pick differs. Whether it predicts the realised gains
+#: on a user's network: ``dc.calibration`` and ``SaturationReport.with_calibration``.
 RANKED_BY = "predicted_gain"
 
 
-def verdict(records: list[dict], eps: float) -> dict:
+def verdict(records: list[dict], eps: float, rank_by: str = RANKED_BY) -> dict:
     """Model verdict from the per-site records (each with ``reject``, ``gain_ucb``, ``certified_gain``,
-    ``predicted_gain``, ``n_to_reject``, ``n_to_saturate``)."""
+    ``predicted_gain``, ``n_to_reject``, ``n_to_saturate``); ``best_site``: the largest ``rank_by`` among the
+    rejecting sites, else among all (a None score ranks below every value; the first of equals)."""
     saturated = all(r["gain_ucb"] < eps for r in records)
     rejecting = [r for r in records if r["reject"]]
-    best = max(rejecting or records, key=lambda r: r[RANKED_BY])
+    best = max(rejecting or records, key=lambda r: -math.inf if r[rank_by] is None else r[rank_by])
     kind = "saturated" if saturated else ("improvable" if rejecting else "undetermined")
     n_rej = [r["n_to_reject"] for r in records if r["n_to_reject"] is not None]
     n_sat = [r["n_to_saturate"] for r in records]
     n_sat = max(n_sat) if n_sat and None not in n_sat else None
     options = [v for v in (min(n_rej) if n_rej else None, n_sat) if v is not None]
-    return {"verdict": kind, "saturated": saturated, "best_site": best["site"], "ranked_by": RANKED_BY,
+    return {"verdict": kind, "saturated": saturated, "best_site": best["site"], "ranked_by": rank_by,
             "predicted_gain": best["predicted_gain"],
             "certified_gain": max((r["certified_gain"] for r in rejecting), default=0.0),
             "gain_ucb": max(r["gain_ucb"] for r in records),

@@ -20,7 +20,11 @@ documents go to signal, probe, ``S`` and ``T`` (``split_seed = seed``, disjoint 
    on ``T``; per-arm differences to (e) paired by seed.
 4. Does the scan's ranking of sites predict the realised gains? Spearman's rho of every score the scan
    ranks by (``predicted_gain`` first: ``best_site`` uses it), with exact permutation p-values over the
-   sites and the spread of the per-seed rho (:func:`numerics.studies.pretrained._stats.rank_correlations`).
+   sites and the spread of the per-seed rho (:func:`numerics.studies.pretrained._stats.rank_correlations`);
+   and the same question asked as a user asks it (``calibration``): :func:`depthcert.calibration` over the
+   per-seed scores and gains at the horizon ``steps``, read by ``SaturationReport.with_calibration`` for the
+   score seed 0's scan ranks by -- its note (no evidence: ask ``dc.trial_insertion``) is attached to the
+   reported scan (``scan.calibration_note``, ``scan.predictive``).
 
 Seed 0's ``f_old`` also gets the certificate of arm (a) (``certificate``).
 """
@@ -136,7 +140,7 @@ def _one_seed(net, tok, cfg: dict, seed: int, log) -> tuple:
     sites = [r["site"] for r in rep.sites]
     rec = _arms_of_seed(net, rep, corpus, cfg, seed, sites)
     table = {r["site"]: r for r in rep.to_dict()["sites"]}
-    rec.update(seed=seed, sites=sites, best_site=rep.best_site, verdict=rep.verdict,
+    rec.update(seed=seed, sites=sites, best_site=rep.best_site, verdict=rep.verdict, ranked_by=rep.ranked_by,
                scores={name: [table[s].get(name) for s in sites] for name in SCORES},
                roles={r: {"sequences": int(corpus.x[r].shape[0]), "documents": len(corpus.docs[r])} for r in corpus.x})
     return rep, corpus, cost, rec
@@ -176,7 +180,33 @@ def _picks(per_seed: list[dict], sites: list[str]) -> str:
     return ", ".join(f"{sites[k]} (seed{'s' if len(v) > 1 else ''} {', '.join(v)})" for k, v in sorted(by.items()))
 
 
-def _summary(per_seed: list[dict], sites: list[str]) -> dict:
+def _calibration(per_seed: list[dict], sites: list[str], scores: dict, gains, steps) -> dict | None:
+    """:func:`depthcert.calibration` of the scores (those finite at every site) against the realised gains at the
+    horizon ``steps`` (each seed its own scores and gains), and its judgement of the score ``best_site`` is ranked
+    by (:func:`depthcert.api._ranking.calibration_judgement`, the line of ``SaturationReport.with_calibration``);
+    None with fewer than 3 sites (no rank test)."""
+    import json
+
+    import pandas as pd
+
+    from depthcert.api import calibration
+    from depthcert.api._ranking import calibration_judgement
+
+    names = [n for n, v in scores.items() if v.shape == gains.shape and np.isfinite(v).all()]
+    ranked_by = per_seed[0].get("ranked_by", "predicted_gain")
+    if len(sites) < 3 or ranked_by not in names:
+        return None
+    rows = [{"seed": s["seed"], "site": site, "horizon": steps, "realised_gain": float(gains[i, k]),
+             **{n: float(scores[n][i, k]) for n in names}} for i, s in enumerate(per_seed) for k, site in enumerate(sites)]
+    calib = calibration(pd.DataFrame(rows), scores=names)
+    return {"horizon": steps, "ranked_by": ranked_by, "judgement": calibration_judgement(calib, ranked_by),
+            "table": json.loads(calib.to_json(orient="records")),
+            "how": f"dc.calibration over the {len(sites)} sites (site means over the {len(per_seed)} seeds; exact "
+                   f"permutations), horizon = the arms' {steps} steps; read for ranked_by as "
+                   "SaturationReport.with_calibration reads it"}
+
+
+def _summary(per_seed: list[dict], sites: list[str], steps: int | None = None) -> dict:
     from numerics.studies.pretrained._stats import SCORES, paired_interval, rank_correlations
 
     L = len(sites)
@@ -214,7 +244,9 @@ def _summary(per_seed: list[dict], sites: list[str]) -> dict:
               "roles": s["roles"], "scores": s["scores"], "realised_gain": [float(v) for v in g],
               "best_site_realised_rank": r}
              for s, g, r in zip(per_seed, gains, pick_rank)]
+    steps = (per_seed[0].get("config") or {}).get("steps", 0) if steps is None else steps
     return {"arms": rows, "rank_correlation": legacy, "rank_correlations": rcs,
+            "calibration": _calibration(per_seed, sites, scores, gains, steps),
             "best_site_realised_rank": {"per_seed": pick_rank, "n_sites": L, "is": "1 + the number of sites whose realised "
                                         "gain in the same seed exceeds that of the seed's best_site (1 = the scan picked the best)"},
             "seeds": seeds,
@@ -337,8 +369,14 @@ def run_pretrained(out_dir, *, quick: bool = False, config: dict | None = None, 
     if any(s["sites"] != sites for s in per_seed):
         raise RuntimeError("the seeds' scans found different sites")
     cost = primary["cost"]
-    study = dict(_summary(per_seed, sites), scan_cost_ratio=cost["ratio"], scan_cost=cost, config=cfg,
-                 certificate=primary["certificate"], scan=primary["scan"], roles=primary["roles"],
+    summary = _summary(per_seed, sites, int(cfg["steps"]))
+    rep, scan = primary["rep"], dict(primary["scan"])
+    if summary["calibration"] is not None:   # seed 0's scan report says what the study's calibration knows
+        judged = summary["calibration"]["judgement"]
+        scan.update(ranked_by=judged["score"], predictive=judged["predictive"], calibration_note=judged["note"])
+        rep = rep.with_calibration(summary["calibration"]["table"]) if hasattr(rep, "with_calibration") else rep
+    study = dict(summary, scan_cost_ratio=cost["ratio"], scan_cost=cost, config=cfg,
+                 certificate=primary["certificate"], scan=scan, roles=primary["roles"],
                  roles_are="seed 0's split (scan, certificate); every seed draws its own (seeds[*].roles); the "
                            "reference sample (f_old's head) is the same documents in every seed",
                  head_loss=primary["head_loss"],
@@ -347,5 +385,5 @@ def run_pretrained(out_dir, *, quick: bool = False, config: dict | None = None, 
                  ("" if int(cfg["seeds"]) == (QUICK if quick else DEFAULTS)["seeds"] else
                   f" --config FILE ([pretrained] seeds = {int(cfg['seeds'])})"),
                  wall_s=time.perf_counter() - t0 + kept_s)
-    write_report(study, Path(out_dir), primary["rep"])
+    write_report(study, Path(out_dir), rep)
     return study

@@ -62,6 +62,14 @@ def _certificate_lines(cert: dict | None) -> list[str]:
     return lines
 
 
+def _calibration_lines(study: dict) -> list[str]:
+    """The scan report's calibration line (``scan.calibration_note``), with how it was computed; none without."""
+    cal = study.get("calibration")
+    if not cal:
+        return []
+    return [f"What the scan knows on this network: {cal['judgement']['note']} ({cal['how']}).", ""]
+
+
 def rank_lines(study: dict) -> list[str]:
     """The rank correlations of every score the scan computes, the one ``best_site`` uses first."""
     rcs = study["rank_correlations"]
@@ -109,6 +117,7 @@ def write_report(study: dict, out: Path, rep=None) -> Path:
              f"Seed 0's scan (`dc.saturation`, sites `encoder.layer.*`): **{study['scan']['verdict']}**, best site "
              f"`{study['scan']['best_site']}`; cost {cost['scan_s']:.1f} s = **{cost['ratio']:.2f}x** one forward+backward "
              f"over the same {cost['n_probe']} probe sequences ({cost['forward_backward_s']:.1f} s).", "",
+             *_calibration_lines(study),
              "| arm | what | held-out MLM loss | drop vs (e), paired by seed (95% t) | trained parameters |",
              "|---|---|---|---|---|"]
     for a in study["arms"]:

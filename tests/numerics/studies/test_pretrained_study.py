@@ -273,3 +273,30 @@ def test_the_report_quotes_the_best_site_score_first_with_its_words():
     rows = [line for line in text.splitlines() if line.startswith("| ") and "rho" not in line and "---" not in line]
     assert rows[0].startswith("| **predicted_gain** (picks `best_site`) |") and "no evidence that the ranking predicts" in rows[0]
     assert "exact permutation test over the 720 pairings" in text and "3 seeds" in text
+
+
+def test_the_study_reads_its_calibration_as_a_user_would_and_attaches_the_note():
+    """``dc.calibration`` over the fake seeds' scores and gains, read for the score best_site is ranked by: a ranking in
+    the gains' order predicts (exact p 1/6! = 1/720, as rank_correlations' independent enumeration), a reversed one
+    gets the line pointing to dc.trial_insertion; the report carries that line."""
+    from depthcert._study_pretrained import _summary
+    from numerics.studies.pretrained._report import _calibration_lines
+
+    gains = np.array([0.01, 0.02, 0.03, 0.04, 0.05, 0.06])
+    sites = [f"l.{k}" for k in range(6)]
+    good = _summary([_fake_seed(s, gains + 0.001 * s, gains * (1 + 0.1 * s), best=5) for s in range(3)], sites, steps=40)
+    cal = good["calibration"]
+    assert cal["ranked_by"] == "predicted_gain" and cal["horizon"] == 40
+    j = cal["judgement"]
+    assert j["predictive"] is True and j["p_one_sided"] == pytest.approx(1 / 720) and "trial_insertion" not in j["note"]
+    assert j["p_one_sided"] == pytest.approx(good["rank_correlations"][0]["p_one_sided"])
+    assert {r["score"] for r in cal["table"]} == {"predicted_gain", "P_affine", "P_readout", "AG_max"}
+    bad = _summary([_fake_seed(s, gains, gains[::-1] * (1 + 0.1 * s), best=0) for s in range(3)], sites, steps=40)
+    jb = bad["calibration"]["judgement"]
+    assert jb["predictive"] is False and jb["rho"] == pytest.approx(-1.0) and jb["p_one_sided"] == pytest.approx(1.0)
+    assert jb["note"].endswith("no evidence it predicts the trained gains (level 0.05); ask dc.trial_insertion for a measured answer")
+    line = _calibration_lines(bad)[0]
+    assert jb["note"] in line and "horizon = the arms' 40 steps" in line and _calibration_lines({}) == []
+    # a scan ranked by another score is read for that score (the P_affine of the fakes is the reversed order)
+    other = [dict(_fake_seed(s, gains, gains * (1 + 0.1 * s), best=5), ranked_by="P_affine") for s in range(3)]
+    assert _summary(other, sites, steps=40)["calibration"]["judgement"]["predictive"] is False

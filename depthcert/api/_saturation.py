@@ -261,8 +261,9 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
     rank_by : str or None, keyword-only, default None
         The score ``best_site`` is ranked by (``ranked_by`` in the report), among the sites whose test
         rejects ``G = 0``, else among all: None, the default ranking ``RANKED_BY`` (``"predicted_gain"``;
-        ``"G_sq"`` with ``curvature="none"``), or one of ``RANK_BY_SCORES`` (``"P_affine"``,
-        ``"AG_max"``, ...; ``P_<family>`` of a scanned family). **Choice**: the default is the score
+        ``"G_sq"`` with ``curvature="none"``), or a score of the site records: ``"predicted_gain"``,
+        ``"P_linear"``, ``"P_affine"``, ``"P_readout"``, ``"P_block"`` (a ``P_<family>`` of a scanned
+        family), ``"P_all"``, ``"AG_max"``, ``"G_sq"``. **Choice**: the default is the score
         that predicted the trained gains best at the largest horizon of the stored studies
         (``docs/predicted/pooled.json``, made by ``python benchmarks/study_predicted.py --pool
         docs/predicted``; the rule: ``depthcert.api._ranking.RANKING_RULE``). Whether it predicts on

@@ -190,3 +190,13 @@ def test_with_calibration_reads_dc_calibration_of_a_table_built_by_hand(report):
     rev = dataclasses.replace(report, ranked_by="P_affine").with_calibration(calib)
     assert rev.predictive is False and rev.calibration["p_one_sided"] == pytest.approx(1.0)
     assert "ask dc.trial_insertion" in str(rev) and "rho=-1.00" in rev.calibration_note
+
+
+def test_a_bad_level_or_horizon_of_the_judgement_is_named():
+    rows = [row(0, "predicted_gain", 0.9, 0.01), row(10, "predicted_gain", 0.9, 0.01)]
+    with pytest.raises(ValueError, match=re.escape("level == 1.5, must be None or in (0, 1).")):
+        calibration_judgement(rows, "predicted_gain", level=1.5)
+    with pytest.raises(ValueError, match=re.escape("horizon == 3, must be None or one of the horizons of 'predicted_gain' "
+                                                   "in calib: [0, 10].")):
+        calibration_judgement(rows, "predicted_gain", horizon=3)
+    assert calibration_judgement(rows, "predicted_gain")["horizon"] == 10

@@ -5,8 +5,9 @@
 * :func:`default_ranking` -- the rule that fixes the default ranking (``RANKED_BY``) from a table of
   rank tests over stored studies (``docs/predicted/pooled.json``). **Choice** (fixed before reading the
   table): at the horizon users act on, the largest horizon of the table (a user inserts a block and
-  then trains it), among the scores a scan can rank by whose one-sided permutation p is at most
-  ``level`` (0.05), the one with the largest rho (ties: the smaller p, then the order of
+  then trains it; of a pooled table that names its ``networks``, the largest pooled over all of
+  them), among the scores a scan can rank by whose one-sided permutation p is at most ``level``
+  (0.05), the one with the largest rho (ties: the smaller p, then the order of
   :data:`RANK_BY_SCORES`); when none qualifies, the paper's score ``predicted_gain`` (Theorem 1's gain)
   is kept. ``tests/api/test_ranking.py`` checks that the code's default is this rule's pick on the
   stored table.
@@ -28,7 +29,8 @@ RANK_BY_SCORES = ("predicted_gain", "P_linear", "P_affine", "P_readout", "P_bloc
 #: the score Paper B's Theorem 1 ranks by (the rule's fallback).
 PAPER_SCORE = "predicted_gain"
 #: the default ranking's rule, in words (**Choice**; :func:`default_ranking` applies it).
-RANKING_RULE = ("at the largest horizon of the stored table (a user inserts a block and trains it), among the scores "
+RANKING_RULE = ("at the largest horizon of the stored table pooled over all its networks (a user inserts a block and "
+                "trains it), among the scores "
                 "dc.saturation can rank by whose pooled one-sided permutation p is <= 0.05, the one with the largest "
                 "pooled mean rho; if none, predicted_gain (the paper's score)")
 
@@ -84,7 +86,8 @@ def default_ranking(table, level: float = 0.05, horizon=None, target: str = "rea
     Args:
         table: ``docs/predicted/pooled.json`` (its path or its dict), or a ``dc.calibration`` DataFrame.
         level: the rank tests' level (one-sided p at most ``level``).
-        horizon: None (the rule: the table's largest horizon) or a horizon of the table.
+        horizon: None (the rule: the table's largest horizon; of a dict naming ``networks``, the largest whose rows
+            pool all of them, ``n_strata``) or a horizon of the table.
         target: the realised column the rows are tested against (rows of another target are ignored).
 
     Returns:
@@ -99,11 +102,15 @@ def default_ranking(table, level: float = 0.05, horizon=None, target: str = "rea
         >>> default_ranking(rows)["score"], default_ranking(rows[:1])["score"]
         ('P_affine', 'predicted_gain')
     """
+    if isinstance(table, (str, Path)):
+        table = json.loads(Path(table).read_text())
     rows = [r for r in _rows(table) if r.get("target", target) == target]
     if not rows:
         raise ValueError(f"table has no row with target == {target!r}, must have some (the realised gains).")
+    nets = len(table.get("networks") or []) if isinstance(table, dict) else 0
+    full = sorted({r["horizon"] for r in rows if not nets or r.get("n_strata", nets) == nets})
     horizons = sorted({r["horizon"] for r in rows})
-    h = horizons[-1] if horizon is None else horizon
+    h = (full or horizons)[-1] if horizon is None else horizon
     if h not in horizons:
         raise ValueError(f"horizon == {horizon!r}, must be None or one of the table's horizons {horizons}.")
     at = [r for r in rows if r["horizon"] == h and r["score"] in RANK_BY_SCORES]

@@ -200,3 +200,13 @@ def test_a_bad_level_or_horizon_of_the_judgement_is_named():
                                                    "in calib: [0, 10].")):
         calibration_judgement(rows, "predicted_gain", horizon=3)
     assert calibration_judgement(rows, "predicted_gain")["horizon"] == 10
+
+
+def test_of_a_pooled_table_the_rule_reads_the_largest_horizon_pooled_over_every_network():
+    """A horizon stored for some networks only (``n_strata`` below the number of networks) is not the rule's."""
+    rows = [dict(row(40, "P_affine", 0.9, 0.01), n_strata=3), dict(row(40, "predicted_gain", 0.2, 0.4), n_strata=3),
+            dict(row(100, "predicted_gain", 0.9, 0.01), n_strata=2)]
+    pooled = {"networks": ["a", "b", "c"], "calibration": rows}
+    assert (default_ranking(pooled)["score"], default_ranking(pooled)["horizon"]) == ("P_affine", 40)
+    assert default_ranking(rows)["horizon"] == 100                                # without networks: every row counts
+    assert default_ranking(dict(pooled, networks=["a", "b"]))["horizon"] == 100   # power: the count decides

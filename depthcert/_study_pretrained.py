@@ -198,7 +198,8 @@ def _calibration(per_seed: list[dict], sites: list[str], scores: dict, gains, st
         return None
     rows = [{"seed": s["seed"], "site": site, "horizon": steps, "realised_gain": float(gains[i, k]),
              **{n: float(scores[n][i, k]) for n in names}} for i, s in enumerate(per_seed) for k, site in enumerate(sites)]
-    calib = calibration(pd.DataFrame(rows), scores=names)
+    calib = calibration(pd.DataFrame(rows), scores=names)   # its slope is horizon 0's (the jumpboard): not this table's
+    calib = calib.drop(columns=[c for c in calib.columns if c.startswith("slope") or c == "intercept"])
     return {"horizon": steps, "ranked_by": ranked_by, "judgement": calibration_judgement(calib, ranked_by),
             "table": json.loads(calib.to_json(orient="records")),
             "how": f"dc.calibration over the {len(sites)} sites (site means over the {len(per_seed)} seeds; exact "

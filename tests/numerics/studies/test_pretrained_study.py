@@ -291,6 +291,7 @@ def test_the_study_reads_its_calibration_as_a_user_would_and_attaches_the_note()
     assert j["predictive"] is True and j["p_one_sided"] == pytest.approx(1 / 720) and "trial_insertion" not in j["note"]
     assert j["p_one_sided"] == pytest.approx(good["rank_correlations"][0]["p_one_sided"])
     assert {r["score"] for r in cal["table"]} == {"predicted_gain", "P_affine", "P_readout", "AG_max"}
+    assert not [k for k in cal["table"][0] if k.startswith("slope")]      # the slope is horizon 0's, not this table's
     bad = _summary([_fake_seed(s, gains, gains[::-1] * (1 + 0.1 * s), best=0) for s in range(3)], sites, steps=40)
     jb = bad["calibration"]["judgement"]
     assert jb["predictive"] is False and jb["rho"] == pytest.approx(-1.0) and jb["p_one_sided"] == pytest.approx(1.0)

@@ -152,7 +152,7 @@ def calibration_judgement(calib, score: str, horizon=None, level: float | None =
     row = next((r for r in rows if r["horizon"] == h), None)
     if row is None:
         raise ValueError(f"horizon == {horizon!r}, must be None or one of the horizons of {score!r} in calib: {horizons}.")
-    lv = level if level is not None else row.get("level", 0.05)
+    lv = level if level is not None else (row["level"] if _finite(row.get("level")) else 0.05)
     if isinstance(lv, bool) or not isinstance(lv, (int, float)) or not 0.0 < float(lv) < 1.0:
         raise ValueError(f"level == {level!r}, must be None or in (0, 1).")
     rho, p = row["rho"], row["p_one_sided"]

@@ -67,7 +67,7 @@ def _calibration_lines(study: dict) -> list[str]:
     cal = study.get("calibration")
     if not cal:
         return []
-    return [f"What the scan knows on this network: {cal['judgement']['note']} ({cal['how']}).", ""]
+    return [f"Seed 0's scan, read with the study's own calibration: {cal['judgement']['note']} ({cal['how']}).", ""]
 
 
 def rank_lines(study: dict) -> list[str]:

@@ -44,6 +44,7 @@ from depthcert.api._certify_notes import cert_notes, class_check, nothing_to_cer
 from depthcert.api._constants import after_block, from_constants
 from depthcert.api._data import as_stream
 from depthcert.api._gap import certificate_gap
+from depthcert.api._given_scan import check_given_scan
 from depthcert.api._insert import family_block
 from depthcert.api._loss import as_loss
 from depthcert.api._roles import check_disjoint
@@ -183,20 +184,22 @@ def _erm(model, site, block, S, loss, starts, beta, cap, steps):
     return best[1], best[0]
 
 
-def _signal(model, site, signal, loss, family, layout, seed, B, level, output=None):
+def _signal(model, site, signal, loss, family, layout, seed, B, level, output=None, given=None):
     n = len(signal)
-    scan = saturation(model, signal.part(0, 2 * n // 3), loss, sites=[site], layout=layout, seed=seed,
-                      families=[family], batch_size=signal.batch_size, output=output)
+    if given is None:   # the signal sample's first 2/3 is the scan's; a given scan read its own samples
+        scan = saturation(model, signal.part(0, 2 * n // 3), loss, sites=[site], layout=layout, seed=seed,
+                          families=[family], batch_size=signal.batch_size, output=output)
+    scan = given or scan
     block, beta = family_block(model, site, family, "jumpboard", scan)
     if beta is None or not float(block.V.detach().norm()) > 0:
-        return scan, None, beta, {"n_signal": n}   # no descent direction: nothing to certify
-    held = signal.part(2 * n // 3, n)
+        return scan, None, beta, {"n_signal": n, "scan_given": given is not None}   # no descent direction: nothing to certify
+    held = signal if given is not None else signal.part(2 * n // 3, n)
     loss_fn = as_loss(loss, output)
     z = _losses(model, held, loss_fn) - _losses(model, held, loss_fn, site, block)
     dR = None if B is None else float(empirical_bernstein_lower(float(z.mean()), float(z.var()), z.numel(),
                                                                 2 * B, level / 4))
     acc = accumulate(model, held, {site: block}, loss_fn)[site]   # ||Sigma_phi||'s bound (THEORY §6b (c))
-    return scan, block, beta, {"delta_R": dR, "delta_R_hat": float(z.mean()), "n_signal": n,
+    return scan, block, beta, {"delta_R": dR, "delta_R_hat": float(z.mean()), "n_signal": n, "scan_given": given is not None,
                                "dR_mean": float(z.mean()), "dR_var": float(z.var()), "n_held": z.numel(),
                                "rho_phi_held": acc.phi_max, "n_Sigma": acc.n,
                                "Sigma_top": float(torch.linalg.eigvalsh(acc.S_sum / max(acc.n, 1)).max())}
@@ -264,7 +267,7 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
                       B=None, L_loss=None, L_top=None, kappa=None, A_norm=None, rho_phi=None, layout=None,
                       seed: int = 0,
                       erm_steps: int = 20, batch_size: int = 256, output=None, constants=None,
-                      family: str = "readout") -> Certificate:
+                      family: str = "readout", scan=None) -> Certificate:
     """Certify (or not) that one block (by default a readout block) at ``site`` lowers the test loss (Paper A).
 
     From three independent samples by role (THEORY §3-§6, §10): ``signal`` fixes everything before
@@ -324,6 +327,13 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
         its tangent space (:attr:`~bounds.families.ResidualFamily.tangent`); its ``certificate_block``
         states the block they produce as a member of the family's class (its ``[block]`` caps), and the
         setup carries the family's Rademacher term.
+    scan : SaturationReport or None, keyword-only, default None
+        None: the first 2/3 of ``signal`` is scanned here (``dc.saturation`` at ``site``) and fixes ``G``,
+        ``beta``, ``V_pop``, the cap and the plug-in ``rho_phi``; the last 1/3 estimates ``Delta_R``. A report
+        of :func:`depthcert.saturation`: its samples (probe and curvature sample) fix those instead and the
+        whole ``signal`` estimates ``Delta_R``. Refused (named) unless it scanned this model as it is now (a
+        checksum of every parameter), ``site`` and the family's tangent family, and its samples share no row
+        with ``signal``, ``S`` or ``T``; the certificate's notes say which sample fixed what.
 
     Returns
     -------
@@ -359,8 +369,10 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
                                                                   A_norm=A_norm), rho_phi))
     roles = {k: as_stream(v, k, model, batch_size) for k, v in (("signal", signal), ("S", S), ("T", T))}
     check_disjoint(roles)
+    if scan is not None:
+        check_given_scan(scan, model, site, fam.tangent, roles)
     loss_fn = as_loss(loss, output)
-    scan, block, beta, q = _signal(model, site, roles["signal"], loss, fam.tangent, layout, seed, B, level, output)
+    scan, block, beta, q = _signal(model, site, roles["signal"], loss, fam.tangent, layout, seed, B, level, output, scan)
     if block is None:
         rows, notes = nothing_to_certify(route or DEFAULT_ROUTE)
         return Certificate(False, route or DEFAULT_ROUTE, None, rows, q, c, notes)

@@ -34,10 +34,19 @@ def nothing_to_certify(route: str) -> tuple[list, list]:
 def cert_notes(route, rho_phi, q) -> list[str]:
     """Which sample fixed what, the route and the class condition (the certificate's first notes)."""
     return [f"route: {'the default, fixed before the data: ' if route is None else ''}{route or DEFAULT_ROUTE}",
-            f"signal ({q['n_signal']} samples): first 2/3 fixed G, beta, V_pop and the cap nu_V = 2||V_pop||; "
-            "last 1/3 estimated Delta_R (empirical-Bernstein lower bound at level/4)",
+            (f"scan: given (dc.saturation's probe and curvature sample, disjoint from signal, S and T: checked) fixed G, "
+             f"beta, V_pop and the cap nu_V = 2||V_pop||; signal ({q['n_signal']} samples): Delta_R (empirical-Bernstein "
+             "lower bound at level/4)") if q.get("scan_given") else
+            (f"signal ({q['n_signal']} samples): first 2/3 fixed G, beta, V_pop and the cap nu_V = 2||V_pop||; "
+             "last 1/3 estimated Delta_R (empirical-Bernstein lower bound at level/4)"),
             f"S ({q['M']} samples): G_S, f~_S and f_new (ERM in the cap); T ({q['K']} samples): test losses",
             "rho_phi: " + ("given" if rho_phi is not None else "plug-in maximum of the whole-state ||phi|| on the "
-                           "signal sample, fixed before S and T (not a sure bound: the certificate is conditional on "
+                           f"{_where(q, 'probe', 'sample')}, fixed before S and T (not a sure bound: "
+                           "the certificate is conditional on "
                            f"it); checked on S, T and the signal's held part: {'EXCEEDED, nothing certifies' if q['rho_phi_exceeded'] else 'held'}"),
-            "beta is a plug-in (curvature along -G on the signal's curvature part)"]
+            f"beta is a plug-in (curvature along -G on the {_where(q, 'curvature sample', 'curvature part')})"]
+
+
+def _where(q: dict, given: str, signal: str) -> str:
+    """The sample that fixed a plug-in: the given scan's, or the signal sample's."""
+    return f"given scan's {given}" if q.get("scan_given") else f"signal {signal}" if signal == "sample" else f"signal's {signal}"

@@ -163,6 +163,10 @@ class SaturationReport:
     _loss: Any = dataclasses.field(default=None, repr=False, compare=False)
     #: ``{(site, family): (V, beta_f)}``: the jumpboard blocks the gain sample checked (insert_block reuses them)
     _checked: Any = dataclasses.field(default=None, repr=False, compare=False)
+    #: ``(probe stream, (x, y) curvature sample)`` the scan read, and its model's parameter checksum
+    #: (``dc.certify_insertion(scan=...)`` checks both)
+    _data: Any = dataclasses.field(default=None, repr=False, compare=False)
+    _model_sum: Any = dataclasses.field(default=None, repr=False, compare=False)
 
     def site(self, name: str) -> dict:
         """The record of one site.

@@ -7,6 +7,7 @@ import time
 from torch import nn
 
 from depthcert.api._data import as_stream
+from depthcert.api._given_scan import param_checksum
 from depthcert.api._gain import insertion_record, split_curvature
 from depthcert.api._insert import BETA
 from depthcert.api._loss import as_loss
@@ -327,7 +328,7 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
                             insertion=ins, suggestion=sug,
                             suggestion_reason=why, curvature=curvature, curvature_sites=measured, costs=costs,
                             _blocks=blocks, _stats=accs, _curvature=step, _loss=loss_fn,
-                            _checked=checked)
+                            _checked=checked, _data=(probe, curv), _model_sum=param_checksum(model))
 
 
 def _default_note(model, sites, blocks) -> list[str]:

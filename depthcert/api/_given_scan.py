@@ -1,0 +1,45 @@
+"""``dc.certify_insertion(..., scan=report)``: a certificate that reads a scan it is given instead of running one.
+
+The given scan's samples (its probe and its curvature sample) play the part of the signal sample's first two
+thirds: they fix the direction ``G``, ``beta``, ``V_pop``, the cap and the plug-in ``rho_phi``. They must be
+disjoint from ``signal``, ``S`` and ``T`` (checked row by row, as the roles are), and the model must be the one
+scanned (its parameters unchanged since: checked by a float64 checksum of every parameter). The whole
+``signal`` sample then estimates ``Delta_R``'s lower bound.
+"""
+from __future__ import annotations
+
+import torch
+
+__all__ = ["check_given_scan", "param_checksum"]
+
+
+def param_checksum(model: torch.nn.Module) -> tuple:
+    """Per parameter: its name, shape, float64 sum and float64 norm (no copy of the weights is made)."""
+    with torch.no_grad():
+        return tuple((name, tuple(p.shape), float(p.sum(dtype=torch.float64)),
+                      float(torch.linalg.vector_norm(p, dtype=torch.float64))) for name, p in model.named_parameters())
+
+
+def check_given_scan(scan, model, site: str, family: str, roles: dict) -> None:
+    """Refuse a ``scan`` that is not a :func:`depthcert.saturation` report of ``model`` as it is now, that did not
+    scan ``family`` at ``site``, or whose samples share a row with ``signal``, ``S`` or ``T`` (each named)."""
+    from depthcert.api._data import as_stream
+    from depthcert.api._report import SaturationReport
+    from depthcert.api._roles import check_disjoint
+
+    if not isinstance(scan, SaturationReport):
+        raise TypeError(f"scan == {type(scan).__name__}, must be None or a depthcert.SaturationReport (what dc.saturation returns).")
+    if scan._data is None or scan._model_sum is None or scan._blocks is None:
+        raise ValueError("scan: keeps no record of its samples or its model (not made by dc.saturation in this session), "
+                         "must be a report dc.saturation returned here.")
+    if site not in scan._blocks:
+        raise ValueError(f"site == {site!r}, must be a site the scan holds: {list(scan._blocks)}.")
+    if family not in getattr(scan._blocks[site], "slices", {}):
+        raise ValueError(f"scan: did not scan the family {family!r} at {site} (its tangent family), must be "
+                         f"dc.saturation(..., families=[{family!r}]).")
+    if param_checksum(model) != scan._model_sum:
+        raise ValueError("scan: was made on another model, or the model's parameters changed since, must be a scan of "
+                         "this model as it is now.")
+    probe, (xc, yc) = scan._data
+    check_disjoint({**roles, "probe": probe})
+    check_disjoint({**roles, "probe": as_stream((xc, yc), "probe", model)})

@@ -112,7 +112,8 @@ def _curvature(model, site, block, acc, curv, loss, R0: float, G_x, replays: dic
         out.update(beta=be.beta, gain_euclidean=min(gain_e, R0), realised_gain=real_e)
         consistent.append(be.self_consistent)
     if "natural" in directions:
-        D_n = G @ psd_pinv(acc.Sigma)
+        # the eigendecomposition of the "all" projection score, when the scan made one (same numbers as psd_pinv(Sigma))
+        D_n = G @ psd_pinv(acc.Sigma, eig=acc.sigma_eig() if hasattr(acc, "sigma_eig") else None)
         bn, _, gain_n, _ = curvature_along(model, site, block, xc, yc, G, D_n, loss, replay=rep, method=BETA,
                                            known=known(D_n))
         out.update(beta_natural=bn.beta, predicted_gain=min(gain_n, R0), first_order_gain=gain_n)

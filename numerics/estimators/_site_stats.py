@@ -47,7 +47,7 @@ import math
 
 import torch
 
-from numerics._numerics import sure_bound
+from numerics._numerics import psd_eig, sure_bound
 
 __all__ = ["SiteAccumulator", "SiteTest", "adaptive_test", "hoeffding_test", "n_needed_adaptive",
            "n_needed_hoeffding", "n_needed_improvable", "projection_scores"]
@@ -154,10 +154,8 @@ class SiteAccumulator:
         self.m_bar_sq = (self.m_bar_sq or 0.0) + float(m_bar.pow(2).sum().to(F64))
 
     def sigma_eig(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """:func:`~numerics._numerics.psd_eig` of :attr:`Sigma`, computed once for the samples seen so far
-        (the ``"all"`` projection score and the natural direction ``G Sigma^+`` share it)."""
-        from numerics._numerics import psd_eig
-
+        """:func:`~numerics._numerics.psd_eig` of :attr:`Sigma`, once per state of the sums (shared by the ``"all"``
+        projection score and the natural direction ``G Sigma^+``)."""
         key = (self.n, id(self.S_sum), self.S_sum._version)   # recomputed when the sums change
         if getattr(self, "_eig", (None,))[0] != key:
             self._eig = (key, psd_eig(self.Sigma))
@@ -276,13 +274,10 @@ def projection_scores(G: torch.Tensor, Sigma: torch.Tensor, slices: dict, eig_al
 
 def _pinv_quadratic(g: torch.Tensor, s: torch.Tensor, eig=None) -> float:
     """``tr(g s^+ g^T)`` with :func:`~numerics._numerics.psd_pinv`'s ``s^+`` (eigenvalues below ``1e-10 lambda_max``
-    cut). By Cholesky when none can be cut -- ``s - 1e-9 tr(s) I`` positive definite, so every
-    eigenvalue exceeds ``1e-9 tr(s) >= 10 x`` the cut and ``s^+ = s^-1`` -- else from ``s = U diag(lambda) U^T``
-    as ``sum_j ||g u_j||^2 / lambda_j`` over the kept ``j`` (one ``(d, r) x (r, r)`` product, the same sum as
-    ``tr(g U diag(1/lambda) U^T g^T)`` without forming ``s^+``: every term is nonnegative, so the two differ by
-    rounding only). ``eig``: a zero-argument callable giving :func:`~numerics._numerics.psd_eig` of ``s``."""
-    from numerics._numerics import psd_eig
-
+    cut). By Cholesky when none can be cut -- ``s - 1e-9 tr(s) I`` positive definite, so every eigenvalue exceeds
+    ``1e-9 tr(s) >= 10 x`` the cut and ``s^+ = s^-1`` -- else ``sum_j ||g u_j||^2 / lambda_j`` over the kept
+    eigenpairs of ``s`` (``tr(g s^+ g^T)`` without forming ``s^+``; nonnegative terms: equal up to rounding).
+    ``eig``: a zero-argument callable giving :func:`~numerics._numerics.psd_eig` of ``s``."""
     tr = float(torch.trace(s))
     if tr > 0 and math.isfinite(tr):
         eye = torch.eye(s.shape[0], dtype=s.dtype, device=s.device)

@@ -132,8 +132,11 @@ def _records(model, blocks, accs, step, loss, level_site: float, eps: float, mod
       when none rejects) gets ``beta_natural`` (which ranks them); ``best_site`` then gets ``beta``;
       then the other sites, in decreasing ``||G|| + radius`` (the beta-free part of ``gain_ucb``), get
       ``beta`` until one has ``gain_ucb >= eps`` (the model is then not saturated, whatever the
-      rest). When no site rejects (saturated or undetermined: ``n_needed`` needs every site) every
-      site gets both. So the verdict, ``best_site`` and ``predicted_gain`` equal ``"all"``'s;
+      rest). When no site rejects (saturated or undetermined), the sites get ``beta`` in that order
+      until one has ``n_to_saturate`` None (``||G_hat|| >= sqrt(2 beta eps)``: its ``gain_ucb >= eps``,
+      so not saturated, and ``n_needed_saturated`` None whatever the rest, so ``n_needed`` is the
+      smallest ``n_to_reject``, as with ``"all"``), else every site. So the verdict, ``best_site``,
+      ``predicted_gain`` (and, when no site rejects, ``n_needed``) equal ``"all"``'s;
       ``certified_gain`` is the largest over the rejecting sites with ``beta`` (still a lower
       confidence bound, possibly smaller than ``"all"``'s); a site without ``beta`` has ``gain_ucb``
       inf (no upper bound), so the model's ``gain_ucb`` and ``n_needed_saturated`` can differ;
@@ -153,14 +156,17 @@ def _records(model, blocks, accs, step, loss, level_site: float, eps: float, mod
         return with_curvature(found[s], curv[s], level_site, eps, R0)
 
     rejecting = [s for s in blocks if found[s]["reject"]]
-    if mode == "all" or not rejecting:
+    if mode == "all":
         return [measure(s) for s in blocks], replays, list(blocks)
-    for s in rejecting:
+    for s in rejecting or blocks:
         measure(s, ("natural",))
-    best = max(rejecting, key=lambda s: curv[s]["predicted_gain"])   # verdict()'s choice (the first of equals)
-    rest = [best] + sorted((s for s in blocks if s != best), key=lambda s: -ucb_norm(found[s], level_site))
-    for s in rest:
-        if measure(s, ("euclidean",))["gain_ucb"] >= eps:
+    by_ucb = sorted(blocks, key=lambda s: -ucb_norm(found[s], level_site))
+    if rejecting:
+        best = max(rejecting, key=lambda s: curv[s]["predicted_gain"])   # verdict()'s choice (the first of equals)
+        by_ucb = [best] + [s for s in by_ucb if s != best]
+    for s in by_ucb:
+        rec = measure(s, ("euclidean",))
+        if rec["gain_ucb"] >= eps if rejecting else rec["n_to_saturate"] is None:
             break
     records = [with_curvature(found[s], curv.get(s, UNMEASURED), level_site, eps, R0) for s in blocks]
     return records, replays, [s for s in blocks if s in curv]

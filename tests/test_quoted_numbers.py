@@ -493,6 +493,8 @@ QUOTES: tuple[Quote, ...] = (
           "{:.2f}"),
     Quote("docs/large_models.md", _t("against the whole call's ", NUMX, "x and ", None, "x, with the same verdict"), RRES,
           (rs_("resnet50", "full_over_plain"),), "{:.2f}"),
+    Quote("docs/large_models.md", _t("grows; at these probe sizes it dominates. In the rerun (", None, "x) what remains"), RRES,
+          (rs_("resnet50", "scan_over_plain"),), "{:.2f}"),
     Quote("docs/large_models.md", _t("suggest=False`: ", None, "x on GPT-2 small)"), RGPT, (rs_("gpt2_small", "verdict_only_over_plain"),),
           "{:.2f}"),
     Quote("docs/RESULTS.md", _t("`real_size_resnet50.json`): the scan ", None, "x and "), RGPT, (rs_("gpt2_small", "scan_over_plain"),),

@@ -421,7 +421,7 @@ def main(argv=None) -> int:
                         help="--real-size: only these calls (besides the baseline)")
     parser.add_argument("--stem", help="file name of the stored table and numbers (default: real_size / scaling)")
     parser.add_argument("--no-full", action="store_true", help="skip the whole dc.saturation calls")
-    parser.add_argument("--only", nargs="*", help="case names (default: all)")
+    parser.add_argument("--only", nargs="*", help="case names (default: all; with --real-size: gpt2_small, resnet50)")
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)
     if args.threads < 1:
@@ -437,8 +437,12 @@ def main(argv=None) -> int:
             head += f", MALLOC_MMAP_THRESHOLD_={os.environ['MALLOC_MMAP_THRESHOLD_']}"
             command = f"MALLOC_MMAP_THRESHOLD_={os.environ['MALLOC_MMAP_THRESHOLD_']} " + command
     if args.real_size:
+        from benchmarks._real_size import CASES
+        bad = [c for c in args.only or [] if c not in CASES]
+        if bad:
+            parser.error(f"--only == {bad}, must be among {list(CASES)} with --real-size")
         print(head + "; one process per measurement (wall time, peak resident memory)", flush=True)
-        res = run_real_size(args.threads, report=lambda line: print(line, flush=True), kinds=args.kinds)
+        res = run_real_size(args.threads, cases=args.only, report=lambda line: print(line, flush=True), kinds=args.kinds)
         text = format_real_size(res)
         print(text, flush=True)
         if args.out:

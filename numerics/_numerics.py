@@ -75,11 +75,25 @@ def spectral_norm(w: torch.Tensor) -> float:
     return float(torch.linalg.matrix_norm(w.detach().reshape(w.shape[0], -1), ord=2))
 
 
-def psd_pinv(sigma: torch.Tensor, rel_floor: float = 1e-10) -> torch.Tensor:
-    """Pseudo-inverse of a symmetric PSD matrix, eigenvalues below ``rel_floor * max`` -> 0."""
+def psd_eig(sigma: torch.Tensor, rel_floor: float = 1e-10) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(evecs, inv)``: the eigenvectors of a symmetric PSD matrix and its pseudo-inverse's
+    eigenvalues (``1/lambda``, 0 for eigenvalues below ``rel_floor * max``): ``sigma^+ = evecs diag(inv) evecs^T``.
+
+    Example:
+        >>> evecs, inv = psd_eig(torch.diag(torch.tensor([4.0, 0.0], dtype=torch.float64)))
+        >>> sorted(inv.tolist())
+        [0.0, 0.25]
+    """
     evals, evecs = torch.linalg.eigh(sigma)
     cut = rel_floor * evals.abs().max().clamp(min=torch.finfo(sigma.dtype).tiny)
     inv = torch.where(evals > cut, 1.0 / evals.clamp(min=cut), torch.zeros_like(evals))
+    return evecs, inv
+
+
+def psd_pinv(sigma: torch.Tensor, rel_floor: float = 1e-10, eig: tuple | None = None) -> torch.Tensor:
+    """Pseudo-inverse of a symmetric PSD matrix, eigenvalues below ``rel_floor * max`` -> 0 (``eig``:
+    :func:`psd_eig` of ``sigma`` if already computed: the same numbers without a second decomposition)."""
+    evecs, inv = psd_eig(sigma, rel_floor) if eig is None else eig
     return (evecs * inv) @ evecs.T
 
 

@@ -111,15 +111,21 @@ def gm(depth: int) -> re.Pattern:
     return re.compile(rf"geometric mean: (?:D=\d+: [\d.e+-]+, )*?D={depth}: ([\d.e+-]+)")
 
 
-def _t(*parts: str) -> str:
-    """A regex from fixed text (escaped) and ``None`` for a number."""
-    return "".join(NUM if p is None else re.escape(p) for p in parts)
+#: in :func:`_t`, a number that is matched but not checked by that row (another row reads it from its own file)
+NUMX = re.compile(r"[-+]?[\d.]+(?:e[-+]?\d+)?")
+
+
+def _t(*parts) -> str:
+    """A regex from fixed text (escaped), ``None`` for a number and :data:`NUMX` for a number checked elsewhere."""
+    return "".join(NUM if p is None else p.pattern if p is NUMX else re.escape(p) for p in parts)
 
 
 CERT = (*(), "localised_comparison", "use_rate")
 REAL = "docs/bench-saturation-real-size/real_size.json"
 RSCAN = "docs/bench-saturation-real-size/real_size_scan.json"
 SCALE = "docs/bench-saturation-scaling/scaling.json"
+RGPT = "docs/bench-saturation-real-size/real_size_gpt2.json"        # the reruns after the shared decomposition
+RRES = "docs/bench-saturation-real-size/real_size_resnet50.json"
 
 
 def rs_(case: str, key: str) -> tuple:
@@ -469,6 +475,40 @@ QUOTES: tuple[Quote, ...] = (
     Quote("docs/RESULTS.md", _t("rerun after the scan frees each batch before the next, ", None, "x and ", None,
                                 "x the forward+backward's peak"), RSCAN,
           (rs_("gpt2_small", "scan_extra_mem_over_plain"), rs_("resnet50", "scan_extra_mem_over_plain")), "{:.2f}"),
+    # the reruns: one stored file per network, so a passage naming both is checked as one row per number
+    *(Quote("docs/large_models.md", _t(f"| {label}, 12 sites, rerun | ", None, " | ", None, f"x {scan} | ", None, "x FAIL | ", None,
+                                       "x | ", None, "x |"), stored,
+            (rs_(case, "n"), rs_(case, "scan_over_plain"), rs_(case, "full_over_plain"), rs_(case, "auto_over_plain"),
+             rs_(case, "verdict_only_over_plain")), ("{}", "{:.2f}", "{:.2f}", "{:.2f}", "{:.2f}"))
+      for label, case, scan, stored in (("GPT-2 small", "gpt2_small", "PASS", RGPT), ("ResNet-50", "resnet50", "FAIL", RRES))),
+    Quote("docs/large_models.md", _t("(ResNet-50's forward+backward took ", None, " s of CPU in the first run,"), REAL,
+          (rs_("resnet50", "plain_fwd_bwd_s"),), "{:.2f}"),
+    Quote("docs/large_models.md", _t(" s of CPU in the first run, ", None, " s in its rerun)"), RRES,
+          (rs_("resnet50", "plain_fwd_bwd_s"),), "{:.2f}"),
+    Quote("docs/large_models.md", _t("(they all rank for `best_site`): ", None, "x and "), RGPT, (rs_("gpt2_small", "auto_over_plain"),),
+          "{:.2f}"),
+    Quote("docs/large_models.md", _t("(they all rank for `best_site`): ", NUMX, "x and ", None, "x in the rerun"), RRES,
+          (rs_("resnet50", "auto_over_plain"),), "{:.2f}"),
+    Quote("docs/large_models.md", _t("rerun, against the whole call's ", None, "x and "), RGPT, (rs_("gpt2_small", "full_over_plain"),),
+          "{:.2f}"),
+    Quote("docs/large_models.md", _t("against the whole call's ", NUMX, "x and ", None, "x, with the same verdict"), RRES,
+          (rs_("resnet50", "full_over_plain"),), "{:.2f}"),
+    Quote("docs/large_models.md", _t("grows; at these probe sizes it dominates. In the rerun (", None, "x) what remains"), RRES,
+          (rs_("resnet50", "scan_over_plain"),), "{:.2f}"),
+    Quote("docs/large_models.md", _t("suggest=False`: ", None, "x on GPT-2 small)"), RGPT, (rs_("gpt2_small", "verdict_only_over_plain"),),
+          "{:.2f}"),
+    Quote("docs/RESULTS.md", _t("`real_size_resnet50.json`): the scan ", None, "x and "), RGPT, (rs_("gpt2_small", "scan_over_plain"),),
+          "{:.2f}"),
+    Quote("docs/RESULTS.md", _t("`real_size_resnet50.json`): the scan ", NUMX, "x and ", None, "x, the whole call "), RRES,
+          (rs_("resnet50", "scan_over_plain"),), "{:.2f}"),
+    Quote("docs/RESULTS.md", _t("x, the whole call ", None, "x and ", NUMX, "x (FAIL: 24 descent"), RGPT,
+          (rs_("gpt2_small", "full_over_plain"),), "{:.2f}"),
+    Quote("docs/RESULTS.md", _t("x, the whole call ", NUMX, "x and ", None, "x (FAIL: 24 descent"), RRES,
+          (rs_("resnet50", "full_over_plain"),), "{:.2f}"),
+    Quote("docs/RESULTS.md", _t("a quarter or an eighth of these probes), `curvature=\"auto\"` ", None, "x and ", NUMX, "x."), RGPT,
+          (rs_("gpt2_small", "auto_over_plain"),), "{:.2f}"),
+    Quote("docs/RESULTS.md", _t("a quarter or an eighth of these probes), `curvature=\"auto\"` ", NUMX, "x and ", None, "x."), RRES,
+          (rs_("resnet50", "auto_over_plain"),), "{:.2f}"),
 )
 
 

@@ -43,7 +43,7 @@ UNMEASURED = {"beta": None, "beta_natural": None, "gain_euclidean": None, "predi
 def scores(site, block, acc, level_site: float) -> dict:
     """A site's scores from the scan alone (no curvature): projection scores, ``||G||`` and the betting test."""
     rec = {"site": site, "layout": block.layout, "d": block.d, "P": block.positions, "r": block.r, "n": acc.n}
-    P = site_projection_scores(acc.G, acc.Sigma, block.slices)
+    P = site_projection_scores(acc.G, acc.Sigma, block.slices, getattr(acc, "sigma_eig", None))
     rec.update({f"P_{f}": P.get(f) for f in ("linear", "affine", "readout", "block")}, P_all=P["all"])
     rec.update(G_sq=acc.u_statistic, G_norm=float(acc.G.norm()), AG_max=acc.ag_max, rho_phi=acc.phi_max)
     test = adaptive_test(acc, level_site)

@@ -114,7 +114,8 @@ def _curvature(model, site, block, acc, curv, loss, R0: float, G_x, replays: dic
         out.update(beta=be.beta, gain_euclidean=min(gain_e, R0), realised_gain=real_e)
         consistent.append(be.self_consistent)
     if "natural" in directions:
-        D_n = G @ psd_pinv(acc.Sigma)
+        # the eigendecomposition of the "all" projection score, when the scan made one (same numbers as psd_pinv(Sigma))
+        D_n = G @ psd_pinv(acc.Sigma, eig=acc.sigma_eig() if hasattr(acc, "sigma_eig") else None)
         bn, _, gain_n, _ = curvature_along(model, site, block, xc, yc, G, D_n, loss, replay=rep, method=BETA,
                                            known=known(D_n))
         out.update(beta_natural=bn.beta, predicted_gain=min(gain_n, R0), first_order_gain=gain_n)
@@ -133,8 +134,11 @@ def _records(model, blocks, accs, step, loss, level_site: float, eps: float, mod
       when none rejects) gets ``beta_natural`` (which ranks them); ``best_site`` then gets ``beta``;
       then the other sites, in decreasing ``||G|| + radius`` (the beta-free part of ``gain_ucb``), get
       ``beta`` until one has ``gain_ucb >= eps`` (the model is then not saturated, whatever the
-      rest). When no site rejects (saturated or undetermined: ``n_needed`` needs every site) every
-      site gets both. So the verdict, ``best_site`` and ``predicted_gain`` equal ``"all"``'s;
+      rest). When no site rejects (saturated or undetermined), the sites get ``beta`` in that order
+      until one has ``n_to_saturate`` None (``||G_hat|| >= sqrt(2 beta eps)``: its ``gain_ucb >= eps``,
+      so not saturated, and ``n_needed_saturated`` None whatever the rest, so ``n_needed`` is the
+      smallest ``n_to_reject``, as with ``"all"``), else every site. So the verdict, ``best_site``,
+      ``predicted_gain`` (and, when no site rejects, ``n_needed``) equal ``"all"``'s;
       ``certified_gain`` is the largest over the rejecting sites with ``beta`` (still a lower
       confidence bound, possibly smaller than ``"all"``'s); a site without ``beta`` has ``gain_ucb``
       inf (no upper bound), so the model's ``gain_ucb`` and ``n_needed_saturated`` can differ;
@@ -155,18 +159,21 @@ def _records(model, blocks, accs, step, loss, level_site: float, eps: float, mod
         return with_curvature(found[s], curv[s], level_site, eps, R0)
 
     rejecting = [s for s in blocks if found[s]["reject"]]
-    if mode == "all" or not rejecting:
+    if mode == "all":
         return [measure(s) for s in blocks], replays, list(blocks)
-    if rank_by == "predicted_gain":
-        for s in rejecting:
+    if rank_by == "predicted_gain" or not rejecting:   # no site rejects: every site competes for best_site
+        for s in rejecting or blocks:
             measure(s, ("natural",))
-        best = max(rejecting, key=lambda s: curv[s]["predicted_gain"])   # verdict()'s choice (the first of equals)
+        best = max(rejecting, key=lambda s: curv[s]["predicted_gain"]) if rejecting else None   # verdict()'s choice
     else:   # a scan score ranks: known without curvature; best_site's predicted_gain is still reported
         best = max(rejecting, key=lambda s: -math.inf if found[s][rank_by] is None else found[s][rank_by])
         measure(best, ("natural",))
-    rest = [best] + sorted((s for s in blocks if s != best), key=lambda s: -ucb_norm(found[s], level_site))
-    for s in rest:
-        if measure(s, ("euclidean",))["gain_ucb"] >= eps:
+    by_ucb = sorted(blocks, key=lambda s: -ucb_norm(found[s], level_site))
+    if best is not None:
+        by_ucb = [best] + [s for s in by_ucb if s != best]
+    for s in by_ucb:
+        rec = measure(s, ("euclidean",))
+        if rec["gain_ucb"] >= eps if rejecting else rec["n_to_saturate"] is None:
             break
     records = [with_curvature(found[s], curv.get(s, UNMEASURED), level_site, eps, R0) for s in blocks]
     return records, replays, [s for s in blocks if s in curv]

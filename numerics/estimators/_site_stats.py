@@ -47,7 +47,7 @@ import math
 
 import torch
 
-from numerics._numerics import sure_bound
+from numerics._numerics import psd_eig, sure_bound
 
 __all__ = ["SiteAccumulator", "SiteTest", "adaptive_test", "hoeffding_test", "n_needed_adaptive",
            "n_needed_hoeffding", "n_needed_improvable", "projection_scores"]
@@ -153,6 +153,14 @@ class SiteAccumulator:
         """Accumulate ``||m_bar_i||^2`` (conditional gradients, for the realisability ratio)."""
         self.m_bar_sq = (self.m_bar_sq or 0.0) + float(m_bar.pow(2).sum().to(F64))
 
+    def sigma_eig(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """:func:`~numerics._numerics.psd_eig` of :attr:`Sigma`, once per state of the sums (shared by the ``"all"``
+        projection score and the natural direction ``G Sigma^+``)."""
+        key = (self.n, id(self.S_sum), self.S_sum._version)   # recomputed when the sums change
+        if getattr(self, "_eig", (None,))[0] != key:
+            self._eig = (key, psd_eig(self.Sigma))
+        return self._eig[1]
+
     @property
     def G(self) -> torch.Tensor:
         """``G_hat = (1/n) sum_i X_i``, ``(d, r)``."""
@@ -253,21 +261,23 @@ def _token_gram(m: torch.Tensor, rows: int | None) -> torch.Tensor:
     return flat.T @ flat
 
 
-def projection_scores(G: torch.Tensor, Sigma: torch.Tensor, slices: dict) -> dict:
-    """``P_f = tr(G_f Sigma_f^+ G_f^T)`` for each family's columns ``f`` (THEORY §8), and ``"all"``."""
+def projection_scores(G: torch.Tensor, Sigma: torch.Tensor, slices: dict, eig_all=None) -> dict:
+    """``P_f = tr(G_f Sigma_f^+ G_f^T)`` for each family's columns ``f`` (THEORY §8), and ``"all"``
+    (``eig_all``: a zero-argument callable giving :func:`~numerics._numerics.psd_eig` of ``Sigma``,
+    e.g. :meth:`SiteAccumulator.sigma_eig`, so that its decomposition is shared with a later pass)."""
     out = {}
     for fam, cols in {**slices, "all": list(range(G.shape[1]))}.items():
         idx = torch.as_tensor(cols, dtype=torch.long, device=G.device)
-        out[fam] = _pinv_quadratic(G[:, idx], Sigma[idx][:, idx])
+        out[fam] = _pinv_quadratic(G[:, idx], Sigma[idx][:, idx], eig_all if fam == "all" else None)
     return out
 
 
-def _pinv_quadratic(g: torch.Tensor, s: torch.Tensor) -> float:
-    """``tr(g s^+ g^T)`` with :func:`~numerics._numerics.psd_pinv` (eigenvalues below ``1e-10 lambda_max``
-    cut). By Cholesky when none can be cut -- ``s - 1e-9 tr(s) I`` positive definite, so every
-    eigenvalue exceeds ``1e-9 tr(s) >= 10 x`` the cut and ``s^+ = s^-1`` -- else by ``psd_pinv``."""
-    from numerics._numerics import psd_pinv
-
+def _pinv_quadratic(g: torch.Tensor, s: torch.Tensor, eig=None) -> float:
+    """``tr(g s^+ g^T)`` with :func:`~numerics._numerics.psd_pinv`'s ``s^+`` (eigenvalues below ``1e-10 lambda_max``
+    cut). By Cholesky when none can be cut -- ``s - 1e-9 tr(s) I`` positive definite, so every eigenvalue exceeds
+    ``1e-9 tr(s) >= 10 x`` the cut and ``s^+ = s^-1`` -- else ``sum_j ||g u_j||^2 / lambda_j`` over the kept
+    eigenpairs of ``s`` (``tr(g s^+ g^T)`` without forming ``s^+``; nonnegative terms: equal up to rounding).
+    ``eig``: a zero-argument callable giving :func:`~numerics._numerics.psd_eig` of ``s``."""
     tr = float(torch.trace(s))
     if tr > 0 and math.isfinite(tr):
         eye = torch.eye(s.shape[0], dtype=s.dtype, device=s.device)
@@ -275,7 +285,8 @@ def _pinv_quadratic(g: torch.Tensor, s: torch.Tensor) -> float:
             L, info = torch.linalg.cholesky_ex(s)
             if int(info) == 0:
                 return float(torch.linalg.solve_triangular(L, g.T, upper=False).pow(2).sum())
-    return float(torch.trace(g @ psd_pinv(s) @ g.T))
+    evecs, inv = psd_eig(s) if eig is None else eig()
+    return float(((g @ evecs).pow(2) * inv).sum())
 
 
 @dataclasses.dataclass(frozen=True)

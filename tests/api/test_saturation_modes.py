@@ -136,3 +136,35 @@ def test_bad_modes_are_refused_by_name(full, kw, match):
     net, x, y, _, _ = full
     with pytest.raises(ValueError, match=match):
         dc.saturation(net, (x, y), sites=SITES, curvature_n=K, **kw)
+
+
+def test_auto_without_a_rejecting_site_stops_beta_where_the_answer_is_fixed():
+    """No site rejects (noise labels, 96 samples): every site gets beta_natural (best_site ranks all), and beta
+    in decreasing ||G|| + radius until one site has n_to_saturate None (its gain >= eps: not saturated, and
+    n_needed_saturated None whatever the rest). The verdict, best_site, predicted_gain and n_needed equal the
+    full call's, with fewer step-sample forwards."""
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 8), *[nn.Sequential(nn.Linear(8, 8), nn.Tanh()) for _ in range(3)], nn.Linear(8, 2)).double()
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(96, 3, generator=g, dtype=torch.float64)
+    y = torch.randint(0, 2, (96,), generator=g)
+    kw = dict(sites=["1", "2", "3"], curvature_n=32, n_chunks=4, eps=1e-3)
+    fw = Forwards(net, x)
+    ref = dc.saturation(net, (x, y), **kw)
+    n_ref, fw.seen = len(fw.seen), []
+    rep = dc.saturation(net, (x, y), curvature="auto", **kw)
+    n_auto = len(fw.seen)
+    fw.close()
+    assert not any(r["reject"] for r in ref.sites) and ref.verdict == "undetermined"
+    for key in ("verdict", "saturated", "best_site", "predicted_gain", "certified_gain", "n_needed", "n_needed_improvable",
+                "n_needed_saturated"):
+        assert getattr(rep, key) == getattr(ref, key), key
+    for a, b in zip(rep.sites, ref.sites):
+        assert a["beta_natural"] == b["beta_natural"] and a["predicted_gain"] == b["predicted_gain"]
+        assert a["beta"] is None or (a["beta"] == b["beta"] and a["n_to_saturate"] == b["n_to_saturate"])
+    from depthcert.api._modes import ucb_norm
+    order = sorted(ref.sites, key=lambda r: -ucb_norm(r, 0.05 / 3))
+    stop = next(i for i, r in enumerate(order) if r["n_to_saturate"] is None)
+    assert stop > 0                                  # the first site does not fix it: a variant stopping there would differ
+    assert [r["site"] for r in rep.sites if r["beta"] is not None] == sorted(r["site"] for r in order[:stop + 1])
+    assert stop + 1 < len(rep.sites) and n_auto < n_ref              # beta skipped where it cannot change the answer

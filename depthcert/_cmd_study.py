@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _pretrained(args: argparse.Namespace, config) -> int:
     from depthcert._io import dumps
-    from depthcert._study_pretrained import DEFAULTS, run_pretrained
+    from numerics.studies.pretrained import DEFAULTS, run_pretrained
     from depthcert.errors import InputError
 
     table = (config or {}).get("pretrained", {})

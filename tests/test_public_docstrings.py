@@ -47,7 +47,8 @@ def test_the_check_rejects_an_undocumented_function(monkeypatch):
 #: numpydoc sections every public function of ``depthcert`` has (a class: its fields and an example).
 FUNCTION_SECTIONS = ("Parameters", "Returns", "Raises", "Examples")
 CLASS_SECTIONS = ("Examples",)
-DOCTESTED = Path(__file__).resolve().parents[1] / "depthcert"   # pytest runs --doctest-modules here
+#: pytest runs --doctest-modules on these (``depthcert``'s API lives in ``numerics.user_network``)
+DOCTESTED = tuple(Path(__file__).resolve().parents[1] / p for p in ("depthcert", "numerics"))
 
 
 def _sections(doc: str) -> set[str]:
@@ -59,9 +60,9 @@ def _sections(doc: str) -> set[str]:
 
 def executed_examples(obj) -> int:
     """How many doctest examples of ``obj``'s docstring the test run executes: those that
-    ``doctest`` finds in the module defining ``obj``, when that module is under ``depthcert/``."""
+    ``doctest`` finds in the module defining ``obj``, when that module is under ``depthcert/`` or ``numerics/``."""
     mod = sys.modules.get(getattr(obj, "__module__", ""), None)
-    if mod is None or not getattr(mod, "__file__", None) or DOCTESTED not in Path(mod.__file__).resolve().parents:
+    if mod is None or not getattr(mod, "__file__", None) or not set(DOCTESTED) & set(Path(mod.__file__).resolve().parents):
         return 0
     name = f"{mod.__name__}.{obj.__qualname__}"
     return sum(len(t.examples) for t in doctest.DocTestFinder().find(mod) if t.name == name)

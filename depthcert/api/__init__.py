@@ -18,24 +18,27 @@
 Data: a ``DataLoader``, a ``Dataset``, a tuple ``(x, y)`` of tensors or numpy arrays, or any
 re-iterable of ``(x, y)`` batches, streamed on the model's device and dtype.
 """
-from depthcert.api._attach import load_grown, new_parameters
-from depthcert.api._certify import Certificate, certify_insertion
-from depthcert.api._constants import Constants, constants
-from depthcert.api._growth import GrowthResult, grow
-from depthcert.api._insert import insert_block
-from depthcert.api._calibration import calibration, plot_calibration
-from depthcert.api._first_order import first_order_check
-from depthcert.api._predicted import predicted_vs_observed
-from numerics.layouts import LAYOUTS
-from depthcert.api._report import SaturationReport
-from depthcert.api._routes import DEFAULT_ROUTE, ROUTES, RouteSpec, register_route
-from depthcert.api._saturation import saturation
-from depthcert.api._suggestion import RefusedInsertion, Suggestion
-from depthcert.api._trial import trial_insertion
-from depthcert.api._trial_result import TrialResult
-from depthcert.api._verdict import DEFAULT_EPS
+import importlib as _importlib
+import sys as _sys
 
-__all__ = ["Certificate", "Constants", "DEFAULT_EPS", "DEFAULT_ROUTE", "GrowthResult", "LAYOUTS", "ROUTES",
-           "RefusedInsertion", "RouteSpec", "SaturationReport", "Suggestion", "TrialResult", "calibration", "certify_insertion",
-           "constants", "first_order_check", "grow", "insert_block", "load_grown", "new_parameters", "plot_calibration",
-           "predicted_vs_observed", "register_route", "saturation", "trial_insertion"]
+import numerics.user_network as _impl
+from numerics.user_network import (DEFAULT_EPS, DEFAULT_ROUTE, LAYOUTS, ROUTES, Certificate, Constants, GrowthResult,
+                                   RefusedInsertion, RouteSpec, SaturationReport, Suggestion, TrialResult, calibration,
+                                   certify_insertion, constants, first_order_check, grow, insert_block, load_grown,
+                                   new_parameters, plot_calibration, predicted_vs_observed, register_route, saturation,
+                                   trial_insertion)
+
+__all__ = list(_impl.__all__)
+
+#: The torch work lives in :mod:`numerics.user_network` (the layer for a user's network); its private modules stay
+#: importable here under their old names (``depthcert.api._saturation`` is ``numerics.user_network._saturation``,
+#: the same module object, so patching one patches the other).
+_MOVED = ("_attach", "_calibration", "_certify", "_certify_notes", "_constants", "_constants_seq", "_data",
+          "_first_order", "_gain", "_gap", "_given_scan", "_growth", "_insert", "_localised", "_loss", "_modes",
+          "_outputs", "_predicted", "_ranking", "_report", "_roles", "_routes", "_saturation", "_scan", "_sharded",
+          "_suggestion", "_trial", "_trial_result", "_verdict")
+for _name in _MOVED:
+    _mod = _importlib.import_module(f"numerics.user_network.{_name}")
+    _sys.modules[f"{__name__}.{_name}"] = _mod
+    globals()[_name] = _mod
+del _name, _mod

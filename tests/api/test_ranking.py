@@ -32,7 +32,7 @@ def test_the_default_ranking_is_the_rules_pick_on_the_stored_pooled_table():
     assert pick["horizon"] == max(pooled["horizons"])           # the horizon users act on: the largest stored
     assert RANKED_BY == pick["score"], (
         f"the stored table {POOLED.relative_to(ROOT)} ({pooled['command']}) now picks {pick['score']!r} by the rule "
-        f"({pick['reason']}), but RANKED_BY is {RANKED_BY!r}: change RANKED_BY (depthcert/api/_verdict.py) and the "
+        f"({pick['reason']}), but RANKED_BY is {RANKED_BY!r}: change RANKED_BY (numerics/user_network/_verdict.py) and the "
         "pages that state the default, or say why the rule changed")
     stored = next(r for r in pooled["calibration"] if r["horizon"] == pick["horizon"] and r["score"] == pick["score"]
                   and r["target"] == "realised_gain")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from depthcert.api._data import DataStream
+from numerics.user_network._data import DataStream
 from numerics.roles import DATA_ROLES, S, SIGNAL, T
 
 __all__ = ["CERTIFICATE_ROLES", "check_disjoint", "row_hashes", "shared_rows"]
@@ -114,7 +114,7 @@ def check_disjoint(roles: dict[str, DataStream]) -> None:
     """Raise ValueError if two roles share an identical row (names both roles, the count and both indices).
 
     Example:
-        >>> from depthcert.api._data import as_stream
+        >>> from numerics.user_network._data import as_stream
         >>> m = torch.nn.Linear(1, 1)
         >>> a = as_stream((torch.arange(4.)[:, None], torch.zeros(4)), "S", m)
         >>> b = as_stream((torch.arange(3., 6.)[:, None], torch.zeros(3)), "T", m)

@@ -5,13 +5,13 @@ Which sample fixes what (every one disjoint from the others):
 * the **probe** fixes the site (``best_site``) and the cross-gradient ``G_f`` of each family;
 * the **step sample** (the first half of the curvature sample) fixes ``beta_f`` and the
   jumpboard step ``V = -(slope / beta_f) G_f / ||G_f||`` (:func:`depthcert.insert_block`);
-* (:mod:`depthcert.api._suggestion`) the step sample also chooses the one candidate suggested
+* (:mod:`numerics.user_network._suggestion`) the step sample also chooses the one candidate suggested
   (``rep.suggestion``), which the gain sample then checks;
 * the **gain sample** (the second half of the curvature sample, **Choice**: halves) measures
   the per-sample gains ``D_i = l_i(f) - l_i(f + h_V)`` of exactly the block that
   ``dc.insert_block(model, best_site, family, init="jumpboard", scan=rep)`` inserts; their
   mean and standard deviation give the Student-``t`` interval of
-  :func:`depthcert.api._verdict.t_interval` (each family's interval at ``level``).
+  :func:`numerics.user_network._verdict.t_interval` (each family's interval at ``level``).
 """
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ import math
 import torch
 from torch import nn
 
-from depthcert.api._attach import attach_unit
-from depthcert.api._insert import jumpboard_block
-from depthcert.api._loss import check_per_sample
-from depthcert.api._scan import eval_mode
-from depthcert.api._verdict import t_interval
+from numerics.user_network._attach import attach_unit
+from numerics.user_network._insert import jumpboard_block
+from numerics.user_network._loss import check_per_sample
+from numerics.user_network._scan import eval_mode
+from numerics.user_network._verdict import t_interval
 
 __all__ = ["insertion_record", "per_sample_gains", "per_sample_losses", "split_curvature"]
 
@@ -90,7 +90,7 @@ def insertion_record(model, site: str, proto, G, families, seed: int, step, gain
 
     Args:
         proto: the site's scanned :class:`~numerics.families.ProtocolBlock`; ``G``: its ``(d, r)``
-            cross-gradient on the probe. step, gain: ``(x, y)`` samples (docstring of ``depthcert.api._gain``).
+            cross-gradient on the probe. step, gain: ``(x, y)`` samples (docstring of ``numerics.user_network._gain``).
         replay: a :class:`numerics._replay.SiteReplay` of ``(model, site)`` on ``step`` to reuse (or None).
         known: ``(R(0), G_x)``: the step sample's mean loss by the path of every ``R(tau)``
             (:func:`numerics.estimators.site_loss`) and the site's cross-gradient on it (or None).

@@ -13,7 +13,7 @@
 Every loss value must be finite: a NaN or an inf (a user's loss, or an overflow) is refused with
 the sample's index (:func:`check_per_sample`), never averaged into a NaN statistic.
 
-Every loss is applied to the logits picked by ``output=`` (:mod:`depthcert.api._outputs`) from a
+Every loss is applied to the logits picked by ``output=`` (:mod:`numerics.user_network._outputs`) from a
 model returning a tuple or a dict.
 """
 from __future__ import annotations
@@ -67,7 +67,7 @@ def as_loss(loss, output=None) -> Callable[[torch.Tensor, torch.Tensor], torch.T
     Raises:
         ValueError: an unknown name or a bad ``output``. TypeError: neither a name nor a callable.
     """
-    from depthcert.api._outputs import check_output_arg, with_output
+    from numerics.user_network._outputs import check_output_arg, with_output
 
     check_output_arg(output)
     if isinstance(loss, str):

@@ -177,7 +177,7 @@ def _count(source) -> int:
 
 
 def as_stream(data, arg: str, model: torch.nn.Module, batch_size: int = 256) -> DataStream:
-    """``data`` as a :class:`DataStream` on the model's device and dtype (docstring of ``depthcert.api._data``).
+    """``data`` as a :class:`DataStream` on the model's device and dtype (docstring of ``numerics.user_network._data``).
 
     Raises:
         TypeError: an unsupported kind of data (names ``arg`` and the type).

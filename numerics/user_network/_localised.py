@@ -1,7 +1,7 @@
 """The localised routes of THEORY §6b in ``dc.certify_insertion`` (**Choice**: this project's, not Paper A's).
 
 Inputs (:class:`bounds.localised_routes.LocalisedSetup`) from the role samples of
-:mod:`depthcert.api._certify`: the ball ``||V||_F <= nu_V`` (``nu_V = 2 ||V_pop||``, fixed on the
+:mod:`numerics.user_network._certify`: the ball ``||V||_F <= nu_V`` (``nu_V = 2 ||V_pop||``, fixed on the
 signal sample, before ``S``; ``f_new`` is projected into it), ``delta_train = R_S(f_old) -
 R_S(f_new)`` on ``S``, the paired differences ``d_new`` on ``T`` (variance), ``d_pop`` on ``S``
 (variance, ``Delta_ERM_pop`` of any sign) and on the signal's last third (the lower bound on
@@ -31,7 +31,7 @@ from bounds.localised import LOCALISED_SPECS
 
 __all__ = ["LOCALISED_NAMES", "LOSS_CURVATURE", "localised_row", "localised_rows", "localised_setup", "softmax_hessian_bound"]
 
-#: ``lambda_max`` of the Hessian of the named loss in the network's output (docstring of ``depthcert.api._localised``).
+#: ``lambda_max`` of the Hessian of the named loss in the network's output (docstring of ``numerics.user_network._localised``).
 LOSS_CURVATURE = {"squared": 2.0, "cross_entropy": 0.5}
 LOCALISED_NAMES = tuple(LOCALISED_SPECS)
 #: What each missing :class:`LocalisedSetup` key asks of the user.

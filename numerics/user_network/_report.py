@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from depthcert.api._verdict import t_interval
+from numerics.user_network._verdict import t_interval
 
 __all__ = ["SaturationReport", "TABLE_COLUMNS"]
 
@@ -225,7 +225,7 @@ class SaturationReport:
             >>> rep.with_calibration(pd.DataFrame(rows)).predictive
             False
         """
-        from depthcert.api._ranking import calibration_judgement
+        from numerics.user_network._ranking import calibration_judgement
 
         judged = calibration_judgement(calib, self.ranked_by, horizon, level)
         return dataclasses.replace(self, predictive=judged["predictive"], calibration_note=judged["note"],

@@ -25,7 +25,7 @@ __all__ = ["B_tokens", "picking", "token_head"]
 
 def picking(net: nn.Module, output) -> nn.Module:
     """``net`` (a private copy) whose forward returns the logits ``output`` picks (a ``ModelOutput``'s ``logits``)."""
-    from depthcert.api._outputs import pick_output
+    from numerics.user_network._outputs import pick_output
 
     forward = net.forward
     if output is None:   # a dict / ModelOutput without output=: refused naming output= (a tuple: its first element, as before)

@@ -35,11 +35,11 @@ from typing import Any
 
 import torch
 
-from depthcert.api._data import as_stream
-from depthcert.api._insert import insert_block
-from depthcert.api._loss import as_loss
-from depthcert.api._saturation import check_model, saturation
-from depthcert.api._verdict import DEFAULT_EPS
+from numerics.user_network._data import as_stream
+from numerics.user_network._insert import insert_block
+from numerics.user_network._loss import as_loss
+from numerics.user_network._saturation import check_model, saturation
+from numerics.user_network._verdict import DEFAULT_EPS
 from numerics.distributed import refuse as refuse_distributed
 
 __all__ = ["GrowthResult", "grow"]
@@ -104,14 +104,14 @@ TRAIN = ("new", "all")
 
 def _train(model, stream, loss, steps: int, lr: float, train: str = "new") -> None:
     """``steps`` Adam steps in eval mode on the new blocks' (``"new"``) or every (``"all"``) parameter."""
-    from depthcert.api._attach import new_parameters
+    from numerics.user_network._attach import new_parameters
 
     params = list(new_parameters(model).values()) if train == "new" else list(model.parameters())
     params = [p for p in params if p.requires_grad]
     if steps == 0 or not params:
         return
     opt = torch.optim.Adam(params, lr=lr)
-    model.eval()   # batch-norm statistics frozen, dropout off (docstring of depthcert.api._growth)
+    model.eval()   # batch-norm statistics frozen, dropout off (docstring of numerics.user_network._growth)
     done = 0
     while done < steps:              # pass after pass over the stream: nothing is kept between batches
         for x, y in stream:
@@ -132,7 +132,7 @@ def _row(k: int, rep, gain, probe_loss: float, fold: tuple[int, int], stop) -> d
 
 
 def _folds(probe_s, max_blocks: int) -> list[tuple[int, int]]:
-    """``max_blocks + 1`` disjoint contiguous ``[a, b)`` folds of the probe (docstring of ``depthcert.api._growth``)."""
+    """``max_blocks + 1`` disjoint contiguous ``[a, b)`` folds of the probe (docstring of ``numerics.user_network._growth``)."""
     k = max_blocks + 1
     size = len(probe_s) // k
     if size < 8:
@@ -155,8 +155,8 @@ def _scan_fold(k: int, fold: tuple[int, int], n_folds: int, scan):
 def _insert(net, rep, family, layer_init: str = "copy_zero"):
     """``(grown copy, init)``: a real decoder layer at a Hugging Face decoder's layer site (``layer_init``),
     else the scan's checked jumpboard, else a zero-init block (never forced)."""
-    from depthcert.api._insert import real_layer
-    from depthcert.api._suggestion import RefusedInsertion
+    from numerics.user_network._insert import real_layer
+    from numerics.user_network._suggestion import RefusedInsertion
     from numerics.interop.hf_layers import is_layer_site
 
     if is_layer_site(net, rep.best_site):
@@ -168,7 +168,7 @@ def _insert(net, rep, family, layer_init: str = "copy_zero"):
 
 
 def _check_grow(model, max_blocks, steps, trainable, layer_init="copy_zero") -> None:
-    from depthcert.api._insert import LAYER_INITS
+    from numerics.user_network._insert import LAYER_INITS
     from numerics.sites import check_no_batchnorm
 
     check_model(model)
@@ -200,8 +200,8 @@ def _sites(net, sites, probe_s, scan_inserted: bool):
     A Hugging Face decoder grown by real layers (:mod:`numerics.interop.hf_layers`): the names
     follow the model's renumbering (:func:`_shifted`), so a site stays the same stream -- after
     the layers inserted there; ``scan_inserted``: the user's pattern resolved on the grown model."""
-    from depthcert.api._attach import unit_sites
-    from depthcert.api._outputs import resolve_named_sites
+    from numerics.user_network._attach import unit_sites
+    from numerics.user_network._outputs import resolve_named_sites
     from numerics.interop.hf_layers import supported
 
     x = probe_s.take(2)[0]

@@ -51,7 +51,7 @@ def chebyshev_radius(sigma2: float, n: int, delta: float) -> float:
 
 def t_interval(mean: float, sd: float, n: int, level: float, n_eval: int | None = None) -> tuple[float, float]:
     """Two-sided level-``(1 - level)`` Student-``t`` interval for the population mean (``n_eval``
-    None) or for the mean of ``n_eval`` independent fresh samples (docstring of ``depthcert.api._verdict``).
+    None) or for the mean of ``n_eval`` independent fresh samples (docstring of ``numerics.user_network._verdict``).
 
     Args:
         mean, sd: the sample mean and standard deviation (``ddof = 1``) of ``n >= 2`` values.
@@ -108,7 +108,7 @@ def n_to_reject(log_wealth: float, n_bet: int, chunk: int, level: float) -> int 
 
 
 #: the score ``best_site`` is ranked by by default (``SaturationReport.ranked_by``; ``dc.saturation(rank_by=...)``
-#: picks another). **Choice**: the pick of the rule ``depthcert.api._ranking.RANKING_RULE`` on the stored studies'
+#: picks another). **Choice**: the pick of the rule ``numerics.user_network._ranking.RANKING_RULE`` on the stored studies'
 #: pooled table (``docs/predicted/pooled.json``, ``benchmarks/study_predicted.py --pool docs/predicted``);
 #: ``tests/api/test_ranking.py`` fails when the stored table's pick differs. Whether it predicts the realised gains
 #: on a user's network: ``dc.calibration`` and ``SaturationReport.with_calibration``.

@@ -15,10 +15,10 @@ from typing import Mapping
 import torch
 from torch import nn
 
-from depthcert.api._data import DataStream, model_device_dtype
+from numerics.user_network._data import DataStream, model_device_dtype
 from numerics.layouts import positions, resolve_layout
-from depthcert.api._loss import check_per_sample
-from depthcert.api._outputs import resolve_named_sites
+from numerics.user_network._loss import check_per_sample
+from numerics.user_network._outputs import resolve_named_sites
 from numerics.estimators import SiteAccumulator
 from numerics.families import ProtocolBlock, to_tokens
 from numerics.sites import SiteProbe, module_at
@@ -85,7 +85,7 @@ def accumulate(model: nn.Module, stream: DataStream, blocks: Mapping[str, Protoc
     Raises:
         ValueError: the loss does not return per-sample values.
     """
-    if hasattr(stream, "accumulate"):   # a rank's shard under torch.distributed (depthcert.api._sharded.ShardedProbe)
+    if hasattr(stream, "accumulate"):   # a rank's shard under torch.distributed (numerics.user_network._sharded.ShardedProbe)
         return stream.accumulate(model, blocks, loss, n_chunks=n_chunks, b=b)
     names, n = list(blocks), len(stream)
     device, _ = model_device_dtype(model)

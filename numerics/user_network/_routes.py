@@ -22,7 +22,7 @@ import numpy as np
 from bounds.routes import REGISTRY, Route, attach_route
 from bounds.routes import register_route as _register
 from bounds.variant_routes import VariantInputs
-from depthcert.api._localised import LOCALISED_NAMES, localised_row
+from numerics.user_network._localised import LOCALISED_NAMES, localised_row
 
 __all__ = ["DEFAULT_ROUTE", "ROUTES", "RouteSpec", "RouteTable", "TableInputs", "evaluate_table", "register_route", "route_names",
            "default_text", "select_rows"]

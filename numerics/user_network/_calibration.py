@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from depthcert.api._predicted import GAIN_SCORES, SCORES, _check_level, _positive_int
+from numerics.user_network._predicted import GAIN_SCORES, SCORES, _check_level, _positive_int
 
 __all__ = ["calibration", "plot_calibration"]
 

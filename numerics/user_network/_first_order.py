@@ -5,7 +5,7 @@ import copy
 
 import torch
 
-from depthcert.api._predicted import _attach, _check_level, _check_seeds, _gain, _jumpboard_gain, _seed_scan, merge_scan_kwargs
+from numerics.user_network._predicted import _attach, _check_level, _check_seeds, _gain, _jumpboard_gain, _seed_scan, merge_scan_kwargs
 
 __all__ = ["first_order_check"]
 
@@ -76,8 +76,8 @@ def first_order_check(model, data, sites="blocks.*", taus=(0.05,), seeds=(0, 1, 
     refuse_distributed("dc.first_order_check", "its realised gains are not reduced across ranks")
     import pandas as pd
 
-    from depthcert.api._loss import as_loss
-    from depthcert.api._saturation import check_model
+    from numerics.user_network._loss import as_loss
+    from numerics.user_network._saturation import check_model
     from numerics.families import PROTOCOL_FAMILIES
     from numerics.trial import ratio_check
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 import copy
 import math
 
-from depthcert.api._trial_result import NO_CHANGE, TrialResult
+from numerics.user_network._trial_result import NO_CHANGE, TrialResult
 
 __all__ = ["TrialResult", "trial_insertion"]
 
@@ -50,7 +50,7 @@ SELECT_FRACTION = 0.25
 
 
 def _split_train(train, select, model, batch_size: int):
-    from depthcert.api._predicted import _materialise
+    from numerics.user_network._predicted import _materialise
 
     x, y = _materialise(train, "train", model, batch_size)
     if select is not None:
@@ -64,7 +64,7 @@ def _split_train(train, select, model, batch_size: int):
 
 
 def _check(steps, eta, init, lr, batch_size, level, seed):
-    from depthcert.api._predicted import _check_level, _check_lr, _positive_int
+    from numerics.user_network._predicted import _check_level, _check_lr, _positive_int
 
     _positive_int("steps", steps), _positive_int("batch_size", batch_size)
     if isinstance(eta, bool) or not isinstance(eta, int) or eta < 2:
@@ -77,13 +77,13 @@ def _check(steps, eta, init, lr, batch_size, level, seed):
 
 
 def _gains(model, net, sample, old, loss_fn):
-    from depthcert.api._gain import per_sample_losses
+    from numerics.user_network._gain import per_sample_losses
 
     return old - per_sample_losses(net, sample[0], sample[1], loss_fn)
 
 
 def _interval(D, level):
-    from depthcert.api._verdict import t_interval
+    from numerics.user_network._verdict import t_interval
 
     m, sd, n = float(D.mean()), float(D.std(unbiased=True)), int(D.numel())
     lo, hi = t_interval(m, sd, n, level) if n >= 2 and math.isfinite(sd) else (math.nan, math.nan)
@@ -104,8 +104,8 @@ def _answer(chosen, kind, site, lo, hi, m, best_block) -> str:
 
 
 def _arms(model, rep, init, family, fit, loss_fn, lr, batch_size, seed):
-    from depthcert.api._attach import new_parameters
-    from depthcert.api._insert import insert_block
+    from numerics.user_network._attach import new_parameters
+    from numerics.user_network._insert import insert_block
     from numerics.trial import TrainingArm
 
     out = {}
@@ -180,8 +180,8 @@ def _check_heldout_apart(model, fit, sel, held) -> None:
     only if it played no part in choosing)."""
     import numpy as np
 
-    from depthcert.api._data import as_stream
-    from depthcert.api._roles import row_hashes, shared_rows
+    from numerics.user_network._data import as_stream
+    from numerics.user_network._roles import row_hashes, shared_rows
 
     h = as_stream(held, "heldout", model)
     hh = row_hashes(h)
@@ -202,7 +202,7 @@ def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *
 
     Trains the candidates briefly (successive halving over training steps), chooses on a sample of
     ``train`` kept apart from training (``select``), and reports the chosen arm's gain with an interval
-    on ``heldout``, which played no part in choosing (module docstring of ``depthcert.api._trial``).
+    on ``heldout``, which played no part in choosing (module docstring of ``numerics.user_network._trial``).
     Arms: a block at each candidate site, "tune the existing layer" at the best of them, "no change".
 
     Parameters
@@ -272,10 +272,10 @@ def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *
     """
     from numerics.distributed import refuse as refuse_distributed
     refuse_distributed("dc.trial_insertion", "its arms are trained, chosen and measured on each rank's own data, not reduced across ranks")
-    from depthcert.api._gain import per_sample_losses
-    from depthcert.api._loss import as_loss
-    from depthcert.api._predicted import _materialise, merge_scan_kwargs
-    from depthcert.api._saturation import check_model, saturation
+    from numerics.user_network._gain import per_sample_losses
+    from numerics.user_network._loss import as_loss
+    from numerics.user_network._predicted import _materialise, merge_scan_kwargs
+    from numerics.user_network._saturation import check_model, saturation
     from numerics.families import PROTOCOL_FAMILIES
     from numerics.trial import halving_rungs
 

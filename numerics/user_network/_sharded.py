@@ -17,8 +17,8 @@ import hashlib
 
 import torch
 
-from depthcert.api._data import DataStream, as_stream
-from depthcert.api._loss import check_per_sample
+from numerics.user_network._data import DataStream, as_stream
+from numerics.user_network._loss import check_per_sample
 from numerics import distributed as dist
 
 __all__ = ["ShardedProbe", "split_sharded"]

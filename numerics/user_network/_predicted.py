@@ -1,6 +1,6 @@
 """``dc.predicted_vs_observed``: is the scan right about where and how much a block helps, on the user's
-network? (THEORY §3, §8; the rank tests: :mod:`depthcert.api._calibration`; the first-order check:
-:mod:`depthcert.api._first_order`).
+network? (THEORY §3, §8; the rank tests: :mod:`numerics.user_network._calibration`; the first-order check:
+:mod:`numerics.user_network._first_order`).
 
 Which sample fixes what, per seed (every role disjoint from the others within a seed; in the
 vocabulary of :mod:`numerics.roles`, ``scan`` is the probe and signal sample, ``train`` is ``S``,
@@ -28,11 +28,11 @@ import math
 import numpy as np
 import torch
 
-from depthcert.api._data import as_stream
+from numerics.user_network._data import as_stream
 
 __all__ = ["GAIN_SCORES", "POOL_FRACTIONS", "ROLES", "SCORES", "merge_scan_kwargs", "predicted_vs_observed", "role_samples"]
 
-#: the roles of a seed's samples (docstring of ``depthcert.api._predicted``).
+#: the roles of a seed's samples (docstring of ``numerics.user_network._predicted``).
 ROLES = ("scan", "train", "heldout")
 #: **Choice**: how a pool is cut per seed (after a seeded permutation).
 POOL_FRACTIONS = {"scan": 0.5, "train": 0.25, "heldout": 0.25}
@@ -86,7 +86,7 @@ def _materialise(d, arg: str, model, batch_size: int) -> tuple[torch.Tensor, tor
 
 
 def role_samples(data, seed: int, model, batch_size: int = 256) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
-    """``{role: (x, y)}`` of one seed (docstring of ``depthcert.api._predicted``: a factory or a pool)."""
+    """``{role: (x, y)}`` of one seed (docstring of ``numerics.user_network._predicted``: a factory or a pool)."""
     if callable(data):
         return {role: _materialise(data(seed, role), f"data({seed}, {role!r})", model, batch_size) for role in ROLES}
     x, y = _materialise(data, "data", model, batch_size)
@@ -104,9 +104,9 @@ def role_samples(data, seed: int, model, batch_size: int = 256) -> dict[str, tup
 def _seed_scan(model, data, seed, sites, family, loss_fn, scan_kw) -> dict:
     """One seed: the role samples, the scan on ``scan``, every site's jumpboard block and ``beta_f``,
     and the unchanged model's held-out losses."""
-    from depthcert.api._gain import per_sample_losses
-    from depthcert.api._insert import family_block
-    from depthcert.api._saturation import saturation
+    from numerics.user_network._gain import per_sample_losses
+    from numerics.user_network._insert import family_block
+    from numerics.user_network._saturation import saturation
 
     batch_size = scan_kw.get("batch_size", 256)
     samples = role_samples(data, seed, model, batch_size)
@@ -121,7 +121,7 @@ def _seed_scan(model, data, seed, sites, family, loss_fn, scan_kw) -> dict:
 
 
 def _attach(model, site, block):
-    from depthcert.api._attach import attach_unit
+    from numerics.user_network._attach import attach_unit
 
     net = copy.deepcopy(model)
     attach_unit(net, site, copy.deepcopy(block))
@@ -129,7 +129,7 @@ def _attach(model, site, block):
 
 
 def _gain(net, heldout, old, loss_fn) -> tuple[float, float]:
-    from depthcert.api._gain import per_sample_losses
+    from numerics.user_network._gain import per_sample_losses
 
     D = old - per_sample_losses(net, heldout[0], heldout[1], loss_fn)
     return float(D.mean()), float(D.std(unbiased=True)) if D.numel() > 1 else math.nan
@@ -142,8 +142,8 @@ def _jumpboard_gain(block, beta) -> float:
 
 
 def _seed_rows(model, sc, seed, family, horizons, loss_fn, lr, batch_size, level) -> list[dict]:
-    from depthcert.api._attach import new_parameters
-    from depthcert.api._verdict import t_interval
+    from numerics.user_network._attach import new_parameters
+    from numerics.user_network._verdict import t_interval
     from numerics.sites import module_at
     from numerics.trial import TrainingArm, block_influence
 
@@ -301,8 +301,8 @@ def predicted_vs_observed(model, data, sites="blocks.*", horizons=(0, 1, 10, 100
     refuse_distributed("dc.predicted_vs_observed", "its trained arms and held-out gains are not reduced across ranks")
     import pandas as pd
 
-    from depthcert.api._loss import as_loss
-    from depthcert.api._saturation import check_model
+    from numerics.user_network._loss import as_loss
+    from numerics.user_network._saturation import check_model
     from numerics.families import PROTOCOL_FAMILIES
 
     check_model(model)

@@ -98,7 +98,7 @@ class TrialResult:
 
     def to_dict(self) -> dict:
         """JSON-ready: every field but the model (non-finite floats as strings)."""
-        from depthcert.api._report import _json_safe
+        from numerics.user_network._report import _json_safe
 
         return _json_safe({f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "model"})
 

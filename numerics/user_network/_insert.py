@@ -1,7 +1,7 @@
 """``dc.insert_block``: a copy of the model with ``u -> u + h(u)`` inserted at a site (THEORY §1, §3).
 
 Wrap, never mutate: the caller's model is deep-copied first; the block is inserted into the
-copy with :func:`depthcert.api._attach.attach_unit`, which keeps every original parameter's
+copy with :func:`numerics.user_network._attach.attach_unit`, which keeps every original parameter's
 name and value (the new block's parameters: :func:`depthcert.new_parameters`). The block is a
 :class:`numerics.families.ProtocolBlock` of one family with the scan's features (same seed,
 same state layout), so the scan's statistics of that family's columns are its statistics.
@@ -10,7 +10,7 @@ same state layout), so the scan's statistics of that family's columns are its st
 * ``init="jumpboard"`` -- Theorem 1's step along ``-G_f`` (``G_f`` the scan's cross-gradient of
   the family's columns): ``V = -(slope / beta_f) G_f / ||G_f||``, ``beta_f`` along ``-G_f`` on the
   scan's step sample (the first half of its curvature sample): the least value, from the least
-  curvature a nonnegative loss allows (:func:`depthcert.api._suggestion.nonnegative_beta`) up,
+  curvature a nonnegative loss allows (:func:`numerics.user_network._suggestion.nonnegative_beta`) up,
   whose descent inequality holds at its own step (``BETA``), and ``slope = <G_x, G_f/||G_f||>`` on
   it. The scan's :meth:`SaturationReport.gain_interval` is the confidence interval of this
   insertion's immediate gain, measured on the other half; the jumpboard the scan checked is
@@ -19,7 +19,7 @@ same state layout), so the scan's statistics of that family's columns are its st
 A jumpboard is inserted only when the scan checked it: the scan's suggestion
 (``rep.suggestion``), or a family at the checked site whose gain interval lies above zero.
 Otherwise :func:`insert_block` refuses with the reason (``rep.suggestion_reason``) unless
-``force=True`` (module :mod:`depthcert.api._suggestion`).
+``force=True`` (module :mod:`numerics.user_network._suggestion`).
 """
 from __future__ import annotations
 
@@ -28,10 +28,10 @@ import copy
 import torch
 from torch import nn
 
-from depthcert.api._attach import attach_unit
-from depthcert.api._report import SaturationReport
-from depthcert.api._scan import eval_mode, site_seed
-from depthcert.api._suggestion import RefusedInsertion
+from numerics.user_network._attach import attach_unit
+from numerics.user_network._report import SaturationReport
+from numerics.user_network._scan import eval_mode, site_seed
+from numerics.user_network._suggestion import RefusedInsertion
 from numerics.estimators import curvature_along
 from numerics.families import FAMILIES, ProtocolBlock
 from numerics.residual_families import tangent_family

@@ -36,7 +36,7 @@ def scan_n_needed(scan, site: str) -> tuple[int | None, dict]:
 def _sizes(setup_fn, q, c, loss, level) -> dict:
     from bounds.routes import evaluate_routes
     from bounds.sample_size import localised_sizes, paper_sizes
-    from depthcert.api._localised import localised_setup
+    from numerics.user_network._localised import localised_setup
 
     if any(c.get(k) is None for k in ("B", "L_loss", "L_top")):
         return {}

@@ -145,7 +145,7 @@ def _listed(fams: dict, key: str) -> str:
 
 
 def suggest(record: dict | None) -> tuple[Suggestion | None, str]:
-    """``(suggestion or None, reason)`` from an insertion record (:func:`depthcert.api._gain.insertion_record`)."""
+    """``(suggestion or None, reason)`` from an insertion record (:func:`numerics.user_network._gain.insertion_record`)."""
     if record is None:
         return None, ("no suggestion: the curvature sample has < 4 samples, so no gain sample checks an insertion "
                       "(give curvature_data or more data)")

@@ -3,7 +3,7 @@ certificate when there is nothing to certify, and which sample fixed what."""
 from __future__ import annotations
 
 from bounds.route_roles import annotate_row
-from depthcert.api._routes import DEFAULT_ROUTE
+from numerics.user_network._routes import DEFAULT_ROUTE
 
 __all__ = ["cert_notes", "class_check", "nothing_to_certify", "phi_seen"]
 
@@ -15,7 +15,7 @@ def phi_seen(q: dict) -> float:
 
 
 def class_check(rows: list, q: dict) -> list:
-    """On the event ``rho_phi_exceeded`` (docstring of ``depthcert.api._certify``) no row certifies, and each says why."""
+    """On the event ``rho_phi_exceeded`` (docstring of ``numerics.user_network._certify``) no row certifies, and each says why."""
     if not q["rho_phi_exceeded"]:
         return rows
     why = (f"not certified: ||phi|| on S, T or the signal's held part (max {phi_seen(q):.6g}) exceeds the plug-in "

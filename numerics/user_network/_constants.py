@@ -37,8 +37,8 @@ from typing import Mapping
 import torch
 from torch import nn
 
-from depthcert.api._data import as_stream
-from depthcert.api._localised import LOSS_CURVATURE
+from numerics.user_network._data import as_stream
+from numerics.user_network._localised import LOSS_CURVATURE
 from numerics.sites import add_at_site, check_no_batchnorm, module_at
 
 __all__ = ["AFFINE_MODULES", "NORMS", "Constants", "constants", "norm_radius"]
@@ -332,8 +332,8 @@ def constants(model: nn.Module, site: str, data, loss: str = "cross_entropy", *,
         >>> c.B is None, c.why["B"].startswith("the block sits right below the affine head")
         (True, True)
     """
-    from depthcert.api._constants_seq import picking
-    from depthcert.api._outputs import check_output_arg
+    from numerics.user_network._constants_seq import picking
+    from numerics.user_network._outputs import check_output_arg
 
     check_no_batchnorm(model, "model")
     check_output_arg(output)
@@ -436,8 +436,8 @@ def _affine_constants(W: torch.Tensor, loss: str, vals: dict, how: dict) -> None
 
 def _B_above(net, x, after, loss, y_bound, vals: dict, why: dict, how: dict, dtype=torch.float64) -> float | None:
     """``B`` from the last normalisation above the site whose head is affine (no block below changes its radius);
-    sequence logits: per token (:mod:`depthcert.api._constants_seq`)."""
-    from depthcert.api._constants_seq import B_tokens, token_head
+    sequence logits: per token (:mod:`numerics.user_network._constants_seq`)."""
+    from numerics.user_network._constants_seq import B_tokens, token_head
 
     for name, mod in reversed(after):
         if not is_norm(mod):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from depthcert.api._verdict import gain_ucb, n_to_reject, n_to_saturate, verdict
+from numerics.user_network._verdict import gain_ucb, n_to_reject, n_to_saturate, verdict
 from numerics.estimators import adaptive_test, site_projection_scores
 
 __all__ = ["CURVATURE_MODES", "UNMEASURED", "check_modes", "mode_note", "model_verdict", "scores", "ucb_norm",
@@ -72,11 +72,11 @@ def ucb_norm(scores: dict, level_site: float) -> float:
 
 
 def model_verdict(records: list, eps: float, curvature: str, rank_by: str | None = None) -> dict:
-    """:func:`depthcert.api._verdict.verdict` ranked by ``rank_by`` (None: ``RANKED_BY``, or ``"G_sq"`` with
+    """:func:`numerics.user_network._verdict.verdict` ranked by ``rank_by`` (None: ``RANKED_BY``, or ``"G_sq"`` with
     ``curvature="none"``), a site without curvature ranked below every measured one (``predicted_gain``
     None); with ``curvature="none"`` (**Choice**) the default ``best_site`` is the candidate with the largest
     ``G_sq`` (the unbiased estimate of ``||G||^2``; no gain is predicted)."""
-    from depthcert.api._ranking import check_rank_by
+    from numerics.user_network._ranking import check_rank_by
 
     rank_by = check_rank_by(rank_by, ["linear", "affine", "readout", "block"], curvature)
     out = verdict(records, eps, rank_by)

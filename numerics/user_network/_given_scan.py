@@ -23,9 +23,9 @@ def param_checksum(model: torch.nn.Module) -> tuple:
 def check_given_scan(scan, model, site: str, family: str, roles: dict) -> None:
     """Refuse a ``scan`` that is not a :func:`depthcert.saturation` report of ``model`` as it is now, that did not
     scan ``family`` at ``site``, or whose samples share a row with ``signal``, ``S`` or ``T`` (each named)."""
-    from depthcert.api._data import as_stream
-    from depthcert.api._report import SaturationReport
-    from depthcert.api._roles import check_disjoint
+    from numerics.user_network._data import as_stream
+    from numerics.user_network._report import SaturationReport
+    from numerics.user_network._roles import check_disjoint
 
     if not isinstance(scan, SaturationReport):
         raise TypeError(f"scan == {type(scan).__name__}, must be None or a depthcert.SaturationReport (what dc.saturation returns).")

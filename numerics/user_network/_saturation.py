@@ -6,18 +6,18 @@ import time
 
 from torch import nn
 
-from depthcert.api._data import as_stream
-from depthcert.api._given_scan import param_checksum
-from depthcert.api._gain import insertion_record, split_curvature
-from depthcert.api._insert import BETA
-from depthcert.api._loss import as_loss
-from depthcert.api._modes import (CURVATURE_MODES, UNMEASURED, check_modes, mode_note, model_verdict, scores,
+from numerics.user_network._data import as_stream
+from numerics.user_network._given_scan import param_checksum
+from numerics.user_network._gain import insertion_record, split_curvature
+from numerics.user_network._insert import BETA
+from numerics.user_network._loss import as_loss
+from numerics.user_network._modes import (CURVATURE_MODES, UNMEASURED, check_modes, mode_note, model_verdict, scores,
                                     ucb_norm, with_curvature)
-from depthcert.api._ranking import check_rank_by
-from depthcert.api._report import SaturationReport
-from depthcert.api._scan import accumulate, eval_mode, site_blocks, step_gradients
-from depthcert.api._suggestion import suggest as suggest_from
-from depthcert.api._verdict import DEFAULT_EPS
+from numerics.user_network._ranking import check_rank_by
+from numerics.user_network._report import SaturationReport
+from numerics.user_network._scan import accumulate, eval_mode, site_blocks, step_gradients
+from numerics.user_network._suggestion import suggest as suggest_from
+from numerics.user_network._verdict import DEFAULT_EPS
 from numerics.estimators import curvature_along, site_loss
 
 __all__ = ["CURVATURE_MODES", "DEFAULT_FAMILIES", "saturation"]
@@ -60,8 +60,8 @@ def _check(level: float, eps: float, curvature_n: int) -> None:
 def _split(data, curvature_data, model, batch_size: int, curvature_n: int, n_chunks: int):
     """``(probe stream, curvature (x, y), statement)``; by default the first samples of ``data``."""
     from numerics.distributed import active
-    if active():   # under torch.distributed, data is this rank's shard of the probe (depthcert.api._sharded)
-        from depthcert.api._sharded import split_sharded
+    if active():   # under torch.distributed, data is this rank's shard of the probe (numerics.user_network._sharded)
+        from numerics.user_network._sharded import split_sharded
         return split_sharded(data, curvature_data, model, batch_size, curvature_n, n_chunks)
     stream = as_stream(data, "data", model, batch_size)
     if curvature_data is not None:
@@ -85,7 +85,7 @@ def _curvature(model, site, block, acc, curv, loss, R0: float, G_x, replays: dic
     """Theorem 1 along ``-G`` and ``-G Sigma^+`` on the step sample (``R0``: its mean loss; ``G_x``: the
     site's cross-gradient on it, which gives both slopes without a pass; ``replays``: ``{site: (recording of
     the part before the site, R(0) by its path)}``, kept for the insertion check; the gains use ``beta_eff``,
-    :func:`depthcert.api._suggestion.nonnegative_beta`; ``first_order_gain``: the raw plug-in).
+    :func:`numerics.user_network._suggestion.nonnegative_beta`; ``first_order_gain``: the raw plug-in).
     ``directions``: a subset (``curvature="auto"``), added to ``out`` (a partial record of this site)."""
     from numerics._numerics import psd_pinv
     from numerics._replay import SiteReplay
@@ -144,7 +144,7 @@ def _records(model, blocks, accs, step, loss, level_site: float, eps: float, mod
       inf (no upper bound), so the model's ``gain_ucb`` and ``n_needed_saturated`` can differ;
     * ``"none"``: nowhere (``gradients`` None).
 
-    ``found``: every site's :func:`~depthcert.api._modes.scores`; ``rank_by``: the score ``best_site`` is ranked
+    ``found``: every site's :func:`~numerics.user_network._modes.scores`; ``rank_by``: the score ``best_site`` is ranked
     by (another than ``predicted_gain``: a scan score, so with ``"auto"`` only ``best_site`` gets ``beta_natural``).
     """
     replays: dict = {}
@@ -274,7 +274,7 @@ def saturation(model, data, loss="cross_entropy", sites="blocks.*", layout=None,
         family), ``"P_all"``, ``"AG_max"``, ``"G_sq"``. **Choice**: the default is the score
         that predicted the trained gains best at the largest horizon of the stored studies
         (``docs/predicted/pooled.json``, made by ``python benchmarks/study_predicted.py --pool
-        docs/predicted``; the rule: ``depthcert.api._ranking.RANKING_RULE``). Whether it predicts on
+        docs/predicted``; the rule: ``numerics.user_network._ranking.RANKING_RULE``). Whether it predicts on
         your network: :func:`depthcert.calibration`, then :meth:`SaturationReport.with_calibration`.
 
     Returns

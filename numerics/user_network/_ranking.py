@@ -43,7 +43,7 @@ def check_rank_by(rank_by, families, curvature: str) -> str:
         ValueError: a value outside :data:`RANK_BY_SCORES`, ``"predicted_gain"`` with ``curvature="none"`` or a
             ``P_<family>`` of a family not scanned (one line naming ``rank_by``, the allowed values and the value).
     """
-    from depthcert.api._verdict import RANKED_BY
+    from numerics.user_network._verdict import RANKED_BY
 
     if rank_by is None:
         return "G_sq" if curvature == "none" else RANKED_BY

@@ -1,6 +1,6 @@
 """``dc.certify_insertion``: would one block at ``site`` provably lower the test loss? (Paper A, THEORY §3-§6, §10).
 
-Samples by role, independent and checked disjoint (:mod:`depthcert.api._roles`):
+Samples by role, independent and checked disjoint (:mod:`numerics.user_network._roles`):
 
 * ``signal`` -- everything fixed before ``S``: its first two thirds are scanned at ``site``
   (``G``, ``beta``, the features), giving the population jumpboard ``f~_pop`` (``V_pop``,
@@ -15,7 +15,7 @@ Samples by role, independent and checked disjoint (:mod:`depthcert.api._roles`):
 **Choice** (levels): ``delta = delta' = delta_R_failure = level / 4``. Constants: ``L_loss =
 sqrt(2)`` for cross-entropy (sure, THEORY §1); ``B`` and ``L_top`` cannot be derived for an
 arbitrary network and are the user's to give (routes without them are listed, not
-evaluable). The localised routes of THEORY §6b (:mod:`depthcert.api._localised`) need
+evaluable). The localised routes of THEORY §6b (:mod:`numerics.user_network._localised`) need
 ``kappa`` (or ``A_norm`` with a named loss) for (b), squared loss and ``A_norm`` for (c).
 
 **Choice** (``rho_phi``): given, a sure bound; else the plug-in largest whole-state ``||phi||``
@@ -40,17 +40,17 @@ from bounds.families import RESIDUAL_FAMILIES
 from bounds.route_roles import annotate_row
 from bounds.routes import Setup
 from bounds.variant_routes import VariantInputs
-from depthcert.api._certify_notes import cert_notes, class_check, nothing_to_certify, phi_seen
-from depthcert.api._constants import after_block, from_constants
-from depthcert.api._data import as_stream
-from depthcert.api._gap import certificate_gap
-from depthcert.api._given_scan import check_given_scan
-from depthcert.api._insert import family_block
-from depthcert.api._loss import as_loss
-from depthcert.api._roles import check_disjoint
-from depthcert.api._routes import DEFAULT_ROUTE, TableInputs, default_text, evaluate_table, route_names, select_rows
-from depthcert.api._saturation import check_model, saturation
-from depthcert.api._scan import accumulate, eval_mode
+from numerics.user_network._certify_notes import cert_notes, class_check, nothing_to_certify, phi_seen
+from numerics.user_network._constants import after_block, from_constants
+from numerics.user_network._data import as_stream
+from numerics.user_network._gap import certificate_gap
+from numerics.user_network._given_scan import check_given_scan
+from numerics.user_network._insert import family_block
+from numerics.user_network._loss import as_loss
+from numerics.user_network._roles import check_disjoint
+from numerics.user_network._routes import DEFAULT_ROUTE, TableInputs, default_text, evaluate_table, route_names, select_rows
+from numerics.user_network._saturation import check_model, saturation
+from numerics.user_network._scan import accumulate, eval_mode
 from numerics.distributed import refuse as refuse_distributed
 from numerics.residual_families import block_family
 from numerics.sites import add_at_site

@@ -28,7 +28,11 @@ from numerics.user_network import (DEFAULT_EPS, DEFAULT_ROUTE, LAYOUTS, ROUTES, 
                                    new_parameters, plot_calibration, predicted_vs_observed, register_route, saturation,
                                    trial_insertion)
 
-__all__ = list(_impl.__all__)
+__all__ = ["Certificate", "Constants", "DEFAULT_EPS", "DEFAULT_ROUTE", "GrowthResult", "LAYOUTS", "ROUTES",
+           "RefusedInsertion", "RouteSpec", "SaturationReport", "Suggestion", "TrialResult", "calibration", "certify_insertion",
+           "constants", "first_order_check", "grow", "insert_block", "load_grown", "new_parameters", "plot_calibration",
+           "predicted_vs_observed", "register_route", "saturation", "trial_insertion"]
+assert sorted(__all__) == sorted(_impl.__all__)   # one list of public names, re-exported whole
 
 #: The torch work lives in :mod:`numerics.user_network` (the layer for a user's network); its private modules stay
 #: importable here under their old names (``depthcert.api._saturation`` is ``numerics.user_network._saturation``,

@@ -4,7 +4,7 @@ A certificate needs samples independent of each other and of the reference's own
 with a role; the toolkit asks for them by role and says in every result which sample fixed what.
 The names here are the role streams of :mod:`numerics.seeding` (``Streams.seed_for(role)``), the
 role accessors of :class:`numerics.workloads.Workload` (:data:`WORKLOAD_ROLES`), the run study's
-samples and the public API's role samples (:mod:`depthcert.api._roles`).
+samples and the public API's role samples (:mod:`numerics.user_network._roles`).
 
 The remaining streams of :data:`numerics.seeding.ROLES` (``teacher``, ``reference_init``,
 ``reference_training``, ``insertion``, ``block_training``, ``check_population``, ``torch_global``)

@@ -2,7 +2,7 @@
 generated from one spec, :data:`bounds.localised.LOCALISED_SPECS` (``(chain, uniform, tail)`` per name).
 
 Their certificate-table rows read the network's measured quantities (``kappa``, ``A_norm``, ...), so the API
-attaches their ``evaluate`` (:mod:`depthcert.api._routes`, :func:`~bounds.routes.attach_route`); the validity
+attaches their ``evaluate`` (:mod:`numerics.user_network._routes`, :func:`~bounds.routes.attach_route`); the validity
 study reads their values as themselves and checks ``E_U`` exactly where the record holds its supremum.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The data-parallel streamed scan: each rank reads its own shard, the statistics are combined by collectives.
 
-Same forward and backward per batch as ``depthcert.api._scan.accumulate`` (one forward with a zero tensor
+Same forward and backward per batch as ``numerics.user_network._scan.accumulate`` (one forward with a zero tensor
 at every site, one backward to the sites); each site's sums go to a :class:`ShardSums`, indexed by the
 global position of every sample in the union of the shards, and :func:`~numerics.distributed._shards.combine`
 returns every site's one-process :class:`~numerics.estimators.SiteAccumulator` on every rank.

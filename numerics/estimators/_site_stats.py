@@ -346,7 +346,7 @@ def n_needed_improvable(log_wealth: float, n_bet: int, level: float, n_chunks: i
     *observed* mean rate ``log W / n_bet`` per betting sample; a probe of ``n`` bets on
     ``n (1 - 1/n_chunks)`` samples (its first chunk fixes the first bet), so the wealth reaches
     ``ln(1/level)`` at ``n = ceil(ln(1/level) n_bet / (log W (1 - 1/n_chunks)))``. Unlike
-    ``depthcert.api._verdict.n_to_reject`` (None once the test has rejected) it is also given for
+    ``numerics.user_network._verdict.n_to_reject`` (None once the test has rejected) it is also given for
     a site that already rejects (then ``<=`` the probe size, up to the rounding of the chunks).
     None when the observed rate is not positive (no rejection in sight). A planning number, not a
     guarantee.

@@ -20,7 +20,7 @@ Supported (one list of pre-norm layers): ``llama``, ``mistral``, ``qwen2`` (``mo
 ``gpt2`` (``transformer.h``), ``gpt_neox`` (``gpt_neox.layers``), as ``...ForCausalLM`` or their
 base model. **Not** post-norm encoders (BERT): their layer ends in ``LayerNorm(u + f(u))``, so a
 layer with zero projections computes ``LayerNorm(u)``, not ``u`` -- not the identity; those keep
-the forward-hook route of ``depthcert.api._attach.attach_unit``. GPT-2 with
+the forward-hook route of ``numerics.user_network._attach.attach_unit``. GPT-2 with
 ``scale_attn_by_inverse_layer_idx`` is refused: its attention scale depends on the layer's index,
 so renumbering would change every later layer's function.
 """

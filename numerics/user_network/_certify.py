@@ -89,7 +89,7 @@ class Certificate:
         The smallest ``|S|`` at which the chosen route would certify, every other statistic held at
         its measured value (None: no size would, with the terms that do not shrink named in ``gap``).
     n_needed_improvable : int or None
-        The probe size at which the signal sample's scan would call the site improvable.
+        The probe size at which the scan (of the signal sample, or the given one) would call the site improvable.
     M_needed_ratio : float or None
         ``M_needed / n_needed_improvable``: how many more samples the certificate needs than the scan.
     gap : dict
@@ -332,8 +332,10 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
         ``beta``, ``V_pop``, the cap and the plug-in ``rho_phi``; the last 1/3 estimates ``Delta_R``. A report
         of :func:`depthcert.saturation`: its samples (probe and curvature sample) fix those instead and the
         whole ``signal`` estimates ``Delta_R``. Refused (named) unless it scanned this model as it is now (a
-        checksum of every parameter), ``site`` and the family's tangent family, and its samples share no row
-        with ``signal``, ``S`` or ``T``; the certificate's notes say which sample fixed what.
+        checksum of every parameter and buffer; the architecture is not checked), ``site`` and the family's
+        tangent family with the same named loss, and its samples share no row with ``signal``, ``S`` or ``T``;
+        the scan's own ``seed``, ``layout`` and ``width`` are then used (``seed`` and ``layout`` here are not);
+        the certificate's notes say which sample fixed what.
 
     Returns
     -------
@@ -370,7 +372,7 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
     roles = {k: as_stream(v, k, model, batch_size) for k, v in (("signal", signal), ("S", S), ("T", T))}
     check_disjoint(roles)
     if scan is not None:
-        check_given_scan(scan, model, site, fam.tangent, roles)
+        check_given_scan(scan, model, site, fam.tangent, roles, loss)
     loss_fn = as_loss(loss, output)
     scan, block, beta, q = _signal(model, site, roles["signal"], loss, fam.tangent, layout, seed, B, level, output, scan)
     if block is None:

@@ -50,6 +50,9 @@ def certificate_gap(rows: list, scan, site: str, setup_fn, q: dict, c: dict, los
     from bounds.sample_size import size_ratio
 
     n_imp, scan_rec = scan_n_needed(scan, site)
+    if q.get("scan_given"):   # dc.certify_insertion(scan=...): the scan read its own probe, at its own sites' level
+        scan_rec["sample"] = (f"the given scan's probe (dc.saturation over {len(scan.sites)} sites: level / "
+                              f"{len(scan.sites)} per site)")
     sizes = _sizes(setup_fn, q, c, loss, level)
     out, per_route = [], {}
     for r in rows:

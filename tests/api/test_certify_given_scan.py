@@ -2,8 +2,9 @@
 
 The independent check: the default path scans the first 2/3 of ``signal`` and estimates ``Delta_R`` on the rest;
 giving it a scan of exactly those first 2/3 (the same call the default makes) and the rest as ``signal`` must give
-the same certificate, row by row. Each refusal (not a report, another model or a changed one, an unscanned site
-or family, a scan sharing rows with a role) is planted.
+the same certificate, row by row. Each refusal (not a report, another model or a changed one -- parameters or
+batch-norm statistics --, an unscanned site or family, another loss, a hand-built report, a one-sample signal, a
+scan sharing rows with a role) is planted.
 """
 from __future__ import annotations
 
@@ -73,3 +74,24 @@ def _changed(net):
     with torch.no_grad():
         net[0].bias[0] += 1e-3
     return net
+
+
+def test_a_given_scan_is_refused_for_changed_buffers_another_loss_a_hand_built_report_or_a_one_sample_signal():
+    import dataclasses
+
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 8), nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8)), nn.Linear(8, 2)).double().eval()
+    (xs, ys), S, T = _draw(600, 1), _draw(400, 2), _draw(400, 3)
+    scan = dc.saturation(net, (xs[:400], ys[:400]), sites=["1"], seed=0)
+    sig = (xs[400:], ys[400:])
+    with pytest.raises(ValueError, match="made with loss 'cross_entropy', must be made with the certificate's loss 'squared'"):
+        dc.certify_insertion(net, "1", signal=sig, S=S, T=T, scan=scan, loss="squared", **KW)
+    with pytest.raises(ValueError, match="signal has 1 samples, must have >= 2"):
+        dc.certify_insertion(net, "1", signal=(xs[400:401], ys[400:401]), S=S, T=T, scan=scan, **KW)
+    with pytest.raises(ValueError, match="keeps no record of its samples"):
+        dc.certify_insertion(net, "1", signal=sig, S=S, T=T, scan=dataclasses.replace(scan, _data=None), **KW)
+    with torch.no_grad():
+        net.train()(xs[400:432])   # one train-mode forward: the running statistics move, the parameters do not
+    net.eval()
+    with pytest.raises(ValueError, match="parameters or buffers changed"):
+        dc.certify_insertion(net, "1", signal=sig, S=S, T=T, scan=scan, **KW)

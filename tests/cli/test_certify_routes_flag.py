@@ -1,5 +1,5 @@
-"""``depthcert certify --routes default`` prints the paper's two routes and the route fixed before the data only;
-(the default); ``--routes all`` every route; the files hold every route either way; a bad value exits 2."""
+"""``depthcert certify`` (``--routes default``, the default) prints the paper's two routes and the route fixed
+before the data only; ``--routes all`` every route; the files hold every route either way; a bad value exits 2."""
 from __future__ import annotations
 
 import json

@@ -29,7 +29,7 @@ def setup_of_quantities(q: Mapping, L_test_old: float, R_old: float):
     figures over stored run records (:mod:`numerics.studies.figures`). The other places that build a
     ``Setup`` read other sources, with other names: a user's ``depthcert bounds`` file
     (:func:`depthcert.config.setup_from_dict`, validated, the inverse of :func:`bounds.setup_io.setup_to_dict`),
-    the API's measurements on a user's network (``depthcert.api._certify``: the level split in four, the
+    the API's measurements on a user's network (``numerics.user_network._certify``: the level split in four, the
     family's certificate block) and the run's plan before any data (:func:`numerics.studies.run.setup_report`:
     no measured term, for the costs only).
     """

@@ -127,7 +127,7 @@ class Certificate:
     def table(self, routes=None):
         """``pandas.DataFrame``, one row per route (``missing`` lists the constants it lacks).
 
-        ``routes``: None or ``"all"``: every row; ``"default"``: the paper's two and :attr:`route`; or a list of rows.
+        ``routes``: None or ``"all"``: every row; ``"default"``: the paper's two and ``route`` (the chosen row); or a list of rows.
         """
         import pandas as pd
 

@@ -136,11 +136,66 @@ def net_llama(n: dict) -> dict:
                          "'held' files, train from the 'train' files, heldout from the 'test' files"}
 
 
-NETWORKS = {"mnist1d": net_mnist1d, "digits": net_digits, "llama": net_llama}
+#: MiniLM's corpus roles per predicted-vs-observed role (:mod:`numerics.studies.pretrained._corpus`).
+MINILM_ROLES = {"scan": "probe", "train": "S", "heldout": "T"}
+
+
+def minilm_f_old():
+    """``(net, tok, cfg)``: MiniLM-L6's encoder with BERT's MLM head trained once on the reference documents
+    (the pretrained study's ``f_old``: :data:`depthcert._study_pretrained.DEFAULTS`), every parameter then left
+    trainable (as a loaded model is: the arms that tune an existing layer train its parameters)."""
+    from depthcert._study_pretrained import DEFAULTS, _f_old
+    from numerics.interop.pretrained import minilm
+
+    cfg = {k: DEFAULTS[k] for k in ("seq_len", "n_mask", "head_steps", "head_lr", "head_batch")}
+    net, tok, _ = _f_old(cfg, lambda m: None, minilm())
+    for p in net.parameters():
+        p.requires_grad_(True)
+    return net.eval(), tok, cfg
+
+
+def minilm_corpus(tok, cfg: dict, seed: int, cache: dict):
+    """The seed's :class:`MaskedCorpus` (split and masks drawn from ``seed``; the last one kept in ``cache``)."""
+    from numerics.studies.pretrained._corpus import MaskedCorpus
+
+    if cache.get("seed") != int(seed):
+        cache.update(seed=int(seed), corpus=MaskedCorpus.build(tok, cfg["seq_len"], cfg["n_mask"], mask_seed=int(seed),
+                                                               split_seed=int(seed)))
+    return cache["corpus"]
+
+
+def net_minilm(n: dict) -> dict:
+    from numerics.studies.pretrained._mlm import mlm_loss
+
+    net, tok, cfg = minilm_f_old()
+    cache: dict = {}
+
+    def data(seed, role):
+        c = minilm_corpus(tok, cfg, seed, cache)
+        r = MINILM_ROLES[role]
+        return c.sample(r, min(n[role], c.x[r].shape[0]), seed=1000 * int(seed) + ROLE_INDEX[role])
+
+    return {"model": net, "data": data, "sites": "encoder.layer.*", "output": None, "loss": mlm_loss,
+            "f_old": f"MiniLM-L6 (numerics.interop.pretrained.minilm(), encoder frozen for the head) with BERT's MLM head "
+                     f"trained {cfg['head_steps']} Adam steps (lr {cfg['head_lr']}, batch {cfg['head_batch']}) on the "
+                     f"reference documents' sequences (seq_len {cfg['seq_len']}, {cfg['n_mask']} masks, mask seed 0): "
+                     "depthcert._study_pretrained._f_old",
+            "data_form": "factory over documents: per seed, MaskedCorpus.build(split_seed=seed, mask_seed=seed) deals the "
+                         "documents outside the reference sample anew to probe / S / T (disjoint by document) and draws "
+                         "new masks; scan = up to n_scan probe sequences, train = up to n_train S sequences, heldout = up "
+                         "to n_heldout T sequences (a role with fewer sequences gives all of them: n_* per row). What "
+                         "recurs across seeds: the same ~135 documents (a finite pool), dealt to other roles, so the "
+                         "spread over seeds understates a fresh population's; the reference documents (f_old's head) are "
+                         "in no role under any seed"}
+
+
+NETWORKS = {"mnist1d": net_mnist1d, "digits": net_digits, "llama": net_llama, "minilm": net_minilm}
 #: **Choice**: per network the role sizes, Adam's lr for the arms, the minibatch and the scan's curvature sample.
 SIZES = {"mnist1d": {"n": {"scan": 512, "train": 1024, "heldout": 2000}, "lr": 1e-3, "batch_size": 64, "curvature_n": 256},
          "digits": {"n": {"scan": 400, "train": 400, "heldout": 400}, "lr": 1e-3, "batch_size": 64, "curvature_n": 256},
-         "llama": {"n": {"scan": 256, "train": 1024, "heldout": 512}, "lr": 1e-3, "batch_size": 16, "curvature_n": 64}}
+         "llama": {"n": {"scan": 256, "train": 1024, "heldout": 512}, "lr": 1e-3, "batch_size": 16, "curvature_n": 64},
+         # MiniLM: small roles (each forward of 16 sequences costs ~0.5 s on one thread); lr as the pretrained study's arms
+         "minilm": {"n": {"scan": 128, "train": 256, "heldout": 128}, "lr": 3e-4, "batch_size": 16, "curvature_n": 64}}
 
 
 def _config(network: str, seeds: list[int], horizons: list[int]) -> dict:
@@ -216,7 +271,8 @@ def run(network: str, out: Path, seeds: list[int], horizons: list[int], command:
         ts = time.perf_counter()
         df = dc.predicted_vs_observed(net["model"], net["data"], sites=net["sites"], horizons=horizons, seeds=(s,),
                                       family=cfg["family"], lr=cfg["lr"], batch_size=cfg["batch_size"],
-                                      curvature_n=cfg["curvature_n"], output=net["output"])
+                                      curvature_n=cfg["curvature_n"], output=net["output"],
+                                      loss=net.get("loss", "cross_entropy"))
         rows = df[df["kind"] == "seed"].copy()
         rows["f_old_hash"] = h
         rows["seconds"] = time.perf_counter() - ts

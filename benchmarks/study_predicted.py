@@ -140,14 +140,20 @@ def net_llama(n: dict) -> dict:
 MINILM_ROLES = {"scan": "probe", "train": "S", "heldout": "T"}
 
 
-def minilm_f_old():
+#: **Choice** (time: a forward of 16 sequences of 64 tokens costs ~0.5 s on one thread, and the runs share two
+#: cores): MiniLM's sequences are 32 tokens with 4 masked (the pretrained study: 64 and 9, the same ~14% masked).
+MINILM_TEXT = {"seq_len": 32, "n_mask": 4}
+
+
+def minilm_f_old(text: dict | None = None):
     """``(net, tok, cfg)``: MiniLM-L6's encoder with BERT's MLM head trained once on the reference documents
-    (the pretrained study's ``f_old``: :data:`depthcert._study_pretrained.DEFAULTS`), every parameter then left
+    (the pretrained study's ``f_old`` recipe, :func:`depthcert._study_pretrained._f_old`, with the head settings of
+    its ``DEFAULTS`` and the sequences of ``text``, default :data:`MINILM_TEXT`), every parameter then left
     trainable (as a loaded model is: the arms that tune an existing layer train its parameters)."""
     from depthcert._study_pretrained import DEFAULTS, _f_old
     from numerics.interop.pretrained import minilm
 
-    cfg = {k: DEFAULTS[k] for k in ("seq_len", "n_mask", "head_steps", "head_lr", "head_batch")}
+    cfg = {**{k: DEFAULTS[k] for k in ("head_steps", "head_lr", "head_batch")}, **(text or MINILM_TEXT)}
     net, tok, _ = _f_old(cfg, lambda m: None, minilm())
     for p in net.parameters():
         p.requires_grad_(True)
@@ -194,8 +200,9 @@ NETWORKS = {"mnist1d": net_mnist1d, "digits": net_digits, "llama": net_llama, "m
 SIZES = {"mnist1d": {"n": {"scan": 512, "train": 1024, "heldout": 2000}, "lr": 1e-3, "batch_size": 64, "curvature_n": 256},
          "digits": {"n": {"scan": 400, "train": 400, "heldout": 400}, "lr": 1e-3, "batch_size": 64, "curvature_n": 256},
          "llama": {"n": {"scan": 256, "train": 1024, "heldout": 512}, "lr": 1e-3, "batch_size": 16, "curvature_n": 64},
-         # MiniLM: small roles (each forward of 16 sequences costs ~0.5 s on one thread); lr as the pretrained study's arms
-         "minilm": {"n": {"scan": 128, "train": 256, "heldout": 128}, "lr": 3e-4, "batch_size": 16, "curvature_n": 64}}
+         # MiniLM: small roles (time, see MINILM_TEXT); lr as the pretrained study's arms
+         "minilm": {"n": {"scan": 64, "train": 128, "heldout": 96}, "lr": 3e-4, "batch_size": 16, "curvature_n": 32,
+                    "text": MINILM_TEXT}}
 
 
 def _config(network: str, seeds: list[int], horizons: list[int]) -> dict:

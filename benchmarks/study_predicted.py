@@ -18,6 +18,11 @@ same network in every seed of the study):
   source (:class:`numerics.corpus.CharCorpus`, train files). Factory form: each seed and role draws
   windows at fresh random offsets -- ``scan`` from the held-out files, ``train`` from the train files,
   ``heldout`` from the test files (no file in two of those splits).
+* ``minilm`` -- MiniLM-L6 (``numerics.interop.pretrained.minilm()``) with BERT's MLM head trained once on
+  the reference documents (the pretrained study's ``f_old`` recipe at 32-token sequences, :data:`MINILM_TEXT`);
+  sites ``encoder.layer.*``. Factory form over documents: each seed deals the documents outside the
+  reference sample anew to probe / S / T (``scan`` / ``train`` / ``heldout``, disjoint by document) and
+  draws new masks; across seeds the same finite pool of documents recurs (stated in the stored JSON).
 
 Per seed (its rows stored in ``seeds/seed_<k>.csv`` at once, atomically: a rerun skips stored seeds),
 then the whole table (``table.csv``: the seed rows and the per site x horizon means), the calibration
@@ -390,7 +395,7 @@ def first_order(network: str, out: Path, seeds: list[int], command: str) -> dict
     if stored["f_old_hash"] != h:
         raise SystemExit(f"{out}: the stored study has another f_old (hash {stored['f_old_hash']} != {h}).")
     df = dc.first_order_check(net["model"], net["data"], sites=net["sites"], taus=FIRST_ORDER_TAUS, seeds=seeds,
-                              scan_kwargs={"curvature_n": cfg["curvature_n"], "output": net["output"]})
+                              loss=net.get("loss", "cross_entropy"), scan_kwargs={"curvature_n": cfg["curvature_n"], "output": net["output"]})
     checks = df[df["kind"] == "check"]
     keep = ["site", "tau", "ratio", "ratio_lo", "ratio_hi", "flagged", "n_seeds", "n_dropped"]
     res = {"command": command, "network": network, "f_old_hash": h, "taus": list(FIRST_ORDER_TAUS), "seeds": seeds,
@@ -422,7 +427,8 @@ POOLED_COMMAND = "OMP_NUM_THREADS=1 python benchmarks/study_predicted.py --pool 
 def pool(root: Path, networks=tuple(NETWORKS)) -> dict:
     """``dc.calibration`` over the sites of every stored study in ``root/<network>/`` pooled (a ``network``
     column: permutations within each network, the statistic the mean of the networks' rhos); stored in
-    ``root/pooled.json``. Only the horizons and scores every network has are pooled."""
+    ``root/pooled.json``. Only the scores every network has are pooled; each horizon pools the networks that
+    measured it (at least two; each row's ``networks``), one ``dc.calibration`` call per set of networks."""
     import pandas as pd
 
     import depthcert as dc
@@ -431,25 +437,34 @@ def pool(root: Path, networks=tuple(NETWORKS)) -> dict:
     stored = [n for n in networks if (root / n / "calibration.json").exists()]
     if len(stored) < 2:
         raise SystemExit(f"--pool {root}: {len(stored)} stored studies ({stored}), must be >= 2.")
-    frames, scores, horizons = [], None, None
+    frames, scores, hsets = [], None, {}
     for n in stored:
         t = pd.read_csv(root / n / "table.csv")
         t = t[t["kind"] == "seed"].assign(network=n)
         s = [c for c in json.loads((root / n / "calibration.json").read_text())["scores"] if c in t.columns]
         scores = s if scores is None else [c for c in scores if c in s]
-        hs = set(t["horizon"].unique().tolist())
-        horizons = hs if horizons is None else horizons & hs
+        hsets[n] = {int(h) for h in t["horizon"].unique().tolist()}
         frames.append(t)
         write_readme(root / n)
     rows = pd.concat(frames, ignore_index=True)
-    rows = rows[rows["horizon"].isin(horizons)]
-    calib = dc.calibration(rows, scores=scores)
-    out = {"command": POOLED_COMMAND, "networks": stored, "scores": scores, "horizons": sorted(int(h) for h in horizons),
+    groups: dict = {}
+    for h in sorted(set().union(*hsets.values())):
+        nets = tuple(n for n in stored if h in hsets[n])
+        if len(nets) >= 2:
+            groups.setdefault(nets, []).append(h)
+    calib = []
+    for nets, hs in groups.items():
+        c = dc.calibration(rows[rows["horizon"].isin(hs) & rows["network"].isin(nets)], scores=scores)
+        calib += [dict({k: _json_safe(v) for k, v in r.items()}, networks=list(nets)) for r in c.to_dict("records")]
+    calib.sort(key=lambda c: c["horizon"])          # stable: the scores' order within a horizon is kept
+    horizons = sorted(h for hs in groups.values() for h in hs)
+    out = {"command": POOLED_COMMAND, "networks": stored, "scores": scores, "horizons": horizons,
+           "networks_per_horizon": {str(h): list(nets) for nets, hs in groups.items() for h in hs},
            "how": "dc.calibration over (network, site) units: per network the site means over its seeds; the statistic is "
                   "the mean of the networks' Spearman rhos, its p-value from permutations of the sites within each network "
                   "(exact when the product of the networks' site-count factorials is at most 40320, else 9999 random ones, "
-                  "seed 0)",
-           "calibration": [{k: _json_safe(v) for k, v in r.items()} for r in calib.to_dict("records")]}
+                  "seed 0); each horizon pools the networks that measured it (one call per set of networks)",
+           "calibration": calib}
     atomic_write_json(root / "pooled.json", out)
     return out
 
@@ -474,6 +489,12 @@ def cross_table(root: Path) -> str:
         k = (c["horizon"], c["score"])
         lines.append(f"| {c['horizon']} | {c['score']} | " + " | ".join(cell(cal[n].get(k)) for n in nets)
                      + f" | {cell(c)} | {verdict(c)} |")
+    pooled_h = {c["horizon"] for c in pooled["calibration"]}
+    for n in nets:          # a horizon only one network measured: its own row, not pooled
+        for c in cal[n].values():
+            if c["horizon"] not in pooled_h:
+                lines.append(f"| {c['horizon']} | {c['score']} | " + " | ".join(cell(c) if m == n else "n/a" for m in nets)
+                             + f" | n/a ({n} only) | {verdict(c)} ({n} only, not pooled) |")
 
     def iv(c, key):
         if c is None or c.get(key) is None:

@@ -94,7 +94,9 @@ def test_pooled_rho_is_the_mean_of_the_networks_and_its_p_is_close_to_an_indepen
         if c["score"] != "predicted_gain" and c["score"] != "P_readout":
             continue
         xs, ys = [], []
-        for n, rows in frames.items():
+        nets = c.get("networks", pooled["networks"])     # each horizon pools the networks that measured it
+        assert nets == [n for n in pooled["networks"] if c["horizon"] in set(frames[n]["horizon"])] and len(nets) >= 2
+        for n, rows in ((n, frames[n]) for n in nets):
             g = rows[rows["horizon"] == c["horizon"]].groupby("site")[[c["score"], "realised_gain"]].mean()
             xs.append(stats.rankdata(g[c["score"]].to_numpy(float)))
             ys.append(g["realised_gain"].to_numpy(float))

@@ -257,6 +257,23 @@ def _json_safe(v):
     return v
 
 
+def _network_or_stored(network: str, out: Path, cfg: dict, seeds: list[int]) -> tuple:
+    """``(net, manifest, f_old hash)``; when every seed is stored under the same configuration, ``f_old`` is not
+    rebuilt (``net`` None): the stored manifest, and the hash the seeds agree on."""
+    import pandas as pd
+
+    paths = [out / "seeds" / f"seed_{s}.csv" for s in seeds]
+    mpath = out / "manifest.json"
+    ident = json.loads(json.dumps({k: cfg[k] for k in cfg if k != "seeds"}))
+    if all(p.exists() for p in paths) and mpath.exists() and json.loads(mpath.read_text()).get("identity") == ident:
+        hashes = {str(pd.read_csv(p)["f_old_hash"].iloc[0]) for p in paths}
+        if len(hashes) != 1:
+            raise SystemExit(f"--out {out}: the stored seeds were computed with different f_old ({sorted(hashes)}).")
+        return None, json.loads(mpath.read_text()), hashes.pop()
+    net = NETWORKS[network](cfg["n"])
+    return net, _manifest(out, cfg, net), _model_hash(net["model"])
+
+
 def run(network: str, out: Path, seeds: list[int], horizons: list[int], command: str) -> dict:
     import pandas as pd
 
@@ -268,9 +285,7 @@ def run(network: str, out: Path, seeds: list[int], horizons: list[int], command:
     cfg = _config(network, seeds, horizons)
     out.mkdir(parents=True, exist_ok=True)
     (out / "seeds").mkdir(exist_ok=True)
-    net = NETWORKS[network](cfg["n"])
-    man = _manifest(out, cfg, net)
-    h = _model_hash(net["model"])
+    net, man, h = _network_or_stored(network, out, cfg, seeds)
     seconds = {}
     for s in seeds:
         path = out / "seeds" / f"seed_{s}.csv"
@@ -346,7 +361,9 @@ def readme(r: dict) -> str:
              f"* data: {r['data_form']}; role sizes {cfg['n']}.",
              f"* sites {r['sites']}; block family `{cfg['family']}` (the jumpboard `dc.insert_block` inserts), "
              f"Adam lr {cfg['lr']}, minibatch {cfg['batch_size']}, horizons {cfg['horizons']}, seeds {cfg['seeds']}.",
-             "* roles: " + "; ".join(f"**{k}** -- {v}" for k, v in r["roles"].items()) + ".", "",
+             "* roles: " + "; ".join(f"**{k}** -- {v}" for k, v in r["roles"].items()) + ".",
+             "* seconds per seed (wall, one thread; the machine may have been shared): "
+             + ", ".join(f"seed {k}: {v:.0f}" for k, v in r.get("seconds_per_seed", {}).items()) + ".", "",
              "Spearman's rho over the sites between each score and the realised held-out gain (site means over seeds), "
              "with the exact one-sided permutation p-value (every ordering of the sites). p above 0.05: no evidence that "
              "the score predicts. The per-seed rho (each seed's own scores and gains; its mean with a t interval over "

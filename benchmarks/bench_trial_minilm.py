@@ -150,10 +150,11 @@ def _samples(tok, cfg: dict, seed: int) -> dict:
 
 def lines(res: dict) -> list[str]:
     """The printed text (rendered from the results)."""
-    out = [f"{'seed':>4} {'chosen':24} {'realised':>9} {'best arm':24} {'best':>9} {'pass':>5} {'cost':>5} {'s':>6}"]
+    out = [f"{'seed':>4} {'chosen':24} {'realised':>9} {'best arm':24} {'best':>9} {'ratio':>6} {'pass':>5} {'cost':>5} {'s':>6}"]
     for r in res["rows"]:
+        ratio = "n/a" if r["ratio_to_best"] is None else f"{r['ratio_to_best']:.3f}"
         out.append(f"{r['seed']:>4} {r['chosen']:24} {r['chosen_realised_gain']:+9.4f} {r['best_arm']:24} "
-                   f"{r['best_realised_gain']:+9.4f} {str(r['passes']):>5} {r['cost_ratio']:5.2f} {r['seconds']:6.0f}")
+                   f"{r['best_realised_gain']:+9.4f} {ratio:>6} {str(r['passes']):>5} {r['cost_ratio']:5.2f} {r['seconds']:6.0f}")
     s = res["summary"]
     out += [f"pass rate {s['n_pass']}/{s['n_seeds']} = {s['rate']:.2f} (95% Clopper-Pearson [{s['rate_cp95'][0]:.3f}, "
             f"{s['rate_cp95'][1]:.3f}]); cost ratio trial total steps / H = {s['cost_ratio_max']:.2f} (max over seeds, "
@@ -168,7 +169,7 @@ def readme(res: dict) -> str:
     c = res["config"]
     return "\n".join([
         "# trial_insertion on MiniLM-L6: chosen arm vs every arm trained to the horizon", "",
-        f"Command: `{res['command']}` (OMP_NUM_THREADS=1)", "",
+        f"Command: `{res['command']}`", "",
         (__doc__ or "").split("\n\n", 1)[1].split("\n\nStored in")[0], "",
         f"Configuration: eta {c['eta']}, H {c['H']}, lr {c['lr']}, batch {c['batch_size']}, sizes {c['N']}, "
         f"curvature_n {c['curvature_n']}, sites `{c['sites']}`; f_old: {res['f_old']}.", "",

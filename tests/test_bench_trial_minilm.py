@@ -52,3 +52,24 @@ def test_summary_verdict_and_clopper_pearson():
     assert summary(_rows([True] * 7 + [False] * 3))["verdict"] == "FAIL"
     assert summary(_rows([True] * 10, cost=ACCEPT_COST + 0.01))["verdict"] == "FAIL"
     assert summary(_rows([True] * 10, cost=4.33))["verdict"] == "FAIL"
+
+
+def test_the_results_page_words_follow_the_stored_run():
+    """The sentences of docs/RESULTS.md on the stored MiniLM run (docs/trial-minilm/results.json), each checked."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    res = json.loads((root / "docs/trial-minilm/results.json").read_text())
+    rows, s = res["rows"], res["summary"]
+    page = " ".join((root / "docs/RESULTS.md").read_text().split())
+    assert s["n_seeds"] >= 10 and res["config"]["eta"] == 5 and s["cost_ratio_max"] <= 3.0
+    assert s["verdict"] == ("PASS" if s["n_pass"] / s["n_seeds"] >= 0.8 else "FAIL")
+    assert [r["passes"] for r in rows] == [seed_passes(r["chosen_realised_gain"], r["best_realised_gain"]) for r in rows]
+    tune_best = [r for r in rows if r["best_arm"].startswith("tune@")]
+    assert len(tune_best) == 2 and "in two seeds the best arm was the existing layer tuned" in page
+    tune = [next(a for a in r["arms"] if a["arm"].startswith("tune@")) for r in rows]
+    assert all(a["eliminated_at"] == r["rungs"][0] and a["select_gains"][0] < 0 for a, r in zip(tune, rows))
+    others = [r for r in rows if not r["passes"] and r not in tune_best]
+    assert all(r["chosen_kind"] == "block" and r["chosen"] != r["best_arm"] for r in others)
+    assert all(r["trial_matches_truth"] for r in rows)

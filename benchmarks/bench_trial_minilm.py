@@ -28,7 +28,7 @@ minibatch 16 (the lr of the pretrained study's arms), the sample sizes ``N``, th
 
 Stored in ``--out``: ``seeds/seed_<k>.json`` (each seed at once, atomically: a rerun skips stored seeds),
 ``results.json`` (config, per-seed rows, the rate with its interval, the cost ratio, PASS/FAIL), ``output.txt``
-(the printed text) and ``README.md`` (rendered from ``results.json``).
+(the printed text) and ``README.md`` (rendered from ``results.json``). Exit status 0 on PASS, 1 on FAIL.
 """
 from __future__ import annotations
 
@@ -164,13 +164,20 @@ def lines(res: dict) -> list[str]:
     return out
 
 
+def _markdown(text: str) -> str:
+    """The module docstring's reST as markdown: double backticks single, roles dropped."""
+    import re
+
+    return re.sub(r":(?:func|mod|class|data):`", "`", text.replace("``", "`"))
+
+
 def readme(res: dict) -> str:
     """``README.md`` of the output folder, rendered from ``results.json``."""
     c = res["config"]
     return "\n".join([
         "# trial_insertion on MiniLM-L6: chosen arm vs every arm trained to the horizon", "",
         f"Command: `{res['command']}`", "",
-        (__doc__ or "").split("\n\n", 1)[1].split("\n\nStored in")[0], "",
+        _markdown((__doc__ or "").split("\n\n", 1)[1].split("\n\nStored in")[0]), "",
         f"Configuration: eta {c['eta']}, H {c['H']}, lr {c['lr']}, batch {c['batch_size']}, sizes {c['N']}, "
         f"curvature_n {c['curvature_n']}, sites `{c['sites']}`; f_old: {res['f_old']}.", "",
         "```", *lines(res), "```", "",

@@ -18,6 +18,11 @@ same network in every seed of the study):
   source (:class:`numerics.corpus.CharCorpus`, train files). Factory form: each seed and role draws
   windows at fresh random offsets -- ``scan`` from the held-out files, ``train`` from the train files,
   ``heldout`` from the test files (no file in two of those splits).
+* ``minilm`` -- MiniLM-L6 (``numerics.interop.pretrained.minilm()``) with BERT's MLM head trained once on
+  the reference documents (the pretrained study's ``f_old`` recipe at 32-token sequences, :data:`MINILM_TEXT`);
+  sites ``encoder.layer.*``. Factory form over documents: each seed deals the documents outside the
+  reference sample anew to probe / S / T (``scan`` / ``train`` / ``heldout``, disjoint by document) and
+  draws new masks; across seeds the same finite pool of documents recurs (stated in the stored JSON).
 
 Per seed (its rows stored in ``seeds/seed_<k>.csv`` at once, atomically: a rerun skips stored seeds),
 then the whole table (``table.csv``: the seed rows and the per site x horizon means), the calibration
@@ -136,11 +141,73 @@ def net_llama(n: dict) -> dict:
                          "'held' files, train from the 'train' files, heldout from the 'test' files"}
 
 
-NETWORKS = {"mnist1d": net_mnist1d, "digits": net_digits, "llama": net_llama}
+#: MiniLM's corpus roles per predicted-vs-observed role (:mod:`numerics.studies.pretrained._corpus`).
+MINILM_ROLES = {"scan": "probe", "train": "S", "heldout": "T"}
+
+
+#: **Choice** (time: a forward of 16 sequences of 64 tokens costs ~0.5 s on one thread, and the runs share two
+#: cores): MiniLM's sequences are 32 tokens with 4 masked (the pretrained study: 64 and 9, the same ~14% masked).
+MINILM_TEXT = {"seq_len": 32, "n_mask": 4}
+
+
+def minilm_f_old(text: dict | None = None):
+    """``(net, tok, cfg)``: MiniLM-L6's encoder with BERT's MLM head trained once on the reference documents
+    (the pretrained study's ``f_old`` recipe, :func:`depthcert._study_pretrained._f_old`, with the head settings of
+    its ``DEFAULTS`` and the sequences of ``text``, default :data:`MINILM_TEXT`), every parameter then left
+    trainable (as a loaded model is: the arms that tune an existing layer train its parameters)."""
+    from depthcert._study_pretrained import DEFAULTS, _f_old
+    from numerics.interop.pretrained import minilm
+
+    cfg = {**{k: DEFAULTS[k] for k in ("head_steps", "head_lr", "head_batch")}, **(text or MINILM_TEXT)}
+    net, tok, _ = _f_old(cfg, lambda m: None, minilm())
+    for p in net.parameters():
+        p.requires_grad_(True)
+    return net.eval(), tok, cfg
+
+
+def minilm_corpus(tok, cfg: dict, seed: int, cache: dict):
+    """The seed's :class:`MaskedCorpus` (split and masks drawn from ``seed``; the last one kept in ``cache``)."""
+    from numerics.studies.pretrained._corpus import MaskedCorpus
+
+    if cache.get("seed") != int(seed):
+        cache.update(seed=int(seed), corpus=MaskedCorpus.build(tok, cfg["seq_len"], cfg["n_mask"], mask_seed=int(seed),
+                                                               split_seed=int(seed)))
+    return cache["corpus"]
+
+
+def net_minilm(n: dict) -> dict:
+    from numerics.studies.pretrained._mlm import mlm_loss
+
+    net, tok, cfg = minilm_f_old()
+    cache: dict = {}
+
+    def data(seed, role):
+        c = minilm_corpus(tok, cfg, seed, cache)
+        r = MINILM_ROLES[role]
+        return c.sample(r, min(n[role], c.x[r].shape[0]), seed=1000 * int(seed) + ROLE_INDEX[role])
+
+    return {"model": net, "data": data, "sites": "encoder.layer.*", "output": None, "loss": mlm_loss,
+            "f_old": f"MiniLM-L6 (numerics.interop.pretrained.minilm(), encoder frozen for the head) with BERT's MLM head "
+                     f"trained {cfg['head_steps']} Adam steps (lr {cfg['head_lr']}, batch {cfg['head_batch']}) on the "
+                     f"reference documents' sequences (seq_len {cfg['seq_len']}, {cfg['n_mask']} masks, mask seed 0): "
+                     "depthcert._study_pretrained._f_old",
+            "data_form": "factory over documents: per seed, MaskedCorpus.build(split_seed=seed, mask_seed=seed) deals the "
+                         "documents outside the reference sample anew to probe / S / T (disjoint by document) and draws "
+                         "new masks; scan = up to n_scan probe sequences, train = up to n_train S sequences, heldout = up "
+                         "to n_heldout T sequences (a role with fewer sequences gives all of them: n_* per row). What "
+                         "recurs across seeds: the same ~135 documents (a finite pool), dealt to other roles, so the "
+                         "spread over seeds understates a fresh population's; the reference documents (f_old's head) are "
+                         "in no role under any seed"}
+
+
+NETWORKS = {"mnist1d": net_mnist1d, "digits": net_digits, "llama": net_llama, "minilm": net_minilm}
 #: **Choice**: per network the role sizes, Adam's lr for the arms, the minibatch and the scan's curvature sample.
 SIZES = {"mnist1d": {"n": {"scan": 512, "train": 1024, "heldout": 2000}, "lr": 1e-3, "batch_size": 64, "curvature_n": 256},
          "digits": {"n": {"scan": 400, "train": 400, "heldout": 400}, "lr": 1e-3, "batch_size": 64, "curvature_n": 256},
-         "llama": {"n": {"scan": 256, "train": 1024, "heldout": 512}, "lr": 1e-3, "batch_size": 16, "curvature_n": 64}}
+         "llama": {"n": {"scan": 256, "train": 1024, "heldout": 512}, "lr": 1e-3, "batch_size": 16, "curvature_n": 64},
+         # MiniLM: small roles (time, see MINILM_TEXT); lr as the pretrained study's arms
+         "minilm": {"n": {"scan": 64, "train": 128, "heldout": 96}, "lr": 3e-4, "batch_size": 16, "curvature_n": 32,
+                    "text": MINILM_TEXT}}
 
 
 def _config(network: str, seeds: list[int], horizons: list[int]) -> dict:
@@ -190,6 +257,23 @@ def _json_safe(v):
     return v
 
 
+def _network_or_stored(network: str, out: Path, cfg: dict, seeds: list[int]) -> tuple:
+    """``(net, manifest, f_old hash)``; when every seed is stored under the same configuration, ``f_old`` is not
+    rebuilt (``net`` None): the stored manifest, and the hash the seeds agree on."""
+    import pandas as pd
+
+    paths = [out / "seeds" / f"seed_{s}.csv" for s in seeds]
+    mpath = out / "manifest.json"
+    ident = json.loads(json.dumps({k: cfg[k] for k in cfg if k != "seeds"}))
+    if all(p.exists() for p in paths) and mpath.exists() and json.loads(mpath.read_text()).get("identity") == ident:
+        hashes = {str(pd.read_csv(p)["f_old_hash"].iloc[0]) for p in paths}
+        if len(hashes) != 1:
+            raise SystemExit(f"--out {out}: the stored seeds were computed with different f_old ({sorted(hashes)}).")
+        return None, json.loads(mpath.read_text()), hashes.pop()
+    net = NETWORKS[network](cfg["n"])
+    return net, _manifest(out, cfg, net), _model_hash(net["model"])
+
+
 def run(network: str, out: Path, seeds: list[int], horizons: list[int], command: str) -> dict:
     import pandas as pd
 
@@ -201,9 +285,7 @@ def run(network: str, out: Path, seeds: list[int], horizons: list[int], command:
     cfg = _config(network, seeds, horizons)
     out.mkdir(parents=True, exist_ok=True)
     (out / "seeds").mkdir(exist_ok=True)
-    net = NETWORKS[network](cfg["n"])
-    man = _manifest(out, cfg, net)
-    h = _model_hash(net["model"])
+    net, man, h = _network_or_stored(network, out, cfg, seeds)
     seconds = {}
     for s in seeds:
         path = out / "seeds" / f"seed_{s}.csv"
@@ -216,7 +298,8 @@ def run(network: str, out: Path, seeds: list[int], horizons: list[int], command:
         ts = time.perf_counter()
         df = dc.predicted_vs_observed(net["model"], net["data"], sites=net["sites"], horizons=horizons, seeds=(s,),
                                       family=cfg["family"], lr=cfg["lr"], batch_size=cfg["batch_size"],
-                                      curvature_n=cfg["curvature_n"], output=net["output"])
+                                      curvature_n=cfg["curvature_n"], output=net["output"],
+                                      loss=net.get("loss", "cross_entropy"))
         rows = df[df["kind"] == "seed"].copy()
         rows["f_old_hash"] = h
         rows["seconds"] = time.perf_counter() - ts
@@ -278,7 +361,9 @@ def readme(r: dict) -> str:
              f"* data: {r['data_form']}; role sizes {cfg['n']}.",
              f"* sites {r['sites']}; block family `{cfg['family']}` (the jumpboard `dc.insert_block` inserts), "
              f"Adam lr {cfg['lr']}, minibatch {cfg['batch_size']}, horizons {cfg['horizons']}, seeds {cfg['seeds']}.",
-             "* roles: " + "; ".join(f"**{k}** -- {v}" for k, v in r["roles"].items()) + ".", "",
+             "* roles: " + "; ".join(f"**{k}** -- {v}" for k, v in r["roles"].items()) + ".",
+             "* seconds per seed (wall, one thread; the machine may have been shared): "
+             + ", ".join(f"seed {k}: {v:.0f}" for k, v in r.get("seconds_per_seed", {}).items()) + ".", "",
              "Spearman's rho over the sites between each score and the realised held-out gain (site means over seeds), "
              "with the exact one-sided permutation p-value (every ordering of the sites). p above 0.05: no evidence that "
              "the score predicts. The per-seed rho (each seed's own scores and gains; its mean with a t interval over "
@@ -327,7 +412,7 @@ def first_order(network: str, out: Path, seeds: list[int], command: str) -> dict
     if stored["f_old_hash"] != h:
         raise SystemExit(f"{out}: the stored study has another f_old (hash {stored['f_old_hash']} != {h}).")
     df = dc.first_order_check(net["model"], net["data"], sites=net["sites"], taus=FIRST_ORDER_TAUS, seeds=seeds,
-                              scan_kwargs={"curvature_n": cfg["curvature_n"], "output": net["output"]})
+                              loss=net.get("loss", "cross_entropy"), scan_kwargs={"curvature_n": cfg["curvature_n"], "output": net["output"]})
     checks = df[df["kind"] == "check"]
     keep = ["site", "tau", "ratio", "ratio_lo", "ratio_hi", "flagged", "n_seeds", "n_dropped"]
     res = {"command": command, "network": network, "f_old_hash": h, "taus": list(FIRST_ORDER_TAUS), "seeds": seeds,
@@ -359,7 +444,8 @@ POOLED_COMMAND = "OMP_NUM_THREADS=1 python benchmarks/study_predicted.py --pool 
 def pool(root: Path, networks=tuple(NETWORKS)) -> dict:
     """``dc.calibration`` over the sites of every stored study in ``root/<network>/`` pooled (a ``network``
     column: permutations within each network, the statistic the mean of the networks' rhos); stored in
-    ``root/pooled.json``. Only the horizons and scores every network has are pooled."""
+    ``root/pooled.json``. Only the scores every network has are pooled; each horizon pools the networks that
+    measured it (at least two; each row's ``networks``), one ``dc.calibration`` call per set of networks."""
     import pandas as pd
 
     import depthcert as dc
@@ -368,25 +454,34 @@ def pool(root: Path, networks=tuple(NETWORKS)) -> dict:
     stored = [n for n in networks if (root / n / "calibration.json").exists()]
     if len(stored) < 2:
         raise SystemExit(f"--pool {root}: {len(stored)} stored studies ({stored}), must be >= 2.")
-    frames, scores, horizons = [], None, None
+    frames, scores, hsets = [], None, {}
     for n in stored:
         t = pd.read_csv(root / n / "table.csv")
         t = t[t["kind"] == "seed"].assign(network=n)
         s = [c for c in json.loads((root / n / "calibration.json").read_text())["scores"] if c in t.columns]
         scores = s if scores is None else [c for c in scores if c in s]
-        hs = set(t["horizon"].unique().tolist())
-        horizons = hs if horizons is None else horizons & hs
+        hsets[n] = {int(h) for h in t["horizon"].unique().tolist()}
         frames.append(t)
         write_readme(root / n)
     rows = pd.concat(frames, ignore_index=True)
-    rows = rows[rows["horizon"].isin(horizons)]
-    calib = dc.calibration(rows, scores=scores)
-    out = {"command": POOLED_COMMAND, "networks": stored, "scores": scores, "horizons": sorted(int(h) for h in horizons),
+    groups: dict = {}
+    for h in sorted(set().union(*hsets.values())):
+        nets = tuple(n for n in stored if h in hsets[n])
+        if len(nets) >= 2:
+            groups.setdefault(nets, []).append(h)
+    calib = []
+    for nets, hs in groups.items():
+        c = dc.calibration(rows[rows["horizon"].isin(hs) & rows["network"].isin(nets)], scores=scores)
+        calib += [dict({k: _json_safe(v) for k, v in r.items()}, networks=list(nets)) for r in c.to_dict("records")]
+    calib.sort(key=lambda c: c["horizon"])          # stable: the scores' order within a horizon is kept
+    horizons = sorted(h for hs in groups.values() for h in hs)
+    out = {"command": POOLED_COMMAND, "networks": stored, "scores": scores, "horizons": horizons,
+           "networks_per_horizon": {str(h): list(nets) for nets, hs in groups.items() for h in hs},
            "how": "dc.calibration over (network, site) units: per network the site means over its seeds; the statistic is "
                   "the mean of the networks' Spearman rhos, its p-value from permutations of the sites within each network "
                   "(exact when the product of the networks' site-count factorials is at most 40320, else 9999 random ones, "
-                  "seed 0)",
-           "calibration": [{k: _json_safe(v) for k, v in r.items()} for r in calib.to_dict("records")]}
+                  "seed 0); each horizon pools the networks that measured it (one call per set of networks)",
+           "calibration": calib}
     atomic_write_json(root / "pooled.json", out)
     return out
 
@@ -411,6 +506,12 @@ def cross_table(root: Path) -> str:
         k = (c["horizon"], c["score"])
         lines.append(f"| {c['horizon']} | {c['score']} | " + " | ".join(cell(cal[n].get(k)) for n in nets)
                      + f" | {cell(c)} | {verdict(c)} |")
+    pooled_h = {c["horizon"] for c in pooled["calibration"]}
+    for n in nets:          # a horizon only one network measured: its own row, not pooled
+        for c in cal[n].values():
+            if c["horizon"] not in pooled_h:
+                lines.append(f"| {c['horizon']} | {c['score']} | " + " | ".join(cell(c) if m == n else "n/a" for m in nets)
+                             + f" | n/a ({n} only) | {verdict(c)} ({n} only, not pooled) |")
 
     def iv(c, key):
         if c is None or c.get(key) is None:

@@ -94,7 +94,9 @@ def test_pooled_rho_is_the_mean_of_the_networks_and_its_p_is_close_to_an_indepen
         if c["score"] != "predicted_gain" and c["score"] != "P_readout":
             continue
         xs, ys = [], []
-        for n, rows in frames.items():
+        nets = c.get("networks", pooled["networks"])     # each horizon pools the networks that measured it
+        assert nets == [n for n in pooled["networks"] if c["horizon"] in set(frames[n]["horizon"])] and len(nets) >= 2
+        for n, rows in ((n, frames[n]) for n in nets):
             g = rows[rows["horizon"] == c["horizon"]].groupby("site")[[c["score"], "realised_gain"]].mean()
             xs.append(stats.rankdata(g[c["score"]].to_numpy(float)))
             ys.append(g["realised_gain"].to_numpy(float))
@@ -177,6 +179,12 @@ def test_stored_first_order_ratios_are_recomputed_independently(net):
     assert render_first_order(fo) in (STUDIES / net / "README.md").read_text()
 
 
+def pooled_networks(h: int) -> list:
+    """The networks the stored pooled row at horizon ``h`` pools."""
+    pooled = json.loads((STUDIES / "pooled.json").read_text())
+    return next(c for c in pooled["calibration"] if c["horizon"] == h).get("networks", pooled["networks"])
+
+
 def test_the_words_of_the_page_follow_the_stored_numbers():
     """Each qualitative sentence of "What the table says" checked against the stored JSONs."""
     cal = {n: {(c["horizon"], c["score"]): c for c in _study(n)[0]["calibration"]} for n in NETWORKS}
@@ -187,7 +195,20 @@ def test_the_words_of_the_page_follow_the_stored_numbers():
     assert yes["mnist1d"] == {(h, s) for h in (10, 100) for s in (*proj, "jumpboard_gain")}
     assert yes["digits"] == {(100, "predicted_gain")} and yes["llama"] == set()
     assert {k for k, c in pooled.items() if c["predicts"]} == {(100, "predicted_gain")}
-    assert all(len({cal[n][(h, s)]["rho"] for s in proj}) == 1 for n in NETWORKS for h in hs)
+    small = ("mnist1d", "digits", "llama")
+    assert all(len({cal[n][(h, s)]["rho"] for s in proj}) == 1 for n in small for h in hs)
+    if "minilm" in NETWORKS:
+        mh = sorted({h for h, _ in cal["minilm"]})
+        assert yes["minilm"] == {(40, "P_linear"), (40, "P_affine")} and not any(s == "predicted_gain" for _, s in yes["minilm"])
+        assert all(cal["minilm"][(h, "P_linear")]["rho"] == cal["minilm"][(h, "P_affine")]["rho"] for h in mh)
+        assert any(len({cal["minilm"][(h, s)]["rho"] for s in proj}) > 1 for h in mh)
+        assert {k for k, c in cal["minilm"].items() if (c["rho_seeds_lo"] or 0) > 0} == yes["minilm"]
+        assert all(cal["minilm"][(0, s)]["slope_lo"] <= 0 <= cal["minilm"][(0, s)]["slope_hi"]
+                   for s in ("predicted_gain", "jumpboard_gain"))
+        assert not (STUDIES / "minilm" / "first_order.json").exists()
+        results = " ".join((ROOT / "docs" / "RESULTS.md").read_text().split())
+        assert "only `P_affine` and `P_linear` at 40 steps do" in results and "`predicted_gain` at no horizon" in PAGE.read_text()
+        assert set(pooled_networks(100)) == set(small) and "minilm" in pooled_networks(0)
 
     def above(c):
         return c["rho_seeds_lo"] > 0
@@ -205,6 +226,6 @@ def test_the_words_of_the_page_follow_the_stored_numbers():
     for n in ("mnist1d", "digits"):
         m = [r for r in _study(n)[0]["site_means"] if r["horizon"] == 0]
         assert all(r["realised_gain"] < r["predicted_gain"] for r in m)
-    flagged = {(n, c["site"]) for n in NETWORKS for c in json.loads((STUDIES / n / "first_order.json").read_text())["checks"]
+    flagged = {(n, c["site"]) for n in FIRST_ORDER for c in json.loads((STUDIES / n / "first_order.json").read_text())["checks"]
                if c["flagged"]}
-    assert flagged == {("digits", "blocks.0")}
+    assert flagged == {("digits", "blocks.0")} and set(FIRST_ORDER) >= set(small)

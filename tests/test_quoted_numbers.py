@@ -137,6 +137,21 @@ def ms3(v: float) -> str:
     return f"{1e3 * v:.3f}"
 
 
+TRIAL_MINILM = "docs/trial-minilm/results.json"
+PRED_MINILM = "docs/predicted/minilm/calibration.json"
+
+
+def mcal(h: int, score: str, key: str) -> tuple:
+    """Path of one value of the stored MiniLM-L6 predicted-vs-observed calibration (the row of horizon ``h``, ``score``)."""
+    def pick(rows):
+        hits = [r for r in rows if r["horizon"] == h and r["score"] == score]
+        if len(hits) != 1:
+            raise KeyError(f"{len(hits)} calibration rows at horizon {h}, score {score!r}")
+        return hits[0]
+    pick.__name__ = f"mcal({h}, {score!r})"
+    return ("calibration", pick, key)
+
+
 QUOTES: tuple[Quote, ...] = (
     # --- docs/hf_grow.md: the callbacks' overhead (benchmarks/bench_callback_overhead.py)
     Quote("docs/hf_grow.md", _t("one scan took ", None, " training steps (of 16 windows each); at the default interval of 1000 steps "
@@ -509,6 +524,22 @@ QUOTES: tuple[Quote, ...] = (
           (rs_("gpt2_small", "auto_over_plain"),), "{:.2f}"),
     Quote("docs/RESULTS.md", _t("a quarter or an eighth of these probes), `curvature=\"auto\"` ", NUMX, "x and ", None, "x."), RRES,
           (rs_("resnet50", "auto_over_plain"),), "{:.2f}"),
+    # --- docs/RESULTS.md: trial_insertion on MiniLM-L6 (benchmarks/bench_trial_minilm.py) and MiniLM's predicted study
+    Quote("docs/RESULTS.md", _t("over ", None, " seeds that redraw the documents (the fit, select and held-out samples come from "
+                                "disjoint documents), and, as the truth, trains every arm the trial has (a block at each of the 6 "
+                                "sites, the existing layer tuned, no change) for the full ", None, " steps"), TRIAL_MINILM,
+          (("summary", "n_seeds"), ("config", "H"))),
+    Quote("docs/RESULTS.md", _t("The chosen arm realised at least 90% of the best arm's held-out gain in ", None, " of ", None,
+                                " seeds (95% Clopper–Pearson [", None, ", ", None, "]), at a cost of ", None,
+                                " blocks' training (eta = ", None, ", a **Choice** fixed before the run): ") + "(PASS|FAIL)",
+          TRIAL_MINILM, (("summary", "n_pass"), ("summary", "n_seeds"), ("summary", "rate_cp95", 0), ("summary", "rate_cp95", 1),
+                         ("summary", "cost_ratio_max"), ("config", "eta"), ("summary", "verdict")),
+          ("{}", "{}", "{:.2f}", "{:.2f}", "{:.2f}", "{}", "{}")),
+    Quote("docs/RESULTS.md", _t("On MiniLM-L6 over ", None, " seeds, `predicted_gain` (the score `best_site` is ranked by) has "
+                                "Spearman rho ", None, " (one-sided exact p ", None, ") at horizon 0, ", None, " (p ", None,
+                                ") at 1, ", None, " (p ", None, ") at 10 and ", None, " (p ", None, ") at 40"), PRED_MINILM,
+          (("config", "seeds", len), *(mcal(h, "predicted_gain", k) for h in (0, 1, 10, 40) for k in ("rho", "p_one_sided"))),
+          ("{}", *(f for _ in range(4) for f in ("{:+.2f}", "{:.3g}")))),
 )
 
 

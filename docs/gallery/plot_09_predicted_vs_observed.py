@@ -16,7 +16,7 @@ The network is a small MNIST-1D residual CNN (:class:`numerics.zoo_cnn1d.ResCNN1
 trained briefly here; each seed draws fresh MNIST-1D samples for every role (the factory form).
 Sizes are reduced so that it runs in well under a minute on one core: with 4 sites the smallest
 exact one-sided p-value is 1/24, so a rho here can at best just reach the 0.05 level. The stored
-studies on three networks, with their commands, are in ``docs/predicted/`` (``benchmarks/study_predicted.py``).
+studies on four networks, with their commands, are in ``docs/predicted/`` (``benchmarks/study_predicted.py``).
 """
 
 # %%

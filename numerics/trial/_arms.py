@@ -6,7 +6,9 @@
   whether it is read at one horizon or several). Every arm of one seed draws its minibatches
   (with replacement) from the same generator seed, so the arms see the same samples in the same
   order (**Choice**: paired arms). The network trains in eval mode (batch-norm statistics frozen,
-  dropout off), as :func:`depthcert.grow` does.
+  dropout off), as :func:`depthcert.grow` does. While it trains, the network's other parameters are
+  set ``requires_grad=False`` (restored after): the gradients of the arm's own parameters are the same,
+  and backward stops below them.
 * :func:`block_influence` -- ShortGPT's score (Men et al. 2024): ``1 - mean cos(input, output)`` of
   the module at a site, the cosine taken per token (the feature vector at each position of the
   site's layout), averaged over positions and samples.
@@ -64,6 +66,10 @@ class TrainingArm:
             return self.steps
         was = {m: m.training for m in self.net.modules()}
         self.net.eval()
+        mine = {id(p) for p in self.params}
+        frozen = [p for p in self.net.parameters() if p.requires_grad and id(p) not in mine]
+        for p in frozen:        # no gradient for what this arm does not train (the same steps, less backward)
+            p.requires_grad_(False)
         try:
             while self.steps < to_steps:
                 idx = torch.randint(0, self.x.shape[0], (self.batch_size,), generator=self.gen).to(self.x.device)
@@ -79,6 +85,8 @@ class TrainingArm:
         finally:
             for m, flag in was.items():
                 m.training = flag
+            for p in frozen:
+                p.requires_grad_(True)
         return self.steps
 
 

@@ -1,0 +1,251 @@
+"""Acceptance benchmark of ``dc.trial_insertion`` on MiniLM-L6: does its chosen arm realise (nearly) the best
+arm's gain, and at what cost?
+
+    OMP_NUM_THREADS=1 python benchmarks/bench_trial_minilm.py [--seeds 10] [--out docs/trial-minilm]
+
+``f_old``: MiniLM-L6 with BERT's MLM head trained once on the reference documents (the pretrained study's,
+:func:`benchmarks.study_predicted.minilm_f_old`). Per seed ``k`` the documents outside the reference sample
+are dealt anew (``MaskedCorpus.build(split_seed=k, mask_seed=k)``: new masks too), and three samples are cut
+from three roles that share no document: **fit** = ``N["fit"]`` sequences of ``S``, **select** =
+``N["select"]`` of ``probe``, **heldout** = ``N["heldout"]`` of ``T``.
+
+* The trial: ``dc.trial_insertion(model, fit, heldout, sites="encoder.layer.*", steps=H, select=select,
+  eta=ETA, ...)`` -- its arms trained on fit, chosen on select; its cost ``total_steps / H``.
+* The truth: every arm the trial has (a block at each site, the existing layer tuned at the site the trial
+  tuned, no change) trained for the full ``H`` steps on the same fit sample with the same minibatches
+  (the trial's own arm construction, :mod:`depthcert.api._trial`), its realised gain measured on the same
+  heldout sample (mean per-sequence MLM loss drop against ``f_old``; ``no change``: 0).
+* The seed passes when the chosen arm's realised gain is at least ``FRACTION`` of the best arm's (the best
+  over every arm, ``no change`` included, so the best gain is >= 0). **Choice**: a seed where every trained
+  arm's gain is <= 0 has ``no change`` (gain 0) as its best arm, and counts -- in the denominator -- as a pass
+  exactly when the chosen arm's realised gain is >= 0 (the same rule at best gain 0).
+* Acceptance: passes in >= 80% of the seeds (with the two-sided 95% Clopper-Pearson interval of the rate)
+  and a cost ratio <= 3 in every seed.
+
+**Choice** (fixed before the run): ``ETA = 5`` (7 arms: rungs ``[H/5, H]``, ``7/5 + 2 * 4/5 = 3.0`` blocks'
+training; ``eta = 3`` would cost 4.33, arithmetic of ``halving_rungs``), ``H = 20`` Adam steps at lr 3e-4 and
+minibatch 16 (the lr of the pretrained study's arms), the sample sizes ``N``, the scan's ``curvature_n``.
+
+Stored in ``--out``: ``seeds/seed_<k>.json`` (each seed at once, atomically: a rerun skips stored seeds),
+``results.json`` (config, per-seed rows, the rate with its interval, the cost ratio, PASS/FAIL), ``output.txt``
+(the printed text) and ``README.md`` (rendered from ``results.json``). Exit status 0 on PASS, 1 on FAIL.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+#: **Choice**: halving factor, horizon, sample sizes, optimiser and scan settings (fixed before the run).
+ETA, H, FRACTION = 5, 20, 0.9
+N = {"fit": 128, "select": 64, "heldout": 128}
+LR, BATCH, CURVATURE_N = 3e-4, 16, 32
+#: the acceptance: the share of seeds that pass, and the largest cost ratio.
+ACCEPT_RATE, ACCEPT_COST = 0.8, 3.0
+SITES = "encoder.layer.*"
+ROLES = {"fit": "S", "select": "probe", "heldout": "T"}
+
+
+def seed_passes(chosen_gain: float, best_gain: float, fraction: float = FRACTION) -> bool:
+    """The per-seed rule: ``chosen_gain >= fraction * max(best_gain, 0)`` (the best arm's gain is never below
+    ``no change``'s 0; with every trained arm at <= 0 the chosen arm passes iff its gain is >= 0).
+
+    Example:
+        >>> seed_passes(0.91, 1.0), seed_passes(0.89, 1.0), seed_passes(0.0, -0.2), seed_passes(-0.01, -0.2)
+        (True, False, True, False)
+    """
+    return bool(chosen_gain >= fraction * max(float(best_gain), 0.0))
+
+
+def truth_gains(model, fit, heldout, rep, tune_site, steps: int, loss_fn, lr: float, batch_size: int, seed: int,
+                family: str = "readout") -> dict[str, float]:
+    """Every arm of the trial trained ``steps`` steps on ``fit`` (the trial's own construction and minibatch seed),
+    its mean held-out gain against ``model``; ``{"block@<site>": g, "tune@<site>": g, "no change": 0.0}``."""
+    from depthcert.api._gain import per_sample_losses
+    from depthcert.api._trial import NO_CHANGE, _arms, _tune_arm
+
+    old = per_sample_losses(model, heldout[0], heldout[1], loss_fn)
+    out = {}
+    arms = _arms(model, rep, "zero", family, fit, loss_fn, lr, batch_size, seed)
+    arms[f"tune@{tune_site}"] = _tune_arm(model, tune_site, fit, loss_fn, lr, batch_size, seed)
+    for name in list(arms):
+        arm = arms.pop(name)["train"]
+        arm.advance(steps)
+        out[name] = float((old - per_sample_losses(arm.net, heldout[0], heldout[1], loss_fn)).mean())
+        del arm
+    out[NO_CHANGE] = 0.0
+    return out
+
+
+def seed_row(model, fit, select, heldout, *, sites, steps: int, eta: int, loss, lr: float, batch_size: int, seed: int,
+             scan_kwargs: dict | None = None, family: str = "readout") -> dict:
+    """One seed: the trial on ``(fit, select, heldout)``, the truth of every arm, the pass rule and the cost."""
+    import depthcert as dc
+    from unittest import mock
+
+    import depthcert.api._saturation as sat
+    from depthcert.api._loss import as_loss
+
+    t0 = time.perf_counter()
+    scans, real = [], sat.saturation
+
+    def recording(*args, **kwargs):      # the trial's own scan report, kept for the truth arms (no second scan)
+        scans.append(real(*args, **kwargs))
+        return scans[-1]
+    with mock.patch.object(sat, "saturation", recording):
+        r = dc.trial_insertion(model, fit, heldout, sites=sites, steps=steps, select=select, family=family, eta=eta, loss=loss,
+                               lr=lr, batch_size=batch_size, seed=seed, scan_kwargs=scan_kwargs)
+    t_trial = time.perf_counter() - t0
+    rep = scans[-1]
+    tune_site = next(a["site"] for a in r.arms if a["kind"] == "tune")
+    truth = truth_gains(model, fit, heldout, rep, tune_site, steps, as_loss(loss, None), lr, batch_size, seed, family)
+    best = max(truth, key=truth.get)
+    chosen_gain = truth[r.chosen]
+    return {"seed": seed, "chosen": r.chosen, "chosen_kind": r.chosen_kind, "chosen_realised_gain": chosen_gain,
+            "best_arm": best, "best_realised_gain": truth[best], "ratio_to_best": chosen_gain / truth[best] if truth[best] > 0 else None,
+            "passes": seed_passes(chosen_gain, truth[best]), "all_arms_nonpositive": bool(max(v for k, v in truth.items()
+                                                                                              if k != "no change") <= 0),
+            "trial_heldout_gain": r.gain, "trial_heldout_interval": [r.gain_lo, r.gain_hi],
+            "trial_matches_truth": bool(abs(r.gain - chosen_gain) <= 1e-5 * max(1.0, abs(chosen_gain))),
+            "truth": truth, "total_steps": r.total_steps, "cost_ratio": r.cost_ratio, "rungs": r.rungs,
+            "arms": [{k: a[k] for k in ("arm", "steps_trained", "eliminated_at", "select_gains")} for a in r.arms],
+            "scan_best_site": r.scan_best_site, "roles": r.roles, "seconds_trial": t_trial,
+            "seconds": time.perf_counter() - t0}
+
+
+def clopper_pearson(k: int, n: int, level: float = 0.05) -> tuple[float, float]:
+    """Two-sided level-``(1 - level)`` Clopper-Pearson interval of a rate ``k / n``."""
+    from scipy.stats import beta
+
+    lo = 0.0 if k == 0 else float(beta.ppf(level / 2, k, n - k + 1))
+    hi = 1.0 if k == n else float(beta.ppf(1 - level / 2, k + 1, n - k))
+    return lo, hi
+
+
+def summary(rows: list[dict]) -> dict:
+    """The seed rate with its Clopper-Pearson interval, the cost ratios and the verdict against the acceptance."""
+    k, n = sum(r["passes"] for r in rows), len(rows)
+    lo, hi = clopper_pearson(k, n)
+    cost = max(r["cost_ratio"] for r in rows)
+    ok = k / n >= ACCEPT_RATE and cost <= ACCEPT_COST + 1e-12
+    return {"n_seeds": n, "n_pass": k, "rate": k / n, "rate_cp95": [lo, hi], "cost_ratio_max": cost,
+            "cost_ratio_mean": float(np.mean([r["cost_ratio"] for r in rows])),
+            "n_all_arms_nonpositive": sum(r["all_arms_nonpositive"] for r in rows),
+            "n_trial_matches_truth": sum(r["trial_matches_truth"] for r in rows),
+            "verdict": "PASS" if ok else "FAIL",
+            "rule": f"PASS iff pass rate >= {ACCEPT_RATE} and cost ratio <= {ACCEPT_COST} (chosen arm's realised gain >= "
+                    f"{FRACTION} x the best arm's, no change = 0)"}
+
+
+def _samples(tok, cfg: dict, seed: int) -> dict:
+    from benchmarks.study_predicted import minilm_corpus
+
+    c = minilm_corpus(tok, cfg, seed, {})
+    return {part: c.sample(role, min(N[part], c.x[role].shape[0]), seed=seed) for part, role in ROLES.items()}
+
+
+def lines(res: dict) -> list[str]:
+    """The printed text (rendered from the results)."""
+    out = [f"{'seed':>4} {'chosen':24} {'realised':>9} {'best arm':24} {'best':>9} {'ratio':>6} {'pass':>5} {'cost':>5} {'s':>6}"]
+    for r in res["rows"]:
+        ratio = "n/a" if r["ratio_to_best"] is None else f"{r['ratio_to_best']:.3f}"
+        out.append(f"{r['seed']:>4} {r['chosen']:24} {r['chosen_realised_gain']:+9.4f} {r['best_arm']:24} "
+                   f"{r['best_realised_gain']:+9.4f} {ratio:>6} {str(r['passes']):>5} {r['cost_ratio']:5.2f} {r['seconds']:6.0f}")
+    s = res["summary"]
+    out += [f"pass rate {s['n_pass']}/{s['n_seeds']} = {s['rate']:.2f} (95% Clopper-Pearson [{s['rate_cp95'][0]:.3f}, "
+            f"{s['rate_cp95'][1]:.3f}]); cost ratio trial total steps / H = {s['cost_ratio_max']:.2f} (max over seeds, "
+            f"mean {s['cost_ratio_mean']:.2f}); seeds with every arm <= 0: {s['n_all_arms_nonpositive']}; trial held-out "
+            f"gain == truth of its arm in {s['n_trial_matches_truth']}/{s['n_seeds']}",
+            f"{s['verdict']}: {s['rule']}"]
+    return out
+
+
+def _markdown(text: str) -> str:
+    """The module docstring's reST as markdown: double backticks single, roles dropped."""
+    import re
+
+    return re.sub(r":(?:func|mod|class|data):`", "`", text.replace("``", "`"))
+
+
+def readme(res: dict) -> str:
+    """``README.md`` of the output folder, rendered from ``results.json``."""
+    c = res["config"]
+    return "\n".join([
+        "# trial_insertion on MiniLM-L6: chosen arm vs every arm trained to the horizon", "",
+        f"Command: `{res['command']}`", "",
+        _markdown((__doc__ or "").split("\n\n", 1)[1].split("\n\nStored in")[0]), "",
+        f"Configuration: eta {c['eta']}, H {c['H']}, lr {c['lr']}, batch {c['batch_size']}, sizes {c['N']}, "
+        f"curvature_n {c['curvature_n']}, sites `{c['sites']}`; f_old: {res['f_old']}.", "",
+        "```", *lines(res), "```", "",
+        "Files: `results.json` (every seed's row: every arm's realised gain, the trial's arms and their costs), "
+        "`output.txt`, `seeds/`.", ""])
+
+
+def run(out: Path, seeds: list[int], command: str) -> dict:
+    """Every seed (stored ones read back), then ``results.json``, ``output.txt`` and ``README.md``."""
+    import torch
+
+    from benchmarks.study_predicted import _model_hash, minilm_f_old
+    from numerics.studies.pretrained._mlm import mlm_loss
+    from plumbing.io import atomic_write_json, atomic_write_text
+
+    (out / "seeds").mkdir(parents=True, exist_ok=True)
+    config = {"eta": ETA, "H": H, "fraction": FRACTION, "N": N, "lr": LR, "batch_size": BATCH, "curvature_n": CURVATURE_N,
+              "sites": SITES, "roles": ROLES, "threads": torch.get_num_threads()}
+    stored = {s: json.loads((out / "seeds" / f"seed_{s}.json").read_text()) for s in seeds
+              if (out / "seeds" / f"seed_{s}.json").exists()}
+    # f_old is trained only when a seed is to be computed; else the stored seeds must agree on its hash
+    net, tok, cfg = minilm_f_old() if len(stored) < len(seeds) else (None, None, None)
+    h = _model_hash(net) if net is not None else next(iter(stored.values()))["f_old_hash"]
+    rows = []
+    for s in seeds:
+        path = out / "seeds" / f"seed_{s}.json"
+        if s in stored:
+            rec = stored[s]
+            if rec["config"] != json.loads(json.dumps(config)) or rec["f_old_hash"] != h:
+                raise SystemExit(f"{path}: computed with another configuration or f_old; use another --out.")
+            rows.append(rec["row"])
+            print(f"seed {s}: stored, skipped", flush=True)
+            continue
+        smp = _samples(tok, cfg, s)
+        row = seed_row(net, smp["fit"], smp["select"], smp["heldout"], sites=SITES, steps=H, eta=ETA, loss=mlm_loss, lr=LR,
+                       batch_size=BATCH, seed=s, scan_kwargs={"curvature_n": CURVATURE_N})
+        atomic_write_json(path, {"config": config, "f_old_hash": h, "row": row})
+        rows.append(row)
+        print(f"seed {s}: chose {row['chosen']} ({row['chosen_realised_gain']:+.4f}), best {row['best_arm']} "
+              f"({row['best_realised_gain']:+.4f}), pass {row['passes']}, cost {row['cost_ratio']:.2f}, {row['seconds']:.0f} s",
+              flush=True)
+    res = {"command": command, "config": config, "f_old": f"benchmarks.study_predicted.minilm_f_old() (state hash {h})",
+           "f_old_hash": h, "seeds": seeds, "rows": rows, "summary": summary(rows),
+           "versions": {"python": sys.version.split()[0], "torch": torch.__version__}}
+    atomic_write_json(out / "results.json", res)
+    text = "\n".join(lines(res)) + "\n"
+    atomic_write_text(out / "output.txt", text)
+    atomic_write_text(out / "README.md", readme(res))
+    print(text, end="")
+    return res
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", default="10")
+    ap.add_argument("--out", default="docs/trial-minilm")
+    a = ap.parse_args(argv)
+    try:
+        n = int(a.seeds)
+    except ValueError:
+        n = 0
+    if n < 1:
+        ap.error(f"--seeds == {a.seeds!r}, must be an int >= 1")
+    cmd = "OMP_NUM_THREADS=1 python benchmarks/bench_trial_minilm.py" + ("" if n == 10 else f" --seeds {n}") + (
+        "" if a.out == "docs/trial-minilm" else f" --out {a.out}")
+    res = run(Path(a.out), list(range(n)), cmd)
+    return 0 if res["summary"]["verdict"] == "PASS" else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

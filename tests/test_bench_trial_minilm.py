@@ -1,0 +1,75 @@
+"""The MiniLM acceptance benchmark's machinery (``benchmarks/bench_trial_minilm.py``) on a tiny stand-in (the planted
+problem of ``tests/api/_planted.py``, not MiniLM): one seed's row, its truth arms, the pass rule on planted numbers
+and the summary's verdict and interval (scipy's exact binomial interval as the independent computation)."""
+from __future__ import annotations
+
+import pytest
+from scipy import stats
+
+from benchmarks.bench_trial_minilm import ACCEPT_COST, seed_passes, seed_row, summary
+from tests.api._planted import Planted, draw, squared
+
+
+@pytest.fixture(scope="module")
+def row():
+    return seed_row(Planted(), draw(400, 1), draw(200, 2), draw(300, 3), sites="blocks.*", steps=9, eta=3, loss=squared,
+                    lr=2e-2, batch_size=64, seed=0, scan_kwargs={"curvature_n": 64})
+
+
+def test_seed_row_has_every_arm_and_reproduces_the_trials_arm(row):
+    assert set(row["truth"]) == {"block@blocks.0", "block@blocks.1", "block@blocks.2", "no change",
+                                 next(a["arm"] for a in row["arms"] if a["arm"].startswith("tune@"))}
+    assert row["truth"]["no change"] == 0.0
+    assert row["best_realised_gain"] == max(row["truth"].values())
+    assert row["chosen_realised_gain"] == row["truth"][row["chosen"]]
+    # the truth retrains the chosen arm from the trial's own construction: its held-out gain is the trial's
+    assert row["trial_matches_truth"], (row["trial_heldout_gain"], row["chosen_realised_gain"])
+    assert row["total_steps"] == sum(a["steps_trained"] for a in row["arms"])
+    assert row["cost_ratio"] == pytest.approx(row["total_steps"] / 9)
+    # 3 blocks + the tune arm, eta 3: all 4 to 9 // 3 = 3 steps, then ceil(4 / 3) = 2 of them up to 9: 4 * 3 + 2 * 6 = 24
+    assert row["rungs"] == [3, 9] and row["total_steps"] == 24
+    assert row["passes"] == seed_passes(row["chosen_realised_gain"], row["best_realised_gain"])
+
+
+def test_pass_rule_on_planted_numbers():
+    best = 0.037
+    assert not seed_passes(0.89 * best, best)
+    assert seed_passes(0.91 * best, best)
+    assert seed_passes(best, best)
+    # every trained arm <= 0: the best arm is "no change" (0); the chosen arm passes iff its gain is >= 0
+    assert seed_passes(0.0, 0.0) and not seed_passes(-1e-4, 0.0)
+
+
+def _rows(passes, cost=3.0):
+    return [{"passes": p, "cost_ratio": cost, "all_arms_nonpositive": False, "trial_matches_truth": True} for p in passes]
+
+
+def test_summary_verdict_and_clopper_pearson():
+    s = summary(_rows([True] * 8 + [False] * 2))
+    ci = stats.binomtest(8, 10).proportion_ci(confidence_level=0.95, method="exact")
+    assert s["verdict"] == "PASS" and s["rate"] == 0.8
+    assert s["rate_cp95"] == pytest.approx([ci.low, ci.high], abs=1e-9)
+    assert summary(_rows([True] * 7 + [False] * 3))["verdict"] == "FAIL"
+    assert summary(_rows([True] * 10, cost=ACCEPT_COST + 0.01))["verdict"] == "FAIL"
+    assert summary(_rows([True] * 10, cost=4.33))["verdict"] == "FAIL"
+
+
+def test_the_results_page_words_follow_the_stored_run():
+    """The sentences of docs/RESULTS.md on the stored MiniLM run (docs/trial-minilm/results.json), each checked."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    res = json.loads((root / "docs/trial-minilm/results.json").read_text())
+    rows, s = res["rows"], res["summary"]
+    page = " ".join((root / "docs/RESULTS.md").read_text().split())
+    assert s["n_seeds"] >= 10 and res["config"]["eta"] == 5 and s["cost_ratio_max"] <= 3.0
+    assert s["verdict"] == ("PASS" if s["n_pass"] / s["n_seeds"] >= 0.8 else "FAIL")
+    assert [r["passes"] for r in rows] == [seed_passes(r["chosen_realised_gain"], r["best_realised_gain"]) for r in rows]
+    tune_best = [r for r in rows if r["best_arm"].startswith("tune@")]
+    assert len(tune_best) == 2 and "in two seeds the best arm was the existing layer tuned" in page
+    tune = [next(a for a in r["arms"] if a["arm"].startswith("tune@")) for r in rows]
+    assert all(a["eliminated_at"] == r["rungs"][0] and a["select_gains"][0] < 0 for a, r in zip(tune, rows))
+    others = [r for r in rows if not r["passes"] and r not in tune_best]
+    assert all(r["chosen_kind"] == "block" and r["chosen"] != r["best_arm"] for r in others)
+    assert all(r["trial_matches_truth"] for r in rows)

@@ -141,11 +141,15 @@ def summary(rows: list[dict]) -> dict:
                     f"{FRACTION} x the best arm's, no change = 0)"}
 
 
-def _samples(tok, cfg: dict, seed: int) -> dict:
+def _samples(tok, cfg: dict, seed: int, sizes: dict = N) -> dict:
     from benchmarks.study_predicted import minilm_corpus
 
     c = minilm_corpus(tok, cfg, seed, {})
-    return {part: c.sample(role, min(N[part], c.x[role].shape[0]), seed=seed) for part, role in ROLES.items()}
+    out = {part: c.sample(role, min(sizes[part], c.x[role].shape[0]), seed=seed) for part, role in ROLES.items()}
+    short = {part: int(out[part][0].shape[0]) for part in out if out[part][0].shape[0] < sizes[part]}
+    if short:
+        raise SystemExit(f"seed {seed}: the corpus holds fewer sequences than asked: {short} (asked {sizes}).")
+    return out
 
 
 def lines(res: dict) -> list[str]:
@@ -185,7 +189,7 @@ def readme(res: dict) -> str:
         "`output.txt`, `seeds/`.", ""])
 
 
-def run(out: Path, seeds: list[int], command: str) -> dict:
+def run(out: Path, seeds: list[int], command: str, sizes: dict = N) -> dict:
     """Every seed (stored ones read back), then ``results.json``, ``output.txt`` and ``README.md``."""
     import torch
 
@@ -194,7 +198,7 @@ def run(out: Path, seeds: list[int], command: str) -> dict:
     from plumbing.io import atomic_write_json, atomic_write_text
 
     (out / "seeds").mkdir(parents=True, exist_ok=True)
-    config = {"eta": ETA, "H": H, "fraction": FRACTION, "N": N, "lr": LR, "batch_size": BATCH, "curvature_n": CURVATURE_N,
+    config = {"eta": ETA, "H": H, "fraction": FRACTION, "N": sizes, "lr": LR, "batch_size": BATCH, "curvature_n": CURVATURE_N,
               "sites": SITES, "roles": ROLES, "threads": torch.get_num_threads()}
     stored = {s: json.loads((out / "seeds" / f"seed_{s}.json").read_text()) for s in seeds
               if (out / "seeds" / f"seed_{s}.json").exists()}
@@ -211,7 +215,7 @@ def run(out: Path, seeds: list[int], command: str) -> dict:
             rows.append(rec["row"])
             print(f"seed {s}: stored, skipped", flush=True)
             continue
-        smp = _samples(tok, cfg, s)
+        smp = _samples(tok, cfg, s, sizes)
         row = seed_row(net, smp["fit"], smp["select"], smp["heldout"], sites=SITES, steps=H, eta=ETA, loss=mlm_loss, lr=LR,
                        batch_size=BATCH, seed=s, scan_kwargs={"curvature_n": CURVATURE_N})
         atomic_write_json(path, {"config": config, "f_old_hash": h, "row": row})
@@ -234,16 +238,24 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", default="10")
     ap.add_argument("--out", default="docs/trial-minilm")
+    ap.add_argument("--first-seed", type=int, default=0, help="the seeds are first-seed, first-seed + 1, ... (default 0)")
+    ap.add_argument("--n-select", type=int, default=N["select"], help=f"select sequences per seed (default {N['select']})")
+    ap.add_argument("--n-heldout", type=int, default=N["heldout"], help=f"held-out sequences per seed (default {N['heldout']})")
     a = ap.parse_args(argv)
+    for flag, v in (("--first-seed", a.first_seed), ("--n-select", a.n_select - 2), ("--n-heldout", a.n_heldout - 2)):
+        if v < 0:
+            ap.error(f"{flag} == {v if flag == '--first-seed' else v + 2}, must be >= {0 if flag == '--first-seed' else 2}")
     try:
         n = int(a.seeds)
     except ValueError:
         n = 0
     if n < 1:
         ap.error(f"--seeds == {a.seeds!r}, must be an int >= 1")
+    sizes = {**N, "select": a.n_select, "heldout": a.n_heldout}
     cmd = "OMP_NUM_THREADS=1 python benchmarks/bench_trial_minilm.py" + ("" if n == 10 else f" --seeds {n}") + (
-        "" if a.out == "docs/trial-minilm" else f" --out {a.out}")
-    res = run(Path(a.out), list(range(n)), cmd)
+        "" if a.out == "docs/trial-minilm" else f" --out {a.out}") + ("" if a.first_seed == 0 else f" --first-seed {a.first_seed}") + (
+        "" if sizes == N else f" --n-select {a.n_select} --n-heldout {a.n_heldout}")
+    res = run(Path(a.out), list(range(a.first_seed, a.first_seed + n)), cmd, sizes)
     return 0 if res["summary"]["verdict"] == "PASS" else 1
 
 

@@ -155,7 +155,7 @@ def minilm_f_old(text: dict | None = None):
     (the pretrained study's ``f_old`` recipe, :func:`depthcert._study_pretrained._f_old`, with the head settings of
     its ``DEFAULTS`` and the sequences of ``text``, default :data:`MINILM_TEXT`), every parameter then left
     trainable (as a loaded model is: the arms that tune an existing layer train its parameters)."""
-    from depthcert._study_pretrained import DEFAULTS, _f_old
+    from numerics.studies.pretrained._study import DEFAULTS, _f_old
     from numerics.interop.pretrained import minilm
 
     cfg = {**{k: DEFAULTS[k] for k in ("head_steps", "head_lr", "head_batch")}, **(text or MINILM_TEXT)}

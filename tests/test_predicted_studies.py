@@ -199,15 +199,19 @@ def test_the_words_of_the_page_follow_the_stored_numbers():
     assert all(len({cal[n][(h, s)]["rho"] for s in proj}) == 1 for n in small for h in hs)
     if "minilm" in NETWORKS:
         mh = sorted({h for h, _ in cal["minilm"]})
-        assert yes["minilm"] == {(40, "P_linear"), (40, "P_affine")} and not any(s == "predicted_gain" for _, s in yes["minilm"])
+        lin = {(h, s) for h in (0, 1, 40) for s in ("P_linear", "P_affine")}
+        assert yes["minilm"] == lin | {(1, "block_influence")}
+        assert all(cal["minilm"][(h, "predicted_gain")]["rho"] < 0 for h in mh)
         assert all(cal["minilm"][(h, "P_linear")]["rho"] == cal["minilm"][(h, "P_affine")]["rho"] for h in mh)
         assert any(len({cal["minilm"][(h, s)]["rho"] for s in proj}) > 1 for h in mh)
-        assert {k for k, c in cal["minilm"].items() if (c["rho_seeds_lo"] or 0) > 0} == yes["minilm"]
+        assert {k for k, c in cal["minilm"].items() if (c["rho_seeds_lo"] or 0) > 0} == {(40, "P_linear"), (40, "P_affine")}
         assert all(cal["minilm"][(0, s)]["slope_lo"] <= 0 <= cal["minilm"][(0, s)]["slope_hi"]
                    for s in ("predicted_gain", "jumpboard_gain"))
         assert not (STUDIES / "minilm" / "first_order.json").exists()
         results = " ".join((ROOT / "docs" / "RESULTS.md").read_text().split())
-        assert "only `P_affine` and `P_linear` at 40 steps do" in results and "`predicted_gain` at no horizon" in PAGE.read_text()
+        assert "`P_linear` and `P_affine` do at 0, 1 and 40 steps, `block_influence` at 1" in results
+        assert "`P_linear` and `P_affine` do at 0, 1 and 40 steps (not at 10), `block_influence` at 1, and `predicted_gain` at no horizon" \
+            in " ".join(PAGE.read_text().split())
         assert set(pooled_networks(100)) == set(small) and "minilm" in pooled_networks(0)
 
     def above(c):

@@ -163,9 +163,11 @@ def pcal(h: int, score: str, key: str) -> tuple:
 
 QUOTES: tuple[Quote, ...] = (
     # --- docs/own_network.md: the default ranking's rule read on the stored pooled table
-    Quote("docs/own_network.md", _t("the largest horizon pooled over all four is ", None, " steps) no score qualifies: `predicted_gain` has "
-                                    "pooled mean rho ", None, " with p ", None, ", the others less"), POOLED,
-          (("horizons", 2), *(pcal(10, "predicted_gain", k) for k in ("rho", "p_one_sided"))), ("{}", "{:+.2f}", "{:.3g}")),
+    Quote("docs/own_network.md", _t("the largest horizon pooled over all four is ", None, " steps) no score qualifies: the largest "
+                                    "pooled mean rho there, `P_linear`'s and `P_affine`'s, is ", None, " with p ", None,
+                                    "; `predicted_gain`'s is ", None, " with p ", None, ". So"), POOLED,
+          (("horizons", 2), *(pcal(10, s, k) for s in ("P_linear", "predicted_gain") for k in ("rho", "p_one_sided"))),
+          ("{}", "{:+.2f}", "{:.3g}", "{:+.2f}", "{:.3g}")),
     # --- docs/hf_grow.md: the callbacks' overhead (benchmarks/bench_callback_overhead.py)
     Quote("docs/hf_grow.md", _t("one scan took ", None, " training steps (of 16 windows each); at the default interval of 1000 steps "
                                 "that is ", None, "% of the training time"), "docs/bench-callback-overhead/result.json",

@@ -172,7 +172,8 @@ def register_route(spec: RouteSpec | Route, *, replace: bool = False) -> None:
     spec : RouteSpec or bounds.routes.Route
         The new entry (its ``name`` must be new unless ``replace``).
     replace : bool, keyword-only, default False
-        Replace an entry of the same name.
+        Replace an entry of the same name that was itself added by ``register_route`` (the registry's own
+        entries, one per group of built-in routes, are never replaced).
 
     Returns
     -------
@@ -181,7 +182,7 @@ def register_route(spec: RouteSpec | Route, *, replace: bool = False) -> None:
     Raises
     ------
     ValueError
-        The name is taken and ``replace`` is False.
+        The name is taken and ``replace`` is False, or it names one of the registry's own entries.
 
     Examples
     --------

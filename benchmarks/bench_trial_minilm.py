@@ -126,6 +126,26 @@ def clopper_pearson(k: int, n: int, level: float = 0.05) -> tuple[float, float]:
     return lo, hi
 
 
+def first_rung(row: dict) -> dict:
+    """Why a seed's choice went where it did: Spearman's rho between every arm's select gain at the first rung and
+    its realised gain at ``H`` (the truth), and whether the best arm of the truth survived the first rung."""
+    from scipy.stats import spearmanr
+
+    first = {a["arm"]: a["select_gains"][0] for a in row["arms"]}
+    arms = list(first)
+    rho = float(spearmanr([first[a] for a in arms], [row["truth"][a] for a in arms]).statistic)
+    survivors = [a["arm"] for a in row["arms"] if len(a["select_gains"]) == len(row["rungs"])]
+    return {"rho_first_rung_vs_truth": rho, "best_survived_first_rung": row["best_arm"] in survivors}
+
+
+def _first_rungs(rows: list[dict]) -> dict:
+    """Every seed's :func:`first_rung` and the count of seeds whose best arm survived it (none for rows without arms)."""
+    if not all("arms" in r and "truth" in r for r in rows):
+        return {}
+    fr = [first_rung(r) for r in rows]
+    return {"first_rung": fr, "n_best_survived_first_rung": sum(f["best_survived_first_rung"] for f in fr)}
+
+
 def summary(rows: list[dict]) -> dict:
     """The seed rate with its Clopper-Pearson interval, the cost ratios and the verdict against the acceptance."""
     k, n = sum(r["passes"] for r in rows), len(rows)
@@ -136,6 +156,7 @@ def summary(rows: list[dict]) -> dict:
             "cost_ratio_mean": float(np.mean([r["cost_ratio"] for r in rows])),
             "n_all_arms_nonpositive": sum(r["all_arms_nonpositive"] for r in rows),
             "n_trial_matches_truth": sum(r["trial_matches_truth"] for r in rows),
+            **_first_rungs(rows),
             "verdict": "PASS" if ok else "FAIL",
             "rule": f"PASS iff pass rate >= {ACCEPT_RATE} and cost ratio <= {ACCEPT_COST} (chosen arm's realised gain >= "
                     f"{FRACTION} x the best arm's, no change = 0)"}
@@ -164,8 +185,17 @@ def lines(res: dict) -> list[str]:
             f"{s['rate_cp95'][1]:.3f}]); cost ratio trial total steps / H = {s['cost_ratio_max']:.2f} (max over seeds, "
             f"mean {s['cost_ratio_mean']:.2f}); seeds with every arm <= 0: {s['n_all_arms_nonpositive']}; trial held-out "
             f"gain == truth of its arm in {s['n_trial_matches_truth']}/{s['n_seeds']}",
-            f"{s['verdict']}: {s['rule']}"]
+            *_first_rung_line(s), f"{s['verdict']}: {s['rule']}"]
     return out
+
+
+def _first_rung_line(s: dict) -> list[str]:
+    if "first_rung" not in s:
+        return []
+    rhos = [f["rho_first_rung_vs_truth"] for f in s["first_rung"]]
+    return [f"the truth's best arm survived the first rung in {s['n_best_survived_first_rung']}/{s['n_seeds']} seeds; rho "
+            f"between the arms' select gains at the first rung and their realised gains at H: median "
+            f"{float(np.median(rhos)):+.2f}, per seed " + " ".join(f"{r:+.2f}" for r in rhos)]
 
 
 def _markdown(text: str) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from scipy import stats
 
-from benchmarks.bench_trial_minilm import ACCEPT_COST, seed_passes, seed_row, summary
+from benchmarks.bench_trial_minilm import ACCEPT_COST, first_rung, seed_passes, seed_row, summary
 from tests.api._planted import Planted, draw, squared
 
 
@@ -52,6 +52,17 @@ def test_summary_verdict_and_clopper_pearson():
     assert summary(_rows([True] * 7 + [False] * 3))["verdict"] == "FAIL"
     assert summary(_rows([True] * 10, cost=ACCEPT_COST + 0.01))["verdict"] == "FAIL"
     assert summary(_rows([True] * 10, cost=4.33))["verdict"] == "FAIL"
+
+
+def test_first_rung_reads_the_arms_order_against_the_truth_and_the_best_arms_survival():
+    arms = [{"arm": a, "select_gains": g} for a, g in (("a", [0.3, 0.5]), ("b", [0.2, 0.4]), ("c", [0.1]), ("d", [0.0]))]
+    row = {"arms": arms, "rungs": [4, 20], "truth": {"a": 0.1, "b": 0.2, "c": 0.3, "d": 0.4, "no change": 0.0}, "best_arm": "d"}
+    f = first_rung(row)                             # the first rung orders the arms exactly against the truth
+    assert f["rho_first_rung_vs_truth"] == pytest.approx(-1.0) and not f["best_survived_first_rung"]
+    row = {**row, "truth": {"a": 0.4, "b": 0.3, "c": 0.2, "d": 0.1}, "best_arm": "a"}
+    f = first_rung(row)
+    assert f["rho_first_rung_vs_truth"] == pytest.approx(1.0) and f["best_survived_first_rung"]
+    assert "first_rung" not in summary(_rows([True] * 10))      # rows without arms: no diagnostic
 
 
 def test_the_results_page_words_follow_the_stored_run():

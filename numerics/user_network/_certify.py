@@ -370,9 +370,9 @@ def certify_insertion(model, site: str, signal, S, T, loss="cross_entropy", leve
     c = _constants(loss, **from_constants(constants, site, dict(B=B, L_loss=L_loss, L_top=L_top, kappa=kappa,
                                                                   A_norm=A_norm), rho_phi))
     roles = {k: as_stream(v, k, model, batch_size) for k, v in (("signal", signal), ("S", S), ("T", T))}
-    check_disjoint(roles)
+    hashes = check_disjoint(roles)
     if scan is not None:
-        check_given_scan(scan, model, site, fam.tangent, roles, loss)
+        check_given_scan(scan, model, site, fam.tangent, roles, loss, hashes)
     loss_fn = as_loss(loss, output)
     scan, block, beta, q = _signal(model, site, roles["signal"], loss, fam.tangent, layout, seed, B, level, output, scan)
     if block is None:

@@ -26,11 +26,12 @@ def param_checksum(model: torch.nn.Module) -> tuple:
     return params + buffers
 
 
-def check_given_scan(scan, model, site: str, family: str, roles: dict, loss) -> None:
+def check_given_scan(scan, model, site: str, family: str, roles: dict, loss, hashes: dict | None = None) -> None:
     """Refuse a ``scan`` that is not a :func:`depthcert.saturation` report of ``model`` as it is now (parameters
     and buffers), that did not scan ``family`` at ``site``, whose loss is another named loss than ``loss``, or
     whose samples share a row with ``signal``, ``S`` or ``T`` (each named); a ``signal`` of fewer than 2 samples.
-    The scan's own ``seed``, ``layout`` and ``width`` are the certificate's (its block is the scan's)."""
+    The scan's own ``seed``, ``layout`` and ``width`` are the certificate's (its block is the scan's). ``hashes``:
+    the roles' row hashes from :func:`~numerics.user_network._roles.check_disjoint` (each role is read once)."""
     from numerics.user_network._data import as_stream
     from numerics.user_network._report import SaturationReport
     from numerics.user_network._roles import check_disjoint
@@ -54,5 +55,5 @@ def check_given_scan(scan, model, site: str, family: str, roles: dict, loss) -> 
         raise ValueError("scan: was made on another model, or the model's parameters or buffers changed since, must "
                          "be a scan of this model as it is now.")
     probe, (xc, yc) = scan._data
-    check_disjoint({**roles, "probe": probe})
-    check_disjoint({**roles, "probe": as_stream((xc, yc), "probe", model)})
+    check_disjoint({**roles, "probe": probe}, hashes)
+    check_disjoint({**roles, "probe": as_stream((xc, yc), "probe", model)}, hashes)

@@ -110,8 +110,11 @@ def shared_rows(a: DataStream, b: DataStream, ha=None, hb=None) -> tuple[np.ndar
     return ia[same], ib[same]
 
 
-def check_disjoint(roles: dict[str, DataStream]) -> None:
+def check_disjoint(roles: dict[str, DataStream], hashes: dict | None = None) -> dict:
     """Raise ValueError if two roles share an identical row (names both roles, the count and both indices).
+
+    ``hashes``: row hashes of some of the roles, from an earlier call (not read again). Returns every role's row
+    hashes, for a later check that adds a role.
 
     Example:
         >>> from numerics.user_network._data import as_stream
@@ -126,7 +129,7 @@ def check_disjoint(roles: dict[str, DataStream]) -> None:
     unknown = [k for k in roles if k not in DATA_ROLES]
     if unknown:
         raise ValueError(f"role == {unknown[0]!r}, must be one of {list(DATA_ROLES)} (numerics.roles).")
-    hashes = {k: row_hashes(v) for k, v in roles.items()}
+    hashes = {k: hashes[k] if hashes and k in hashes else row_hashes(v) for k, v in roles.items()}
     names = list(roles)
     for i, a in enumerate(names):
         for b in names[i + 1:]:
@@ -136,3 +139,4 @@ def check_disjoint(roles: dict[str, DataStream]) -> None:
                 raise ValueError(f"{a} and {b} share {np.unique(ib).size} identical (x, y) rows (e.g. {a}[{int(ia[k])}] "
                                  f"== {b}[{int(ib[k])}], compared exactly), must be disjoint samples "
                                  "(THEORY §10: independent roles).")
+    return hashes

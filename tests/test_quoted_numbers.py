@@ -143,7 +143,8 @@ PRED_MINILM = "docs/predicted/minilm/calibration.json"
 
 
 def mcal(h: int, score: str, key: str) -> tuple:
-    """Path of one value of the stored MiniLM-L6 predicted-vs-observed calibration (the row of horizon ``h``, ``score``)."""
+    """Path of one value of a stored calibration (MiniLM-L6's ``calibration.json`` or the pooled ``pooled.json``: the
+    row of horizon ``h``, ``score``)."""
     def pick(rows):
         hits = [r for r in rows if r["horizon"] == h and r["score"] == score]
         if len(hits) != 1:
@@ -156,18 +157,12 @@ def mcal(h: int, score: str, key: str) -> tuple:
 POOLED = "docs/predicted/pooled.json"
 
 
-def pcal(h: int, score: str, key: str) -> tuple:
-    """Path of one value of the stored pooled calibration (docs/predicted/pooled.json; horizon ``h``, ``score``)."""
-    path = mcal(h, score, key)
-    return path
-
-
 QUOTES: tuple[Quote, ...] = (
     # --- docs/own_network.md: the default ranking's rule read on the stored pooled table
     Quote("docs/own_network.md", _t("the largest horizon pooled over all four is ", None, " steps) no score qualifies: the largest "
                                     "pooled mean rho there, `P_linear`'s and `P_affine`'s, is ", None, " with p ", None,
                                     "; `predicted_gain`'s is ", None, " with p ", None, ". So"), POOLED,
-          (("horizons", 2), *(pcal(10, s, k) for s in ("P_linear", "predicted_gain") for k in ("rho", "p_one_sided"))),
+          (("horizons", 2), *(mcal(10, s, k) for s in ("P_linear", "predicted_gain") for k in ("rho", "p_one_sided"))),
           ("{}", "{:+.2f}", "{:.3g}", "{:+.2f}", "{:.3g}")),
     # --- docs/hf_grow.md: the callbacks' overhead (benchmarks/bench_callback_overhead.py)
     Quote("docs/hf_grow.md", _t("one scan took ", None, " training steps (of 16 windows each); at the default interval of 1000 steps "

@@ -19,6 +19,7 @@ Data: a ``DataLoader``, a ``Dataset``, a tuple ``(x, y)`` of tensors or numpy ar
 re-iterable of ``(x, y)`` batches, streamed on the model's device and dtype.
 """
 import importlib as _importlib
+import pkgutil as _pkgutil
 import sys as _sys
 
 import numerics.user_network as _impl
@@ -37,10 +38,7 @@ assert sorted(__all__) == sorted(_impl.__all__)   # one list of public names, re
 #: The torch work lives in :mod:`numerics.user_network` (the layer for a user's network); its private modules stay
 #: importable here under their old names (``depthcert.api._saturation`` is ``numerics.user_network._saturation``,
 #: the same module object, so patching one patches the other).
-_MOVED = ("_attach", "_calibration", "_certify", "_certify_notes", "_constants", "_constants_seq", "_data",
-          "_first_order", "_gain", "_gap", "_given_scan", "_growth", "_insert", "_localised", "_loss", "_modes",
-          "_outputs", "_predicted", "_ranking", "_report", "_roles", "_routes", "_saturation", "_scan", "_sharded",
-          "_suggestion", "_trial", "_trial_result", "_verdict")
+_MOVED = tuple(m.name for m in _pkgutil.iter_modules(_impl.__path__) if m.name.startswith("_"))
 for _name in _MOVED:
     _mod = _importlib.import_module(f"numerics.user_network.{_name}")
     _sys.modules[f"{__name__}.{_name}"] = _mod

@@ -306,16 +306,16 @@ def real_size_summary(rows: dict) -> dict:
     return out
 
 
-def run_real_size(threads: int = 1, cases=None, report=print, kinds=None) -> dict:
+def run_real_size(threads: int = 1, cases=None, report=print, kinds=None, n: int | None = None) -> dict:
     """Every real-size case, every kind (or ``kinds``, with ``plain`` always first), each in its own process
-    (module docstring)."""
+    (module docstring); ``n``: the probe size of every case (None: each case's own, ``_real_size.CASES``)."""
     from benchmarks import _real_size
 
     results = {}
     for case in cases or _real_size.CASES:
         rows = {}
         for kind in ["plain"] + [k for k in _real_size.KINDS if k != "plain" and (not kinds or k in kinds)]:
-            rows[kind] = _real_size.run_child(case, kind, threads)
+            rows[kind] = _real_size.run_child(case, kind, threads, n)
             report(f"  {case} {kind}: cpu {rows[kind]['cpu_s']:.1f} s, wall {rows[kind]['wall_s']:.1f} s, peak {rows[kind]['rss_peak_b'] / MB:.0f} MB")
         results[case] = {"summary": real_size_summary(rows), "measurements": rows, "model": rows["plain"]["model"]}
     return results
@@ -423,9 +423,12 @@ def main(argv=None) -> int:
     parser.add_argument("--no-full", action="store_true", help="skip the whole dc.saturation calls")
     parser.add_argument("--only", nargs="*", help="case names (default: all; with --real-size: gpt2_small, resnet50)")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--n", type=int, help="--real-size: the probe size (default: each case's own, gpt2_small 8, resnet50 16)")
     args = parser.parse_args(argv)
     if args.threads < 1:
         parser.error(f"--threads == {args.threads}, must be >= 1")
+    if args.n is not None and args.n < 8:
+        parser.error(f"--n == {args.n}, must be >= 8 (a quarter of the probe, >= 2 samples, is the curvature sample)")
     torch.set_num_threads(args.threads)
     command = "OMP_NUM_THREADS=%d python benchmarks/bench_saturation.py %s" % (args.threads, " ".join(argv or sys.argv[1:]))
     head = f"torch {torch.__version__}, threads {torch.get_num_threads()}, float32"
@@ -442,7 +445,7 @@ def main(argv=None) -> int:
         if bad:
             parser.error(f"--only == {bad}, must be among {list(CASES)} with --real-size")
         print(head + "; one process per measurement (wall time, peak resident memory)", flush=True)
-        res = run_real_size(args.threads, cases=args.only, report=lambda line: print(line, flush=True), kinds=args.kinds)
+        res = run_real_size(args.threads, cases=args.only, report=lambda line: print(line, flush=True), kinds=args.kinds, n=args.n)
         text = format_real_size(res)
         print(text, flush=True)
         if args.out:

@@ -26,7 +26,7 @@ from torch.utils import _pytree
 
 from numerics.sites import module_at
 
-__all__ = ["MAX_BYTES", "SiteReplay"]
+__all__ = ["MAX_BYTES", "SiteReplay", "record_together"]
 
 #: **Choice**: the largest total size of recorded outputs one replay keeps (bytes).
 MAX_BYTES = 1 << 30
@@ -60,6 +60,22 @@ def _forget(call: _Call) -> None:
     for child in call.children:
         _forget(child)
     call.children, call.output = [], None
+
+
+def _frozen(stack: list, site_call: _Call) -> dict:
+    """``{(module, index): (output copy, counts)}`` of the maximal calls of ``stack`` done when ``site_call``
+    finished (empty when the site's own output is not replayable)."""
+    chosen, todo = [], [c for a in stack for c in a.children if c.done] or [site_call]
+    while todo:
+        call = todo.pop(0)
+        if _replayable(call.output):
+            chosen.append(call)
+        else:
+            todo.extend(c for c in call.children if c.done)
+    if site_call not in chosen:
+        return {}
+    copy = functools.partial(_pytree.tree_map, lambda v: v.detach().clone() if isinstance(v, torch.Tensor) else v)
+    return {(c.module, c.index): (copy(c.output), _counts(c, {})) for c in chosen}
 
 
 class SiteReplay:
@@ -186,17 +202,7 @@ class SiteReplay:
 
     def _freeze(self, site_call: _Call) -> dict:
         """``{(module, index): (output copy, counts)}`` of the maximal calls done before the site."""
-        chosen, todo = [], [c for a in self._stack for c in a.children if c.done] or [site_call]
-        while todo:
-            call = todo.pop(0)
-            if _replayable(call.output):
-                chosen.append(call)
-            else:
-                todo.extend(c for c in call.children if c.done)
-        rec = {}
-        if site_call in chosen:
-            copy = functools.partial(_pytree.tree_map, lambda v: v.detach().clone() if isinstance(v, torch.Tensor) else v)
-            rec = {(c.module, c.index): (copy(c.output), _counts(c, {})) for c in chosen}
+        rec = _frozen(self._stack, site_call)
         for call in self._stack:
             _forget(call)
         return rec
@@ -209,3 +215,66 @@ class SiteReplay:
             return
         self._cache[key], self.bytes = rec, self.bytes + size
         self._versions[key] = [(t, t._version) for out, _ in rec.values() for t in _tensors(out)]
+
+
+@contextlib.contextmanager
+def record_together(replays: list, key):
+    """Within the context, one forward of the model records batch ``key`` for every replay of ``replays``
+    (:class:`SiteReplay` s of one model at different sites) at once: each gets what its own first forward
+    would have recorded (the same maximal calls, copied for each), so ``k`` sites cost one forward instead of
+    ``k``. Replays that already hold, or run ``key`` in full, are left as they are; each is then confirmed
+    as after its own recording (:meth:`SiteReplay.confirm`).
+
+    Example:
+        >>> net = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))
+        >>> reps, x = [SiteReplay(net, "0"), SiteReplay(net, "1")], torch.randn(4, 2)
+        >>> with record_together(reps, (0, 4)):
+        ...     a = net(x)
+        >>> [r.replayed((0, 4)) for r in reps]
+        [True, True]
+    """
+    todo = [r for r in replays if not r.replayed(key) and key not in r._off and r.site is not r.model]
+    model = todo[0].model if todo else None
+    if not todo or any(r.model is not model for r in todo) or isinstance(model, torch.jit.ScriptModule):
+        yield
+        return
+    by_site, stack, saved = {r.site: r for r in todo}, [], {}
+    frozen: dict = {}
+
+    def wrap(mod, orig):
+        @functools.wraps(orig)
+        def forward(*args, **kwargs):
+            if len(frozen) == len(by_site):
+                return orig(*args, **kwargs)
+            call = _Call(mod, counts.get(mod, 0))
+            counts[mod] = call.index + 1
+            if stack:
+                stack[-1].children.append(call)
+            stack.append(call)
+            try:
+                out = orig(*args, **kwargs)
+            finally:
+                stack.pop()
+            call.done, call.output = True, out
+            if mod in by_site and mod not in frozen:
+                frozen[mod] = _frozen(stack, call)
+            return out
+        return forward
+
+    counts: dict = {}
+    try:
+        for mod in model.modules():
+            saved[mod] = mod.__dict__.get("forward")
+            mod.forward = wrap(mod, mod.forward)
+    except (AttributeError, RuntimeError, TypeError):   # e.g. a scripted submodule: each records on its own
+        SiteReplay._uninstall(saved)
+        yield
+        return
+    try:
+        yield
+    finally:
+        SiteReplay._uninstall(saved)
+        for mod, rep in by_site.items():
+            rep._rec = frozen.get(mod)
+            rep._store(key)
+            rep._rec = None

@@ -18,7 +18,7 @@
 * §8 on any network (:mod:`numerics.sites`): :func:`accumulate_site_stats` (one backward per
   batch for every site, streaming :class:`SiteAccumulator`), :func:`hoeffding_test`,
   :func:`adaptive_test` (testing by betting), :func:`site_projection_scores`,
-  :func:`curvature_along`, :func:`site_loss`, :func:`loss_change`.
+  :func:`curvature_along`, :func:`site_loss` (:func:`site_losses`: every site at once), :func:`loss_change`.
 """
 from numerics.estimators._diagnostics import covariance_diagnostics, norm_diagnostics
 from numerics.estimators._gradients import (
@@ -61,7 +61,7 @@ from numerics.estimators._saturation import (
     realisability_ratio,
     saturation_test,
 )
-from numerics.estimators._site_scan import accumulate_site_stats, curvature_along, loss_change, site_loss
+from numerics.estimators._site_scan import accumulate_site_stats, curvature_along, loss_change, site_loss, site_losses
 from numerics.estimators._site_stats import SiteAccumulator, SiteTest, adaptive_test, hoeffding_test, n_needed_improvable
 from numerics.estimators._site_stats import projection_scores as site_projection_scores
 from numerics.estimators._smoothness import (
@@ -91,6 +91,7 @@ __all__ = [
     "loss_change",
     "n_needed_improvable",
     "site_loss",
+    "site_losses",
     "site_projection_scores",
     "SaturationTest",
     "activation_gradients",

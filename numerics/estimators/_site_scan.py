@@ -28,7 +28,7 @@ from numerics.estimators._smoothness import BetaEstimate
 from numerics.families import from_tokens, to_tokens
 from numerics.sites import SiteProbe, add_at_site
 
-__all__ = ["accumulate_site_stats", "curvature_along", "loss_change", "site_loss"]
+__all__ = ["accumulate_site_stats", "curvature_along", "loss_change", "site_loss", "site_losses"]
 
 
 def _batches(n: int, lo: int, hi: int, size: int):
@@ -132,6 +132,29 @@ def site_loss(model, site: str, block, x: torch.Tensor, y: torch.Tensor, loss: s
     return _mean_loss_derivatives(model, site, block, x, y, loss, zero, zero, batch_size, rep, order=0)[0]
 
 
+def site_losses(model, blocks: dict, x: torch.Tensor, y: torch.Tensor, loss: str, *, batch_size: int = 256) -> dict:
+    """:func:`site_loss` at every site of ``blocks`` (``{site: ProtocolBlock}``) with one recording forward per
+    batch for all of them (:func:`numerics._replay.record_together`) instead of one per site:
+    ``{site: (its SiteReplay of (model, site, x), R(0))}`` -- the same numbers as ``site_loss`` with a fresh
+    replay at each site (its recording forward adds an exact zero at the site; each replay is confirmed by
+    a replayed forward at ``V = 0``, as there)."""
+    from numerics._replay import record_together
+
+    model.eval()
+    reps, n, total = {s: SiteReplay(model, s) for s in blocks}, x.shape[0], 0.0
+    for i, j in _batches(n, 0, n, batch_size):
+        with torch.no_grad(), _math_attention(), record_together(list(reps.values()), (i, j)):
+            values = per_sample_loss(model(x[i:j]), y[i:j], loss)
+        total += float(values.double().sum())
+        for s, rep in reps.items():
+            if rep.replayed((i, j)):
+                zero = torch.zeros_like(blocks[s].V)
+                with rep.forward((i, j)):
+                    again = _derivatives(model, s, blocks[s], x[i:j], y[i:j], loss, zero, zero, 0)[0]
+                rep.confirm((i, j), values, again)
+    return {s: (rep, total / n) for s, rep in reps.items()}
+
+
 def _evaluator(model, site, block, x, y, loss, D_hat, batch_size, rep):
     """``at(tau, order=2) -> [R, dR/ds, d2R/ds2]`` along ``V = -tau D^ + s D^``, each ``tau`` evaluated once."""
     seen: dict = {}
@@ -155,15 +178,25 @@ def _grid_beta(at, slope: float, c0: float, n_grid: int, max_iter: int, rtol: fl
     return BetaEstimate(beta, c0, seen, k, done)
 
 
+#: **Choice** (``_descent_beta``'s upward search): the largest factor ``beta`` is raised by per forward
+#: (16 before the real-size benchmark: the upward search took 4-6 forwards on GPT-2 small).
+UP_JUMP = 256.0
+
+
 def _descent_beta(at, R0: float, slope: float, max_iter: int, rtol: float, floor: float) -> BetaEstimate:
     """The least ``beta`` (from ``slope^2 / (2 R0)`` up) whose descent inequality holds at its own step.
 
     ``chord(beta) = 2 (R(tau) - R0 + slope tau) / tau^2`` at ``tau = slope / beta`` (one forward); the
-    inequality holds at ``beta`` iff ``chord(beta) <= beta``. Up: while it fails, ``beta`` is raised
-    16-fold when the step did not lower the loss at all (``R(tau) >= R0``, or not finite: far from the
-    answer the chord says little), else to ``chord * (chord / beta) * (1 + rtol)`` (the ratio repeats
-    far from the answer), at most 16-fold. Down: from a ``beta`` where it holds, try
-    ``max(chord, last failing beta, floor) (1 + rtol)`` while that is below ``beta / 1.1``. Every forward
+    inequality holds at ``beta`` iff ``chord(beta) <= beta``. Up (**Choice**, :data:`UP_JUMP`): while it
+    fails, ``beta`` is raised ``UP_JUMP``-fold when the step did not lower the loss at all (``R(tau) >=
+    R0``, or not finite: far from the answer the chord says little), else to the larger of
+    ``chord * (chord / beta)`` (the ratio repeats far from the answer) and ``slope^2 / (2 (R0 - R(tau)))``
+    (the ``beta`` whose promised gain is the decrease just seen, at a shorter step), times ``1 + rtol``,
+    at most ``UP_JUMP``-fold. Down: from a ``beta`` where it holds, try ``max(chord, floor) (1 + rtol)``
+    (the chord at or below the last failing ``beta``: their geometric mean instead), after a failing trial
+    ``chord (1 + rtol)``, or, when the chord is over 1.5 times the trial (the step lowered the loss by
+    little: the chord says little), the larger of that and the geometric mean of the trial and the last
+    ``beta`` that held (the bracket at least halves in log scale); while that is below ``beta / 1.1``. Every forward
     counts against ``max_iter``. The result: the smallest ``beta`` at which it held (``R0 - R(tau) >=
     slope^2 / (2 beta)`` on the sample), ``max_curvature`` its chord and ``iterations`` the forwards; or,
     never held, the last ``beta`` evaluated (``self_consistent`` False).
@@ -172,24 +205,26 @@ def _descent_beta(at, R0: float, slope: float, max_iter: int, rtol: float, floor
     beta = max(s2 / (2 * R0), floor) if R0 > 0 else floor
     failed, passed, tried, chord, k = 0.0, None, beta, math.nan, 0
 
-    def chord_at(b: float) -> tuple[float, bool]:
+    def chord_at(b: float) -> tuple[float, float]:
         R = at(slope / b, order=0)[0]
         if not math.isfinite(R):
-            return math.inf, False
-        return 2 * (R - R0 + s2 / b) * b * b / s2, R < R0
+            return math.inf, 0.0
+        return 2 * (R - R0 + s2 / b) * b * b / s2, R0 - R
 
     while k < max_iter:
         k, tried = k + 1, beta
-        chord, lowered = chord_at(beta)
+        chord, drop = chord_at(beta)
+        lowered = drop > 0
         if chord <= beta:
             passed = (beta, chord)
-            trial = max(chord, failed, floor) * (1 + rtol)
+            trial = max(chord, floor) * (1 + rtol) if chord > failed else max(math.sqrt(failed * beta), floor * (1 + rtol))
         elif passed is None:
             failed = beta
-            beta = min(16 * beta, chord * (chord / beta) * (1 + rtol)) if lowered else 16 * beta
+            beta = min(UP_JUMP * beta, max(chord * (chord / beta), s2 / (2 * drop)) * (1 + rtol)) if lowered \
+                else UP_JUMP * beta
             continue
         else:
-            failed, trial = beta, chord * (1 + rtol)
+            failed, trial = beta, chord * (1 + rtol) if chord <= 1.5 * beta else max(chord * (1 + rtol), math.sqrt(beta * passed[0]))
         if trial >= passed[0] / 1.1:
             break
         beta = trial

@@ -160,8 +160,10 @@ def _records(model, blocks, accs, step, loss, level_site: float, eps: float, mod
 
     rejecting = [s for s in blocks if found[s]["reject"]]
     if mode == "all":
+        _record(model, blocks, accs, list(blocks), step, loss, replays)
         return [measure(s) for s in blocks], replays, list(blocks)
     if rank_by == "predicted_gain" or not rejecting:   # no site rejects: every site competes for best_site
+        _record(model, blocks, accs, rejecting or list(blocks), step, loss, replays)
         for s in rejecting or blocks:
             measure(s, ("natural",))
         best = max(rejecting, key=lambda s: curv[s]["predicted_gain"]) if rejecting else None   # verdict()'s choice
@@ -177,6 +179,17 @@ def _records(model, blocks, accs, step, loss, level_site: float, eps: float, mod
             break
     records = [with_curvature(found[s], curv.get(s, UNMEASURED), level_site, eps, R0) for s in blocks]
     return records, replays, [s for s in blocks if s in curv]
+
+
+def _record(model, blocks: dict, accs: dict, sites: list, step, loss, replays: dict) -> None:
+    """``replays[site] = (SiteReplay, R(0) by its path)`` for every site of ``sites`` with a non-zero ``G`` not yet
+    in ``replays``, from one recording forward per batch of the step sample for all of them
+    (:func:`numerics.estimators.site_losses`; the same numbers as one recording per site in :func:`_curvature`)."""
+    from numerics.estimators import site_losses
+
+    todo = {s: blocks[s] for s in sites if s not in replays and float(accs[s].G.norm()) > 0}
+    if len(todo) > 1:
+        replays.update(site_losses(model, todo, step[0], step[1], loss))
 
 
 def _shared(recorded, G_x) -> dict:

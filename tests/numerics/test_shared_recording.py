@@ -1,0 +1,108 @@
+"""One recording forward for every site (``numerics._replay.record_together``, ``site_losses``).
+
+Expected values come from full forwards (``replay=False``) and from one fresh recording per site
+(``site_loss``), never from the shared path itself.
+"""
+import pytest
+import torch
+
+from numerics._replay import SiteReplay, record_together
+from numerics.estimators import curvature_along, site_loss, site_losses
+from tests.numerics.test_scan_speed_paths import Net, _setup
+
+SITES = ("blocks.0", "blocks.1", "blocks.2")
+
+
+def _blocks(block):
+    return {s: block for s in SITES}
+
+
+def test_site_losses_equal_one_recording_per_site_and_full_forwards_with_one_stem_call_per_batch():
+    net, x, y, block, D = _setup()
+    calls = {"n": 0}
+    orig = net.stem.forward
+
+    def counting(*a):
+        calls["n"] += 1
+        return orig(*a)
+    net.stem.forward = counting
+    shared = site_losses(net, _blocks(block), x, y, "cross_entropy", batch_size=16)
+    del net.stem.forward
+    assert calls["n"] == 3   # 3 batches, one recording forward each, for the 3 sites together
+    for s in SITES:
+        rep, R0 = shared[s]
+        assert R0 == pytest.approx(site_loss(net, s, block, x, y, "cross_entropy", batch_size=16), rel=1e-13)
+        assert R0 == pytest.approx(site_loss(net, s, block, x, y, "cross_entropy", batch_size=16, replay=False), rel=1e-13)
+        assert all(rep.replayed((i, min(i + 16, 40))) for i in range(0, 40, 16))
+        # the shared recording replays the same numbers as full forwards
+        a = curvature_along(net, s, block, x, y, D, D, "cross_entropy", batch_size=16, replay=rep)
+        b = curvature_along(net, s, block, x, y, D, D, "cross_entropy", batch_size=16, replay=False)
+        assert [a[0].beta, *a[1:]] == pytest.approx([b[0].beta, *b[1:]], rel=1e-12, abs=1e-15)
+
+
+def test_a_model_whose_output_depends_on_the_skipped_part_keeps_no_shared_replay():
+    """The check can fail: every site's replayed forward differs from the recording, so no replay is kept
+    and R(0) is still the full forward's."""
+    net, x, y, block, _ = _setup("reads_state")
+    shared = site_losses(net, _blocks(block), x, y, "cross_entropy", batch_size=16)
+    for s in SITES:
+        rep, R0 = shared[s]
+        assert not any(rep.replayed((i, min(i + 16, 40))) for i in range(0, 40, 16))
+        assert R0 == pytest.approx(site_loss(net, s, block, x, y, "cross_entropy", batch_size=16, replay=False), rel=1e-13)
+
+
+def test_each_site_gets_its_own_copy_so_one_sites_in_place_change_spares_the_others():
+    net, x, _, _, _ = _setup()
+    reps, key = [SiteReplay(net, s) for s in ("blocks.0", "blocks.1")], (0, 40)
+    with torch.no_grad(), record_together(reps, key):
+        a = net(x)
+    assert all(r.replayed(key) for r in reps)
+    original = net.blocks[1].forward
+
+    def mutating(h):
+        h.mul_(2.0)   # changes what blocks.0's replay returns, in place
+        return original(h / 2.0)
+    net.blocks[1].forward = mutating
+    with torch.no_grad(), reps[0].forward(key):
+        net(x)
+    del net.blocks[1].forward
+    assert not reps[0].replayed(key) and reps[1].replayed(key)
+    with torch.no_grad(), reps[1].forward(key):
+        torch.testing.assert_close(net(x), a, rtol=0, atol=0)
+
+
+def test_replays_of_different_models_or_already_recorded_are_left_alone():
+    net, x, _, _, _ = _setup()
+    other = Net().double().eval()
+    reps = [SiteReplay(net, "blocks.0"), SiteReplay(other, "blocks.0")]
+    with torch.no_grad(), record_together(reps, (0, 40)):
+        net(x)
+    assert not any(r.replayed((0, 40)) for r in reps)
+    one = SiteReplay(net, "blocks.1")
+    with torch.no_grad(), one.forward((0, 40)):
+        net(x)
+    stored = one._cache[(0, 40)]
+    with torch.no_grad(), record_together([one, SiteReplay(net, "blocks.2")], (0, 40)):
+        net(x)
+    assert one._cache[(0, 40)] is stored
+
+
+def test_saturation_reports_are_identical_with_and_without_the_shared_recording(monkeypatch):
+    import depthcert as dc
+    import numerics.user_network._saturation as sat
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(5, 12), *[torch.nn.Sequential(torch.nn.LayerNorm(12), torch.nn.Linear(12, 12))
+                                                        for _ in range(3)], torch.nn.Linear(12, 3)).double()
+    x = torch.randn(240, 5, dtype=torch.float64)
+    y = (x[:, 0] > 0).long() + (x[:, 1] > 0).long()
+
+    def run():
+        out = []
+        for mode in ("all", "auto"):
+            r = dc.saturation(net, (x, y), sites=["1", "2", "3"], curvature=mode)
+            out += [r.table().to_dict("records"), r.suggestion_reason, r.best_site]
+        return repr(out)
+    shared = run()
+    monkeypatch.setattr(sat, "_record", lambda *a, **k: None)   # each site records on its own, as before
+    assert run() == shared

@@ -29,6 +29,7 @@ minibatch 16 (the lr of the pretrained study's arms), the sample sizes ``N``, th
 Stored in ``--out``: ``seeds/seed_<k>.json`` (each seed at once, atomically: a rerun skips stored seeds),
 ``results.json`` (config, per-seed rows, the rate with its interval, the cost ratio, PASS/FAIL), ``output.txt``
 (the printed text) and ``README.md`` (rendered from ``results.json``). Exit status 0 on PASS, 1 on FAIL.
+``--full-budget``: the diagnostic of ``benchmarks/bench_trial_minilm_budget.py`` (every arm trained to ``H``).
 """
 from __future__ import annotations
 
@@ -61,22 +62,31 @@ def seed_passes(chosen_gain: float, best_gain: float, fraction: float = FRACTION
     return bool(chosen_gain >= fraction * max(float(best_gain), 0.0))
 
 
-def truth_gains(model, fit, heldout, rep, tune_site, steps: int, loss_fn, lr: float, batch_size: int, seed: int,
-                family: str = "readout") -> dict[str, float]:
-    """Every arm of the trial trained ``steps`` steps on ``fit`` (the trial's own construction and minibatch seed),
-    its mean held-out gain against ``model``; ``{"block@<site>": g, "tune@<site>": g, "no change": 0.0}``."""
-    from depthcert.api._gain import per_sample_losses
-    from depthcert.api._trial import NO_CHANGE, _arms, _tune_arm
+def trained_arms(model, fit, rep, tune_site, steps: int, loss_fn, lr: float, batch_size: int, seed: int, family: str = "readout"):
+    """Every arm of the trial (a block at each site of the scan report ``rep``, then the existing layer tuned at
+    ``tune_site``) trained ``steps`` steps on ``fit`` with the trial's own construction and minibatch seed; yields
+    ``(name, net)`` one arm at a time (the arm is dropped once the caller moves on)."""
+    from depthcert.api._trial import _arms, _tune_arm
 
-    old = per_sample_losses(model, heldout[0], heldout[1], loss_fn)
-    out = {}
     arms = _arms(model, rep, "zero", family, fit, loss_fn, lr, batch_size, seed)
     arms[f"tune@{tune_site}"] = _tune_arm(model, tune_site, fit, loss_fn, lr, batch_size, seed)
     for name in list(arms):
         arm = arms.pop(name)["train"]
         arm.advance(steps)
-        out[name] = float((old - per_sample_losses(arm.net, heldout[0], heldout[1], loss_fn)).mean())
+        yield name, arm.net
         del arm
+
+
+def truth_gains(model, fit, heldout, rep, tune_site, steps: int, loss_fn, lr: float, batch_size: int, seed: int,
+                family: str = "readout") -> dict[str, float]:
+    """Every arm of the trial trained ``steps`` steps on ``fit`` (the trial's own construction and minibatch seed),
+    its mean held-out gain against ``model``; ``{"block@<site>": g, "tune@<site>": g, "no change": 0.0}``."""
+    from depthcert.api._gain import per_sample_losses
+    from depthcert.api._trial import NO_CHANGE
+
+    old = per_sample_losses(model, heldout[0], heldout[1], loss_fn)
+    out = {name: float((old - per_sample_losses(net, heldout[0], heldout[1], loss_fn)).mean())
+           for name, net in trained_arms(model, fit, rep, tune_site, steps, loss_fn, lr, batch_size, seed, family)}
     out[NO_CHANGE] = 0.0
     return out
 
@@ -265,7 +275,14 @@ def run(out: Path, seeds: list[int], command: str, sizes: dict = N) -> dict:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--full-budget" in argv:      # the diagnostic of benchmarks/bench_trial_minilm_budget.py, its own flags
+        from benchmarks.bench_trial_minilm_budget import main as full_budget
+
+        return full_budget([a for a in argv if a != "--full-budget"])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--full-budget", action="store_true", help="the diagnostic: every arm trained to H, chosen on the select split "
+                    "(benchmarks/bench_trial_minilm_budget.py; its flags --seeds, --first-seed, --out, --trial-out)")
     ap.add_argument("--seeds", default="10")
     ap.add_argument("--out", default="docs/trial-minilm")
     ap.add_argument("--first-seed", type=int, default=0, help="the seeds are first-seed, first-seed + 1, ... (default 0)")

@@ -139,6 +139,7 @@ def ms3(v: float) -> str:
 
 
 TRIAL_MINILM = "docs/trial-minilm/results.json"
+FULL_BUDGET = "docs/trial-minilm/full_budget/results.json"
 PRED_MINILM = "docs/predicted/minilm/calibration.json"
 
 
@@ -550,6 +551,17 @@ QUOTES: tuple[Quote, ...] = (
           TRIAL_MINILM, (("summary", "n_pass"), ("summary", "n_seeds"), ("summary", "rate_cp95", 0), ("summary", "rate_cp95", 1),
                          ("summary", "cost_ratio_max"), ("config", "eta"), ("summary", "verdict")),
           ("{}", "{}", "{:.2f}", "{:.2f}", "{:.2f}", "{}", "{}")),
+    # --- docs/RESULTS.md: the full-budget diagnostic of the MiniLM trial (benchmarks/bench_trial_minilm_budget.py)
+    Quote("docs/RESULTS.md", _t("trains every arm of the same seeds and samples for the full ", None, " steps, as the truth does (its "
+                                "held-out gains equal the stored truth in ", None, " of ", None, " arms)"), FULL_BUDGET,
+          (("config", "H"), ("summary", "n_arms_match_truth"), ("summary", "n_arms"))),
+    Quote("docs/RESULTS.md", _t("A procedure that trains every arm to H (cost ", None, "x) and chooses on the select split passes in ",
+                                None, "/", None, " seeds (95% Clopper–Pearson [", None, ", ", None, "]); the arms' select gains rank "
+                                "them against their held-out gains with a median Spearman rho of ", None, "."), FULL_BUDGET,
+          (("summary", "cost_ratio_mean"), ("summary", "n_pass"), ("summary", "n_seeds"), ("summary", "rate_cp95", 0),
+           ("summary", "rate_cp95", 1), ("summary", "rho_median")), ("{:.0f}", "{}", "{}", "{:.2f}", "{:.2f}", "{:+.2f}")),
+    Quote("docs/RESULTS.md", _t("judged by the same rule on its second half) passes in ", None, "/", None, "."), FULL_BUDGET,
+          (("summary", "n_A_picks_B_judges"), ("summary", "n_seeds"))),
     Quote("docs/RESULTS.md", _t("On MiniLM-L6 over ", None, " seeds, `predicted_gain` (the score `best_site` is ranked by) has "
                                 "Spearman rho ", None, " (one-sided exact p ", None, ") at horizon 0, ", None, " (p ", None,
                                 ") at 1, ", None, " (p ", None, ") at 10 and ", None, " (p ", None, ") at 40"), PRED_MINILM,

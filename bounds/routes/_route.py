@@ -222,6 +222,10 @@ class RouteView(Sequence):
     def __radd__(self, other) -> list:
         return list(other) + self._items()
 
+    def copy(self) -> list:
+        """A plain list of the routes shown now (no longer live)."""
+        return self._items()
+
     def __repr__(self) -> str:
         return f"RouteView({[r.name for r in self._items()]})"
 
@@ -249,6 +253,16 @@ class LiveMapping(Mapping):
 
     def __repr__(self) -> str:
         return repr(self._fn())
+
+    def copy(self) -> dict:
+        """A plain dict of what the mapping shows now (no longer live)."""
+        return dict(self._fn())
+
+    def __or__(self, other) -> dict:
+        return {**self._fn(), **dict(other)} if isinstance(other, Mapping) else NotImplemented
+
+    def __ror__(self, other) -> dict:
+        return {**dict(other), **self._fn()} if isinstance(other, Mapping) else NotImplemented
 
 
 def union_theorems() -> dict:

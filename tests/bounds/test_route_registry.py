@@ -100,3 +100,24 @@ def test_a_malformed_route_is_refused_with_the_field_named():
     with pytest.raises(ValueError, match="must be a registered route other than the built-ins"):
         unregister_route("direct")
     assert "mine" not in REGISTRY
+
+
+def test_the_live_views_copy_and_merge_as_the_list_and_dict_they_show_and_stay_live():
+    """``copy()`` is a snapshot (a later registration does not reach it), ``|`` merges as a dict does, and the
+    view itself stays live: the registration shows in it and not in the copies."""
+    from bounds.routes import ANY_OF
+    from bounds.routes._route import RouteView
+
+    view = RouteView(lambda r: r.group == "paper")
+    lst, dct = view.copy(), ANY_OF.copy()
+    assert type(lst) is list and lst == list(view) and type(dct) is dict and dct == dict(ANY_OF)
+    assert (ANY_OF | {"x": 1}) == {**dict(ANY_OF), "x": 1} and ({"population": 0} | ANY_OF)["population"] is THEOREM_2_ESTIMATED
+    assert ANY_OF == dict(ANY_OF) and ANY_OF != {**dict(ANY_OF), "x": 1}
+    extra = dataclasses.replace(REGISTRY["direct"], name="direct_copy_test", row="direct_copy_test_route", group="paper", default=False)
+    register_route(extra)
+    try:
+        assert "direct_copy_test" in ANY_OF and "direct_copy_test" not in dct
+        assert [r.name for r in view if r.name == "direct_copy_test"] == ["direct_copy_test"] and extra not in lst
+    finally:
+        unregister_route("direct_copy_test")
+    assert "direct_copy_test" not in ANY_OF

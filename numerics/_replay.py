@@ -222,8 +222,12 @@ def record_together(replays: list, key):
     """Within the context, one forward of the model records batch ``key`` for every replay of ``replays``
     (:class:`SiteReplay` s of one model at different sites) at once: each gets what its own first forward
     would have recorded (the same maximal calls, copied for each), so ``k`` sites cost one forward instead of
-    ``k``. Replays that already hold, or run ``key`` in full, are left as they are; each is then confirmed
-    as after its own recording (:meth:`SiteReplay.confirm`).
+    ``k``. Replays that already hold, or run ``key`` in full, are left as they are. As after a replay's own
+    recording, the caller then confirms each (:meth:`SiteReplay.confirm`, as
+    :func:`numerics.estimators.site_losses` does). The forward runs without any hook at the sites: a site
+    whose own recording forward adds something there (an exact zero, in ``site_loss``) records the same
+    outputs (hooks act after the recorded raw output), and its losses differ only where that zero does
+    not vanish (an infinite or NaN state).
 
     Example:
         >>> net = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))
@@ -258,14 +262,18 @@ def record_together(replays: list, key):
             call.done, call.output = True, out
             if mod in by_site and mod not in frozen:
                 frozen[mod] = _frozen(stack, call)
+                if len(frozen) == len(by_site):   # every site recorded: free the call tree, as one site's recording does
+                    for c in stack:
+                        _forget(c)
             return out
         return forward
 
     counts: dict = {}
     try:
         for mod in model.modules():
-            saved[mod] = mod.__dict__.get("forward")
+            old = mod.__dict__.get("forward")
             mod.forward = wrap(mod, mod.forward)
+            saved[mod] = old
     except (AttributeError, RuntimeError, TypeError):   # e.g. a scripted submodule: each records on its own
         SiteReplay._uninstall(saved)
         yield

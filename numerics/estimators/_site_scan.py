@@ -137,7 +137,8 @@ def site_losses(model, blocks: dict, x: torch.Tensor, y: torch.Tensor, loss: str
     batch for all of them (:func:`numerics._replay.record_together`) instead of one per site:
     ``{site: (its SiteReplay of (model, site, x), R(0))}`` -- the same numbers as ``site_loss`` with a fresh
     replay at each site (its recording forward adds an exact zero at the site; each replay is confirmed by
-    a replayed forward at ``V = 0``, as there)."""
+    a replayed forward at ``V = 0``, as there; a site whose replay fails that check on some batch is measured
+    again by ``site_loss`` with a fresh replay, so that its ``R(0)`` is that path's in every case)."""
     from numerics._replay import record_together
 
     model.eval()
@@ -152,7 +153,12 @@ def site_losses(model, blocks: dict, x: torch.Tensor, y: torch.Tensor, loss: str
                 with rep.forward((i, j)):
                     again = _derivatives(model, s, blocks[s], x[i:j], y[i:j], loss, zero, zero, 0)[0]
                 rep.confirm((i, j), values, again)
-    return {s: (rep, total / n) for s, rep in reps.items()}
+    out = {s: (rep, total / n) for s, rep in reps.items()}
+    for s, rep in reps.items():
+        if rep._off:   # e.g. a state that is not finite: the single path's own recording forward (its zero added)
+            fresh = SiteReplay(model, s)
+            out[s] = (fresh, site_loss(model, s, blocks[s], x, y, loss, batch_size=batch_size, replay=fresh))
+    return out
 
 
 def _evaluator(model, site, block, x, y, loss, D_hat, batch_size, rep):
@@ -192,11 +198,12 @@ def _descent_beta(at, R0: float, slope: float, max_iter: int, rtol: float, floor
     R0``, or not finite: far from the answer the chord says little), else to the larger of
     ``chord * (chord / beta)`` (the ratio repeats far from the answer) and ``slope^2 / (2 (R0 - R(tau)))``
     (the ``beta`` whose promised gain is the decrease just seen, at a shorter step), times ``1 + rtol``,
-    at most ``UP_JUMP``-fold. Down: from a ``beta`` where it holds, try ``max(chord, floor) (1 + rtol)``
-    (the chord at or below the last failing ``beta``: their geometric mean instead), after a failing trial
-    ``chord (1 + rtol)``, or, when the chord is over 1.5 times the trial (the step lowered the loss by
-    little: the chord says little), the larger of that and the geometric mean of the trial and the last
-    ``beta`` that held (the bracket at least halves in log scale); while that is below ``beta / 1.1``. Every forward
+    at most ``UP_JUMP``-fold. Down: from a ``beta`` where it holds, try ``max(chord, floor) (1 + rtol)``,
+    or, when that chord is at or below the last failing ``beta``, the geometric mean of that failing
+    ``beta`` and the one that held (at least ``floor (1 + rtol)``); after a failing trial, ``chord (1 +
+    rtol)``, or, when the chord is over 1.5 times the trial (the step lowered the loss by little: the
+    chord says little), the geometric mean of the trial and the smallest ``beta`` that held; while the
+    next trial is below that smallest ``beta`` divided by 1.1. Every forward
     counts against ``max_iter``. The result: the smallest ``beta`` at which it held (``R0 - R(tau) >=
     slope^2 / (2 beta)`` on the sample), ``max_curvature`` its chord and ``iterations`` the forwards; or,
     never held, the last ``beta`` evaluated (``self_consistent`` False).
@@ -224,7 +231,7 @@ def _descent_beta(at, R0: float, slope: float, max_iter: int, rtol: float, floor
                 else UP_JUMP * beta
             continue
         else:
-            failed, trial = beta, chord * (1 + rtol) if chord <= 1.5 * beta else max(chord * (1 + rtol), math.sqrt(beta * passed[0]))
+            failed, trial = beta, chord * (1 + rtol) if chord <= 1.5 * beta else math.sqrt(beta * passed[0])
         if trial >= passed[0] / 1.1:
             break
         beta = trial

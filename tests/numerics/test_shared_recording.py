@@ -49,6 +49,26 @@ def test_a_model_whose_output_depends_on_the_skipped_part_keeps_no_shared_replay
         rep, R0 = shared[s]
         assert not any(rep.replayed((i, min(i + 16, 40))) for i in range(0, 40, 16))
         assert R0 == pytest.approx(site_loss(net, s, block, x, y, "cross_entropy", batch_size=16, replay=False), rel=1e-13)
+        assert R0 == site_loss(net, s, block, x, y, "cross_entropy", batch_size=16)   # re-measured by the one-site path
+
+
+def test_a_module_whose_forward_cannot_be_replaced_falls_back_as_one_sites_recording_does():
+    class Fixed(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(3, 3)
+
+        @property
+        def forward(self):   # read-only: the recorder's wrapper cannot be installed
+            return self.lin.forward
+    net = torch.nn.Sequential(torch.nn.Linear(2, 3), Fixed(), torch.nn.Tanh(), torch.nn.Linear(3, 1)).eval()
+    x = torch.randn(4, 2)
+    reps = [SiteReplay(net, "0"), SiteReplay(net, "2")]
+    with torch.no_grad(), record_together(reps, (0, 4)):
+        out = net(x)
+    assert not any(r.replayed((0, 4)) for r in reps) and "forward" not in net[0].__dict__
+    with torch.no_grad():
+        torch.testing.assert_close(net(x), out, rtol=0, atol=0)
 
 
 def test_each_site_gets_its_own_copy_so_one_sites_in_place_change_spares_the_others():

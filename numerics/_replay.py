@@ -62,9 +62,10 @@ def _forget(call: _Call) -> None:
     call.children, call.output = [], None
 
 
-def _frozen(stack: list, site_call: _Call) -> dict:
+def _frozen(stack: list, site_call: _Call, copies: dict | None = None) -> dict:
     """``{(module, index): (output copy, counts)}`` of the maximal calls of ``stack`` done when ``site_call``
-    finished (empty when the site's own output is not replayable)."""
+    finished (empty when the site's own output is not replayable); ``copies``: ``{call: its copy}`` shared
+    by the sites of one recording, so that a call recorded for several sites is copied once."""
     chosen, todo = [], [c for a in stack for c in a.children if c.done] or [site_call]
     while todo:
         call = todo.pop(0)
@@ -75,7 +76,11 @@ def _frozen(stack: list, site_call: _Call) -> dict:
     if site_call not in chosen:
         return {}
     copy = functools.partial(_pytree.tree_map, lambda v: v.detach().clone() if isinstance(v, torch.Tensor) else v)
-    return {(c.module, c.index): (copy(c.output), _counts(c, {})) for c in chosen}
+    copies = {} if copies is None else copies
+    for c in chosen:
+        if c not in copies:
+            copies[c] = copy(c.output)
+    return {(c.module, c.index): (copies[c], _counts(c, {})) for c in chosen}
 
 
 class SiteReplay:
@@ -112,6 +117,8 @@ class SiteReplay:
     def forward(self, key):
         """Within the context, one forward of the model on batch ``key``: recorded the first time,
         replayed after (full and untouched when the replay is off for that key)."""
+        if key in self._cache and any(t._version != v for t, v in self._versions[key]):
+            self._drop(key)   # changed in place since it was recorded (e.g. by another site's forward: shared copies)
         full = key in self._off or self.site is self.model or isinstance(self.model, torch.jit.ScriptModule)
         if full or (key not in self._cache and self.bytes >= self.max_bytes):
             yield self
@@ -221,9 +228,12 @@ class SiteReplay:
 def record_together(replays: list, key):
     """Within the context, one forward of the model records batch ``key`` for every replay of ``replays``
     (:class:`SiteReplay` s of one model at different sites) at once: each gets what its own first forward
-    would have recorded (the same maximal calls, copied for each), so ``k`` sites cost one forward instead of
-    ``k``. Replays that already hold, or run ``key`` in full, are left as they are. As after a replay's own
-    recording, the caller then confirms each (:meth:`SiteReplay.confirm`, as
+    would have recorded (the same maximal calls), so ``k`` sites cost one forward instead of ``k``. A call
+    recorded for several sites is copied once and shared by them (memory: the union of the sites' parts,
+    not their sum); a copy changed in place by any forward ends, before its next use, the replay of every
+    site that holds it (:meth:`SiteReplay.forward` checks the copies' versions first). Replays that
+    already hold, or run ``key`` in full, are left as they are. As after a replay's own recording, the
+    caller then confirms each (:meth:`SiteReplay.confirm`, as
     :func:`numerics.estimators.site_losses` does). The forward runs without any hook at the sites: a site
     whose own recording forward adds something there (an exact zero, in ``site_loss``) records the same
     outputs (hooks act after the recorded raw output), and its losses differ only where that zero does
@@ -244,6 +254,7 @@ def record_together(replays: list, key):
         return
     by_site, stack, saved = {r.site: r for r in todo}, [], {}
     frozen: dict = {}
+    copies: dict = {}
 
     def wrap(mod, orig):
         @functools.wraps(orig)
@@ -261,7 +272,7 @@ def record_together(replays: list, key):
                 stack.pop()
             call.done, call.output = True, out
             if mod in by_site and mod not in frozen:
-                frozen[mod] = _frozen(stack, call)
+                frozen[mod] = _frozen(stack, call, copies)
                 if len(frozen) == len(by_site):   # every site recorded: free the call tree, as one site's recording does
                     for c in stack:
                         _forget(c)

@@ -71,24 +71,27 @@ def test_a_module_whose_forward_cannot_be_replaced_falls_back_as_one_sites_recor
         torch.testing.assert_close(net(x), out, rtol=0, atol=0)
 
 
-def test_each_site_gets_its_own_copy_so_one_sites_in_place_change_spares_the_others():
+def test_a_call_recorded_for_several_sites_is_copied_once_and_an_in_place_change_ends_every_replay_holding_it():
     net, x, _, _, _ = _setup()
     reps, key = [SiteReplay(net, s) for s in ("blocks.0", "blocks.1")], (0, 40)
     with torch.no_grad(), record_together(reps, key):
         a = net(x)
     assert all(r.replayed(key) for r in reps)
+    ptr = [{k[0]: v[0].data_ptr() for k, v in r._cache[key].items()} for r in reps]
+    assert ptr[0][net.stem] == ptr[1][net.stem] and ptr[0][net.blocks[0]] == ptr[1][net.blocks[0]]   # shared copies
     original = net.blocks[1].forward
 
     def mutating(h):
-        h.mul_(2.0)   # changes what blocks.0's replay returns, in place
+        h.mul_(2.0)   # changes blocks.0's recorded output in place: held by both replays
         return original(h / 2.0)
     net.blocks[1].forward = mutating
     with torch.no_grad(), reps[0].forward(key):
         net(x)
     del net.blocks[1].forward
-    assert not reps[0].replayed(key) and reps[1].replayed(key)
-    with torch.no_grad(), reps[1].forward(key):
+    assert not reps[0].replayed(key)
+    with torch.no_grad(), reps[1].forward(key):   # checked before use: runs in full, the right numbers
         torch.testing.assert_close(net(x), a, rtol=0, atol=0)
+    assert not reps[1].replayed(key)
 
 
 def test_replays_of_different_models_or_already_recorded_are_left_alone():

@@ -127,6 +127,9 @@ RSCAN = "docs/bench-saturation-real-size/real_size_scan.json"
 SCALE = "docs/bench-saturation-scaling/scaling.json"
 RGPT = "docs/bench-saturation-real-size/real_size_gpt2.json"        # the reruns after the shared decomposition
 RRES = "docs/bench-saturation-real-size/real_size_resnet50.json"
+RGPT3 = "docs/bench-saturation-real-size/real_size_gpt2_search.json"   # the third runs, after the curvature step's changes
+RRES3 = "docs/bench-saturation-real-size/real_size_resnet50_search.json"
+RRES128 = "docs/bench-saturation-real-size/real_size_resnet50_n128.json"
 
 
 def rs_(case: str, key: str) -> tuple:
@@ -536,6 +539,31 @@ QUOTES: tuple[Quote, ...] = (
           (rs_("gpt2_small", "auto_over_plain"),), "{:.2f}"),
     Quote("docs/RESULTS.md", _t("a quarter or an eighth of these probes), `curvature=\"auto\"` ", NUMX, "x and ", None, "x."), RRES,
           (rs_("resnet50", "auto_over_plain"),), "{:.2f}"),
+    # the third runs (one file per network and probe size): the table, the probe-size bullet, the RESULTS sentence
+    *(Quote("docs/large_models.md", _t(f"| {label} | ", None, " | ", None, f"x {scan} | ", None, "x FAIL | ", None, "x | ", None, "x |"),
+            stored, (rs_(case, "n"), rs_(case, "scan_over_plain"), rs_(case, "full_over_plain"), rs_(case, "auto_over_plain"),
+                     rs_(case, "verdict_only_over_plain")), ("{}", "{:.2f}", "{:.2f}", "{:.2f}", "{:.2f}"))
+      for label, case, scan, stored in (("GPT-2 small, 12 sites, third run", "gpt2_small", "PASS", RGPT3),
+                                        ("ResNet-50, 12 sites, third run", "resnet50", "FAIL", RRES3),
+                                        ("ResNet-50, 12 sites, 128 images", "resnet50", "FAIL", RRES128))),
+    Quote("docs/large_models.md", _t("eight times the forward+backward: the scan ", None, "x instead of ", NUMX, "x, the"), RRES128,
+          (rs_("resnet50", "scan_over_plain"),), "{:.2f}"),
+    Quote("docs/large_models.md", _t("x instead of ", None, "x, the scan alone through"), RRES3, (rs_("resnet50", "scan_over_plain"),),
+          "{:.2f}"),
+    Quote("docs/large_models.md", _t("scan alone through `dc.saturation` ", None, "x, the whole call ", None, "x and `curvature=\"auto\"` ",
+                                     None, "x (third run). The scan's extra memory stays ", None, "x the forward+backward's peak"),
+          RRES128, (rs_("resnet50", "verdict_only_over_plain"), rs_("resnet50", "full_over_plain"), rs_("resnet50", "auto_over_plain"),
+                    rs_("resnet50", "scan_extra_mem_over_plain")), "{:.2f}"),
+    Quote("docs/large_models.md", _t("(32 images here: ", None, "x)"), RRES128, (rs_("resnet50", "full_extra_mem_over_plain"),), "{:.2f}"),
+    Quote("docs/RESULTS.md", _t("`real_size_resnet50_search.json`): the scan ", None, "x and ", NUMX, "x, the whole call ", None,
+                                "x and ", NUMX, "x (FAIL), `curvature=\"auto\"` ", None, "x and"), RGPT3,
+          (rs_("gpt2_small", "scan_over_plain"), rs_("gpt2_small", "full_over_plain"), rs_("gpt2_small", "auto_over_plain")), "{:.2f}"),
+    Quote("docs/RESULTS.md", _t("`real_size_resnet50_search.json`): the scan ", NUMX, "x and ", None, "x, the whole call ", NUMX,
+                                "x and ", None, "x (FAIL), `curvature=\"auto\"` ", NUMX, "x and ", None, "x; ResNet-50 with 128"),
+          RRES3, (rs_("resnet50", "scan_over_plain"), rs_("resnet50", "full_over_plain"), rs_("resnet50", "auto_over_plain")), "{:.2f}"),
+    Quote("docs/RESULTS.md", _t("`real_size_resnet50_n128.json`): the scan ", None, "x, the whole call ", None, "x, `curvature=\"auto\"` ",
+                                None, "x (all three above their targets;"), RRES128,
+          (rs_("resnet50", "scan_over_plain"), rs_("resnet50", "full_over_plain"), rs_("resnet50", "auto_over_plain")), "{:.2f}"),
     # --- docs/RESULTS.md: trial_insertion on MiniLM-L6 (benchmarks/bench_trial_minilm.py) and MiniLM's predicted study
     Quote("docs/RESULTS.md", _t("the best arm of the truth survived it in ", None, " of ", None, " seeds, and the"), TRIAL_MINILM,
           (("summary", "n_best_survived_first_rung"), ("summary", "n_seeds"))),

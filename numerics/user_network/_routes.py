@@ -15,7 +15,7 @@ routes' rows read the measured quantities, so this module attaches their evaluat
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Iterator, MutableMapping
+from typing import Callable, Iterator, Mapping, MutableMapping
 
 import numpy as np
 
@@ -144,6 +144,16 @@ class RouteTable(MutableMapping):
 
     def __repr__(self) -> str:
         return repr(dict(self))
+
+    def copy(self) -> dict:
+        """A plain dict of the entries shown now (no longer live)."""
+        return dict(self)
+
+    def __or__(self, other) -> dict:
+        return {**dict(self), **dict(other)} if isinstance(other, Mapping) else NotImplemented
+
+    def __ror__(self, other) -> dict:
+        return {**dict(other), **dict(self)} if isinstance(other, Mapping) else NotImplemented
 
 
 #: The route table of :func:`depthcert.certify_insertion`: ``{entry name: RouteSpec}``; each entry

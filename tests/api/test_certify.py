@@ -67,6 +67,17 @@ def test_the_route_table_is_extensible(roles):
         dc.certify_insertion(net, "blocks.1", signal=sig, S=S, T=T, route="nope", **SMALL)
 
 
+def test_the_route_table_copies_to_a_plain_dict_that_later_registrations_do_not_reach():
+    snap = dc.ROUTES.copy()
+    assert type(snap) is dict and snap == dict(dc.ROUTES) and (dc.ROUTES | {"x": 1}) == {**snap, "x": 1}
+    assert ({"paper": 0} | dc.ROUTES)["paper"] == snap["paper"]
+    dc.register_route(dc.RouteSpec("copy_stub", (), lambda *a: []))
+    try:
+        assert "copy_stub" in dc.ROUTES and "copy_stub" not in snap
+    finally:
+        dc.ROUTES.pop("copy_stub")
+
+
 def test_an_unknown_route_is_refused_before_any_work_and_int32_labels_overlap_int64_ones():
     """Review fixes: ``route`` is checked first (no scan, no training); one sample given with int32 labels
     in one role and int64 in another is the same row."""

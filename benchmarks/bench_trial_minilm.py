@@ -41,6 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # run as a script: the repository's packages
+
 #: **Choice**: halving factor, horizon, sample sizes, optimiser and scan settings (fixed before the run).
 ETA, H, FRACTION = 5, 20, 0.9
 N = {"fit": 128, "select": 64, "heldout": 128}
@@ -235,7 +237,7 @@ def run(out: Path, seeds: list[int], command: str, sizes: dict = N) -> dict:
 
     from benchmarks.study_predicted import _model_hash, minilm_f_old
     from numerics.studies.pretrained._mlm import mlm_loss
-    from plumbing.io import atomic_write_json, atomic_write_text
+    from plumbing.io import atomic_write_json
 
     (out / "seeds").mkdir(parents=True, exist_ok=True)
     config = {"eta": ETA, "H": H, "fraction": FRACTION, "N": sizes, "lr": LR, "batch_size": BATCH, "curvature_n": CURVATURE_N,
@@ -263,13 +265,24 @@ def run(out: Path, seeds: list[int], command: str, sizes: dict = N) -> dict:
         print(f"seed {s}: chose {row['chosen']} ({row['chosen_realised_gain']:+.4f}), best {row['best_arm']} "
               f"({row['best_realised_gain']:+.4f}), pass {row['passes']}, cost {row['cost_ratio']:.2f}, {row['seconds']:.0f} s",
               flush=True)
+    return store_results(out, command, config, h, seeds, rows, summary(rows), lines, readme)
+
+
+def store_results(out: Path, command: str, config: dict, h: str, seeds: list, rows: list, summ: dict, render_lines,
+                  render_readme) -> dict:
+    """``results.json`` (command, config, ``f_old``'s hash, per-seed rows, ``summ``, versions), ``output.txt``
+    (``render_lines``) and ``README.md`` (``render_readme``) in ``out``, written atomically; the printed text."""
+    import torch
+
+    from plumbing.io import atomic_write_json, atomic_write_text
+
     res = {"command": command, "config": config, "f_old": f"benchmarks.study_predicted.minilm_f_old() (state hash {h})",
-           "f_old_hash": h, "seeds": seeds, "rows": rows, "summary": summary(rows),
+           "f_old_hash": h, "seeds": seeds, "rows": rows, "summary": summ,
            "versions": {"python": sys.version.split()[0], "torch": torch.__version__}}
     atomic_write_json(out / "results.json", res)
-    text = "\n".join(lines(res)) + "\n"
+    text = "\n".join(render_lines(res)) + "\n"
     atomic_write_text(out / "output.txt", text)
-    atomic_write_text(out / "README.md", readme(res))
+    atomic_write_text(out / "README.md", render_readme(res))
     print(text, end="")
     return res
 

@@ -39,8 +39,10 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.bench_trial_minilm import (BATCH, CURVATURE_N, FRACTION, LR, ROLES, SITES, H, N, _markdown, _samples,
-                                           clopper_pearson, seed_passes, trained_arms)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # run as a script: the repository's packages
+
+from benchmarks.bench_trial_minilm import (BATCH, CURVATURE_N, FRACTION, LR, ROLES, SITES, H, N, _markdown,  # noqa: E402
+                                           _samples, clopper_pearson, seed_passes, store_results, trained_arms)
 
 NO_CHANGE = "no change"
 #: the parts an arm's gain is measured on: the select sample, the held-out sample and its two halves.
@@ -191,7 +193,7 @@ def run(out: Path, seeds: list[int], command: str, trial_out: Path) -> dict:
     import torch
 
     from benchmarks.study_predicted import _model_hash, minilm_f_old
-    from plumbing.io import atomic_write_json, atomic_write_text
+    from plumbing.io import atomic_write_json
 
     (out / "seeds").mkdir(parents=True, exist_ok=True)
     config = {"H": H, "fraction": FRACTION, "N": N, "lr": LR, "batch_size": BATCH, "curvature_n": CURVATURE_N, "sites": SITES,
@@ -215,15 +217,7 @@ def run(out: Path, seeds: list[int], command: str, trial_out: Path) -> dict:
         print(f"seed {s}: chose {row['chosen']} ({row['chosen_heldout_gain']:+.4f}), best {row['best_arm']} "
               f"({row['best_heldout_gain']:+.4f}), pass {row['passes']}, rho {row['rho_select_vs_heldout']:+.2f}, "
               f"truth {row['n_match_truth']}/{len(row['truth_match'])}, {row['seconds']:.0f} s", flush=True)
-    res = {"command": command, "config": config, "f_old": f"benchmarks.study_predicted.minilm_f_old() (state hash {h})",
-           "f_old_hash": h, "seeds": seeds, "rows": rows, "summary": budget_summary(rows),
-           "versions": {"python": sys.version.split()[0], "torch": torch.__version__}}
-    atomic_write_json(out / "results.json", res)
-    text = "\n".join(lines(res)) + "\n"
-    atomic_write_text(out / "output.txt", text)
-    atomic_write_text(out / "README.md", readme(res))
-    print(text, end="")
-    return res
+    return store_results(out, command, config, h, seeds, rows, budget_summary(rows), lines, readme)
 
 
 def main(argv=None) -> int:

@@ -252,38 +252,11 @@ def record_together(replays: list, key):
     if not todo or any(r.model is not model for r in todo) or isinstance(model, torch.jit.ScriptModule):
         yield
         return
-    by_site, stack, saved = {r.site: r for r in todo}, [], {}
-    frozen: dict = {}
-    copies: dict = {}
-
-    def wrap(mod, orig):
-        @functools.wraps(orig)
-        def forward(*args, **kwargs):
-            if len(frozen) == len(by_site):
-                return orig(*args, **kwargs)
-            call = _Call(mod, counts.get(mod, 0))
-            counts[mod] = call.index + 1
-            if stack:
-                stack[-1].children.append(call)
-            stack.append(call)
-            try:
-                out = orig(*args, **kwargs)
-            finally:
-                stack.pop()
-            call.done, call.output = True, out
-            if mod in by_site and mod not in frozen:
-                frozen[mod] = _frozen(stack, call, copies)
-                if len(frozen) == len(by_site):   # every site recorded: free the call tree, as one site's recording does
-                    for c in stack:
-                        _forget(c)
-            return out
-        return forward
-
-    counts: dict = {}
+    rec, saved = _Together({r.site: r for r in todo}), {}
     try:
         for mod in model.modules():
             old = mod.__dict__.get("forward")
-            mod.forward = wrap(mod, mod.forward)
+            mod.forward = rec.wrap(mod, mod.forward)
             saved[mod] = old
     except (AttributeError, RuntimeError, TypeError):   # e.g. a scripted submodule: each records on its own
         SiteReplay._uninstall(saved)
@@ -293,7 +266,37 @@ def record_together(replays: list, key):
         yield
     finally:
         SiteReplay._uninstall(saved)
-        for mod, rep in by_site.items():
-            rep._rec = frozen.get(mod)
+        for mod, rep in rec.by_site.items():
+            rep._rec = rec.frozen.get(mod)
             rep._store(key)
             rep._rec = None
+
+
+class _Together:
+    """The state of one :func:`record_together` forward: the call tree, each site's frozen record, the shared copies."""
+
+    def __init__(self, by_site: dict):
+        self.by_site, self.stack, self.frozen, self.copies, self.counts = by_site, [], {}, {}, {}
+
+    def wrap(self, mod, orig):
+        @functools.wraps(orig)
+        def forward(*args, **kwargs):
+            if len(self.frozen) == len(self.by_site):
+                return orig(*args, **kwargs)
+            call = _Call(mod, self.counts.get(mod, 0))
+            self.counts[mod] = call.index + 1
+            if self.stack:
+                self.stack[-1].children.append(call)
+            self.stack.append(call)
+            try:
+                out = orig(*args, **kwargs)
+            finally:
+                self.stack.pop()
+            call.done, call.output = True, out
+            if mod in self.by_site and mod not in self.frozen:
+                self.frozen[mod] = _frozen(self.stack, call, self.copies)
+                if len(self.frozen) == len(self.by_site):   # every site recorded: free the call tree, as one site's recording does
+                    for c in self.stack:
+                        _forget(c)
+            return out
+        return forward

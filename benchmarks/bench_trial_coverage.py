@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # run as a script: the repository's packages
 
 VARIANTS = (("light", 400), ("heavy", 400), ("heavy", 1500))
 

@@ -7,13 +7,17 @@ the ``any_route`` evaluation (every route again, at its levels times the common 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-from benchmarks.bench_bounds import random_setups
-from bounds.routes import evaluate_routes
-from bounds.variant_routes import VariantInputs, evaluate_variants
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # run as a script: the repository's packages
+
+from benchmarks.bench_bounds import random_setups  # noqa: E402
+from bounds.routes import evaluate_routes  # noqa: E402
+from bounds.variant_routes import VariantInputs, evaluate_variants  # noqa: E402
 
 
 def random_inputs(setups, seed: int = 1) -> VariantInputs:

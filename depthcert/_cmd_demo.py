@@ -115,13 +115,13 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--estimate", "an integer >= 1", args.estimate)
     if args.estimate is not None:   # before any import or work: a draw takes about 10 s, never under 1 s
         check_work("--estimate", args.estimate, SECONDS_PER_DRAW, "draw")
-    from depthcert._cmd_run import execute
-    from numerics.studies.run import DEFAULT_DEMO_CONFIG
-    from numerics.studies.validity import MAX_DRAWS
+    from plumbing.sizes import MAX_DRAWS
 
-    if args.estimate is not None and args.estimate > MAX_DRAWS:   # validity's own maximum, before the demo runs
+    if args.estimate is not None and args.estimate > MAX_DRAWS:   # validity's own maximum, before the heavy imports
         raise InputError("--estimate", f"an integer in [1, {MAX_DRAWS}] (the stated maximum of a validity study)",
                          args.estimate)
+    from depthcert._cmd_run import execute
+    from numerics.studies.run import DEFAULT_DEMO_CONFIG
     return execute(DEFAULT_DEMO_CONFIG, args.out, args.json,
                    after=lambda: setup_rates(DEFAULT_DEMO_CONFIG, args.estimate, args.out, progress=not args.json),
                    show=format_rates, progress="depthcert demo")

@@ -18,6 +18,10 @@ from typing import Mapping
 
 from plumbing.machine import check_fits, check_work
 
+#: The most draws one validity study may ask for (**Choice**: 10^5 draws of the demo take about a day); here, without
+#: torch, so that the CLI refuses a larger count before its heavy imports (``numerics.studies.validity.MAX_DRAWS``).
+MAX_DRAWS = 100_000
+
 __all__ = ["SECONDS_PER_STEP", "bootstrap_memory", "check_config_sizes", "sample_memory"]
 
 #: Inputs per sample of the data sets whose width is not in the config (``numerics.builders.DATA_TASK_DIMS``,

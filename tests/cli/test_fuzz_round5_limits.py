@@ -133,7 +133,7 @@ def test_the_default_configs_pass_the_size_check():
 
 OPTIONS = [
     (["demo", "--estimate", "1000000000000000000000", "--out", "o"], "--estimate", "a week"),
-    (["demo", "--estimate", "200000", "--out", "o"], "--estimate", "the stated maximum"),   # ran the demo first
+    (["demo", "--estimate", "200000", "--out", "o"], "--estimate", "the stated maximum"),   # before the heavy imports
     (["grow", "--model", f"{TINY}:model", "--data", f"{TINY}:data", "--steps", "100000000000000000000", "--out", "o"],
      "--steps", "a week"),
 ]

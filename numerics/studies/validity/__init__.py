@@ -41,6 +41,7 @@ from plumbing.io import atomic_write_text, check_writable_dir, dumps, versions
 from plumbing.results import StudyResult
 from plumbing.validation import InputError, Interval
 from plumbing.validation import check_schema
+from plumbing.sizes import MAX_DRAWS as _MAX_DRAWS
 from plumbing.store import ItemStore, StoredFileError, config_hash, load_json
 from numerics.seeding import Streams, derived_seed
 from numerics.studies.validity._plot import plot_slack
@@ -77,8 +78,9 @@ def validate_validity_config(config: Mapping) -> tuple[dict, dict]:
     return cfg, opts
 
 
-#: The most draws one study may ask for (**Choice**: 10^5 draws of the demo take about a day).
-MAX_DRAWS = 100_000
+#: The most draws one study may ask for (**Choice**: 10^5 draws of the demo take about a day; defined, without
+#: torch, in :mod:`plumbing.sizes`).
+MAX_DRAWS = _MAX_DRAWS
 
 
 def _check_args(draws, level, vary) -> None:

@@ -235,26 +235,18 @@ def run(out: Path, seeds: list[int], command: str, sizes: dict = N) -> dict:
     """Every seed (stored ones read back), then ``results.json``, ``output.txt`` and ``README.md``."""
     import torch
 
-    from benchmarks.study_predicted import _model_hash, minilm_f_old
     from numerics.studies.pretrained._mlm import mlm_loss
     from plumbing.io import atomic_write_json
 
     (out / "seeds").mkdir(parents=True, exist_ok=True)
     config = {"eta": ETA, "H": H, "fraction": FRACTION, "N": sizes, "lr": LR, "batch_size": BATCH, "curvature_n": CURVATURE_N,
               "sites": SITES, "roles": ROLES, "threads": torch.get_num_threads()}
-    stored = {s: json.loads((out / "seeds" / f"seed_{s}.json").read_text()) for s in seeds
-              if (out / "seeds" / f"seed_{s}.json").exists()}
-    # f_old is trained only when a seed is to be computed; else the stored seeds must agree on its hash
-    net, tok, cfg = minilm_f_old() if len(stored) < len(seeds) else (None, None, None)
-    h = _model_hash(net) if net is not None else next(iter(stored.values()))["f_old_hash"]
+    done, net, tok, cfg, h = stored_seeds(out, seeds, config)
     rows = []
     for s in seeds:
         path = out / "seeds" / f"seed_{s}.json"
-        if s in stored:
-            rec = stored[s]
-            if rec["config"] != json.loads(json.dumps(config)) or rec["f_old_hash"] != h:
-                raise SystemExit(f"{path}: computed with another configuration or f_old; use another --out.")
-            rows.append(rec["row"])
+        if s in done:
+            rows.append(done[s])
             print(f"seed {s}: stored, skipped", flush=True)
             continue
         smp = _samples(tok, cfg, s, sizes)
@@ -266,6 +258,22 @@ def run(out: Path, seeds: list[int], command: str, sizes: dict = N) -> dict:
               f"({row['best_realised_gain']:+.4f}), pass {row['passes']}, cost {row['cost_ratio']:.2f}, {row['seconds']:.0f} s",
               flush=True)
     return store_results(out, command, config, h, seeds, rows, summary(rows), lines, readme)
+
+
+def stored_seeds(out: Path, seeds: list, config: dict) -> tuple:
+    """``(rows of the seeds stored in out/seeds, f_old, tokenizer, its config, f_old's hash)``: ``f_old`` is trained
+    only when a seed is still to be computed (else None, and the stored seeds give its hash); a stored seed computed
+    with another configuration or ``f_old`` stops the run (one line naming its file)."""
+    from benchmarks.study_predicted import _model_hash, minilm_f_old
+
+    stored = {s: json.loads((out / "seeds" / f"seed_{s}.json").read_text()) for s in seeds
+              if (out / "seeds" / f"seed_{s}.json").exists()}
+    net, tok, cfg = minilm_f_old() if len(stored) < len(seeds) else (None, None, None)
+    h = _model_hash(net) if net is not None else next(iter(stored.values()))["f_old_hash"]
+    for s, rec in stored.items():
+        if rec["config"] != json.loads(json.dumps(config)) or rec["f_old_hash"] != h:
+            raise SystemExit(f"{out / 'seeds' / f'seed_{s}.json'}: computed with another configuration or f_old; use another --out.")
+    return {s: rec["row"] for s, rec in stored.items()}, net, tok, cfg, h
 
 
 def store_results(out: Path, command: str, config: dict, h: str, seeds: list, rows: list, summ: dict, render_lines,

@@ -42,7 +42,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # run as a script: the repository's packages
 
 from benchmarks.bench_trial_minilm import (BATCH, CURVATURE_N, FRACTION, LR, ROLES, SITES, H, N, _markdown,  # noqa: E402
-                                           _samples, clopper_pearson, seed_passes, store_results, trained_arms)
+                                           _samples, clopper_pearson, seed_passes, store_results, stored_seeds, trained_arms)
 
 NO_CHANGE = "no change"
 #: the parts an arm's gain is measured on: the select sample, the held-out sample and its two halves.
@@ -192,22 +192,17 @@ def run(out: Path, seeds: list[int], command: str, trial_out: Path) -> dict:
     """Every seed (stored ones read back), then ``results.json``, ``output.txt`` and ``README.md``."""
     import torch
 
-    from benchmarks.study_predicted import _model_hash, minilm_f_old
     from plumbing.io import atomic_write_json
 
     (out / "seeds").mkdir(parents=True, exist_ok=True)
     config = {"H": H, "fraction": FRACTION, "N": N, "lr": LR, "batch_size": BATCH, "curvature_n": CURVATURE_N, "sites": SITES,
               "roles": ROLES, "parts": list(PARTS), "rtol_truth": RTOL, "trial_out": str(trial_out), "threads": torch.get_num_threads()}
-    stored = {s: json.loads((out / "seeds" / f"seed_{s}.json").read_text()) for s in seeds if (out / "seeds" / f"seed_{s}.json").exists()}
-    net, tok, cfg = minilm_f_old() if len(stored) < len(seeds) else (None, None, None)
-    h = _model_hash(net) if net is not None else next(iter(stored.values()))["f_old_hash"]
+    done, net, tok, cfg, h = stored_seeds(out, seeds, config)
     rows = []
     for s in seeds:
         path = out / "seeds" / f"seed_{s}.json"
-        if s in stored:
-            if stored[s]["config"] != json.loads(json.dumps(config)) or stored[s]["f_old_hash"] != h:
-                raise SystemExit(f"{path}: computed with another configuration or f_old; use another --out.")
-            rows.append(stored[s]["row"])
+        if s in done:
+            rows.append(done[s])
             print(f"seed {s}: stored, skipped", flush=True)
             continue
         trial = _trial_seed(trial_out, s)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
 from typing import Mapping
 
 import torch
@@ -27,6 +28,7 @@ from numerics.estimators._site_stats import SiteAccumulator
 from numerics.estimators._smoothness import BetaEstimate
 from numerics.families import from_tokens, to_tokens
 from numerics.sites import SiteProbe, add_at_site
+from plumbing.validation import check_number
 
 __all__ = ["accumulate_site_stats", "curvature_along", "loss_change", "site_loss", "site_losses"]
 
@@ -189,13 +191,19 @@ def _grid_beta(at, slope: float, c0: float, n_grid: int, max_iter: int, rtol: fl
 UP_JUMP = 256.0
 
 
+def _usable_square(slope: float) -> bool:
+    """``slope^2`` is a normal finite float (neither underflowed, even to a subnormal, nor overflowed)."""
+    return sys.float_info.min <= slope * slope < math.inf
+
+
 def _descent_beta(at, R0: float, slope: float, max_iter: int, rtol: float, floor: float) -> BetaEstimate:
     """The least ``beta`` (from ``slope^2 / (2 R0)`` up) whose descent inequality holds at its own step.
 
     ``chord(beta) = 2 (R(tau) - R0 + slope tau) / tau^2`` at ``tau = slope / beta`` (one forward); the
     inequality holds at ``beta`` iff ``chord(beta) <= beta``. Up (**Choice**, :data:`UP_JUMP`): while it
     fails, ``beta`` is raised ``UP_JUMP``-fold when the step did not lower the loss at all (``R(tau) >=
-    R0``, or not finite: far from the answer the chord says little), else to the larger of
+    R0``, or not finite, or the promised gain ``slope^2 / (2 beta)`` under the smallest normal float: far
+    from the answer the chord says little; there it says nothing, and counts as failing), else to the larger of
     ``chord * (chord / beta)`` (the ratio repeats far from the answer) and ``slope^2 / (2 (R0 - R(tau)))``
     (the ``beta`` whose promised gain is the decrease just seen, at a shorter step), times ``1 + rtol``,
     at most ``UP_JUMP``-fold. Down: from a ``beta`` where it holds, try ``max(chord, floor) (1 + rtol)``,
@@ -206,15 +214,21 @@ def _descent_beta(at, R0: float, slope: float, max_iter: int, rtol: float, floor
     next trial is below that smallest ``beta`` divided by 1.1. Every forward
     counts against ``max_iter``. The result: the smallest ``beta`` at which it held (``R0 - R(tau) >=
     slope^2 / (2 beta)`` on the sample), ``max_curvature`` its chord and ``iterations`` the forwards; or,
-    never held, the last ``beta`` evaluated (``self_consistent`` False).
+    never held, the last ``beta`` evaluated (``self_consistent`` False). No descent direction (``slope``
+    not ``> 0``, or ``slope^2`` not a normal finite float: under about ``1.5e-154`` it underflows and the
+    chord is rounding, not curvature; or ``R0`` not finite): nothing is evaluated, ``beta = floor``,
+    ``self_consistent`` False, 0 iterations (:func:`curvature_along` measures the curvature at 0 instead).
+    ``R0 <= 0`` (a loss that takes negative values): the search starts at ``floor``.
     """
     s2 = slope * slope
+    if not (slope > 0 and _usable_square(slope) and math.isfinite(R0)):
+        return BetaEstimate(floor, math.nan, math.nan, 0, False)
     beta = max(s2 / (2 * R0), floor) if R0 > 0 else floor
     failed, passed, tried, chord, k = 0.0, None, beta, math.nan, 0
 
     def chord_at(b: float) -> tuple[float, float]:
         R = at(slope / b, order=0)[0]
-        if not math.isfinite(R):
+        if not (math.isfinite(R) and s2 / b >= sys.float_info.min):   # a promised gain that underflows checks nothing
             return math.inf, 0.0
         return 2 * (R - R0 + s2 / b) * b * b / s2, R0 - R
 
@@ -263,16 +277,24 @@ def curvature_along(model, site: str, block, x: torch.Tensor, y: torch.Tensor, G
         replay: True (the part before the site run once per batch, :mod:`numerics._replay`), a shared
             :class:`~numerics._replay.SiteReplay` of ``(model, site, x)``, or False. Same numbers.
         method: ``"grid"`` or ``"descent"``.
+        floor: the least ``beta`` tried (a finite number > 0; ``beta`` divides the step ``slope / beta``).
         known: ``(R(0) or None, slope)`` on ``x`` (``"descent"``: the slope from e.g. every site's ``G_x``
             of one backward, ``<G_x, D^>``; ``R(0)`` by the path of every ``R(tau)``: :func:`site_loss`).
+            ``"descent"`` with no descent direction (``slope <= 0``, or ``slope^2`` underflows: see
+            :func:`_descent_beta`) measures as ``"grid"`` does, from the curvature at 0.
 
     Returns:
         ``(BetaEstimate, slope, gain_bound, realised_gain)``; both gains 0 when ``slope <= 0``.
+
+    Raises:
+        ValueError: a bad ``method``, ``max_iter`` or ``floor`` (``floor == 0, must be a finite number > 0.``),
+            or ``D == 0``.
     """
     if method not in ("grid", "descent"):
         raise ValueError(f"method == {method!r}, must be one of ['descent', 'grid'].")
     if not (isinstance(max_iter, int) and max_iter >= 1):
         raise ValueError(f"max_iter == {max_iter!r}, must be an int >= 1.")
+    check_number("floor", floor)
     norm = float(D.norm())
     if not norm > 0:
         raise ValueError("||D|| == 0, must be > 0 (no first-order direction).")
@@ -282,7 +304,7 @@ def curvature_along(model, site: str, block, x: torch.Tensor, y: torch.Tensor, G
                     SiteReplay(model, site) if replay is True else (replay or None))
     R0, slope, c0 = (at(0.0, order=0)[0] if known[0] is None else float(known[0]), float(known[1]), math.nan) \
         if method == "descent" and known is not None else at(0.0, order=2 if method == "grid" else 1)
-    descent = method == "descent" and slope > 0 and slope * slope > 0 and math.isfinite(R0)
+    descent = method == "descent" and slope > 0 and _usable_square(slope) and math.isfinite(R0)
     if method == "descent" and not descent:
         R0, slope, c0 = at(0.0)        # no usable descent: the curvature at 0 is the only beta there is
     est = _descent_beta(at, R0, slope, max_iter, rtol, floor) if descent else \

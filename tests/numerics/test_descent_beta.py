@@ -216,3 +216,96 @@ def test_known_slope_in_float32_gives_the_beta_of_the_own_backward():
                             known=(None, float((G_x["3"] * G_x["3"]).sum() / G_x["3"].norm())))
     assert known[1] == pytest.approx(own[1], rel=1e-5) and own[0].self_consistent and known[0].self_consistent
     assert known[0].beta == pytest.approx(own[0].beta, rel=1e-3)
+
+
+@pytest.mark.parametrize("floor", [0.0, -1.0, math.nan, math.inf])
+@pytest.mark.parametrize("method", ["descent", "grid"])
+def test_floor_is_validated(floor, method):
+    """``floor`` divides the step (``slope / beta`` with ``beta = floor`` when ``R(0) <= 0`` or ``c(0) == 0``):
+    anything but a finite number > 0 is refused in one line naming it, the allowed range and the value."""
+    net, x, y, block, D = _quadratic_setup(0)
+    with pytest.raises(ValueError, match=rf"^floor == {floor!r}, must be a finite number > 0\.$"):
+        curvature_along(net, "2", block, x, y, D, D, "squared", method=method, floor=floor)
+
+
+def test_a_positive_floor_is_accepted_and_bounds_beta_below():
+    """The check can pass: a tiny positive floor is accepted; a floor above the curvature is the beta."""
+    net, x, y, block, D = _quadratic_setup(0)
+    assert curvature_along(net, "2", block, x, y, D, D, "squared", floor=1e-300)[0].beta > 0
+    assert curvature_along(net, "2", block, x, y, D, D, "squared", floor=1e6)[0].beta == 1e6
+
+
+def _quadratic_holds(beta: float, curvature: float) -> bool:
+    """On ``R(tau) = R0 - s tau + (c/2) tau^2``, ``R0 - R(s/beta) >= s^2/(2 beta)`` iff ``beta >= c``
+    (``s^2/beta - c s^2/(2 beta^2) >= s^2/(2 beta)``), whatever ``s > 0``: decided in closed form."""
+    return beta >= curvature
+
+
+@pytest.mark.parametrize("slope", [1e-160, 1e-170, 5e-324, math.inf, math.nan, 0.0, -1.0])
+def test_no_descent_direction_when_slope_squared_underflows_or_is_not_finite(slope):
+    """``slope^2`` under the smallest normal float (a subnormal or 0: the chord is rounding, not curvature),
+    infinite or NaN, or ``slope <= 0``: nothing is evaluated and nothing is called self-consistent (before,
+    slope 1e-160 gave ``beta = floor = 1e-8`` self-consistent on a quadratic of curvature 3, where the
+    descent inequality fails, and 1e-170 divided by zero)."""
+    from numerics.estimators._site_scan import _descent_beta
+
+    calls = []
+
+    def at(tau, order=0):
+        calls.append(tau)
+        return _curve(2.0, slope, _CURVES["quadratic"])(tau, order)
+
+    est = _descent_beta(at, 2.0, slope, 10, 1e-3, 1e-8)
+    assert not est.self_consistent and est.iterations == 0 and calls == [] and est.beta == 1e-8
+    assert not _quadratic_holds(est.beta, 3.0)   # this beta would be wrong: reporting it consistent is the bug
+
+
+@pytest.mark.parametrize("R0", [2.0, math.nan, math.inf])
+def test_a_loss_at_zero_that_is_not_finite_is_no_descent_direction(R0):
+    from numerics.estimators._site_scan import _descent_beta
+
+    est = _descent_beta(lambda tau, order=0: [1.0 - tau + 1.5 * tau * tau, 0.0, 0.0], R0, 1.0, 10, 1e-3, 1e-8)
+    assert est.self_consistent == math.isfinite(R0)   # the check can pass: R0 = 2 is searched
+
+
+@pytest.mark.parametrize("R0, slope", [(0.0, 1.0), (-1.0, 1.0), (-1e6, 1.0), (0.0, 1e-3), (-1.0, 1e-3), (0.0, 1e-150)])
+def test_descent_beta_with_a_nonpositive_loss_at_zero_starts_at_the_floor_and_finds_the_curvature(R0, slope):
+    """``R0 <= 0`` (a loss that takes negative values; ``slope^2 / (2 R0)`` is no floor there): the search
+    starts at ``floor`` and ends near the quadratic's curvature 3: the inequality holds there and fails at
+    ``beta / 1.1`` (closed form; the search stops once its next trial is within a factor 1.1)."""
+    from numerics.estimators._site_scan import _descent_beta
+
+    est = _descent_beta(lambda tau, order=0: _curve(R0, slope, _CURVES["quadratic"])(tau, order), R0, slope, 20, 1e-3, 1e-8)
+    assert est.self_consistent and _quadratic_holds(est.beta, 3.0) and not _quadratic_holds(est.beta / 1.1, 3.0)
+
+
+@pytest.mark.parametrize("slope", [1e-160, math.inf])
+def test_curvature_along_with_a_known_slope_whose_square_is_unusable_measures_from_the_curvature_at_zero(slope):
+    """The public path: ``known=(None, 1e-160)`` (a slope whose square is subnormal) gave ``beta == floor``
+    self-consistent, and ``known=(None, inf)`` ``beta == inf`` self-consistent; now, as for ``slope <= 0``,
+    ``"descent"`` measures as the grid does, from the curvature at 0: on the quadratic loss, its closed-form
+    curvature ``c = 2 E||A (D^ phi)||^2`` (constant along the line)."""
+    net, x, y, block, D = _quadratic_setup(0)
+    est, measured, bound, realised = curvature_along(net, "2", block, x, y, D, D, "squared", method="descent",
+                                                     known=(None, slope))
+    with torch.no_grad():
+        phi = block.phi(torch.tanh(net[0](x))).squeeze(1)
+        c = float(2 * ((phi @ (D / D.norm()).T) @ net[3].weight.T).pow(2).sum(1).mean())
+    assert est.beta == pytest.approx(c, rel=1e-9) and est.curvature_at_zero == pytest.approx(c, rel=1e-9)
+    assert math.isfinite(measured) and measured != slope
+
+
+@pytest.mark.parametrize("R0", [-1.0, 2.0])
+def test_a_promised_gain_that_underflows_is_no_check(R0):
+    """slope 1e-150 (its square a normal float) on ``R0 - s tau + (c/2) tau^2`` with ``c = 1e30``: every step
+    ``s / beta`` changes nothing in float (``R(tau) == R0``), so the search goes up until the promised gain
+    ``s^2 / (2 beta)`` underflows to 0, where ``0 >= 0`` held vacuously: before, ``beta ~ 4e23`` was called
+    self-consistent, though the inequality fails there (closed form: it holds iff ``beta >= c``). Now a
+    promised gain under the smallest normal float counts as failing: never self-consistent below ``c``."""
+    from numerics.estimators._site_scan import _descent_beta
+
+    c, slope = 1e30, 1e-150
+    est = _descent_beta(lambda tau, order=0: _curve(R0, slope, lambda t: c / 2 * t * t)(tau, order), R0, slope, 40,
+                        1e-3, 1e-8)
+    assert not est.self_consistent or _quadratic_holds(est.beta, c)
+    assert est.iterations == 40 and not est.self_consistent   # nothing here is resolvable in float64

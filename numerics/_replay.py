@@ -13,7 +13,8 @@ a replayed forward's per-sample losses with the recorded ones and switches the r
 batch (full forwards, as without it) when they differ beyond rounding. Only calls whose outputs are
 tensors (or tuples / lists / dicts of tensors, numbers, None) are replayed; any other call is
 entered and its children are replayed instead. **Choice**: at most :data:`MAX_BYTES` of recorded
-outputs per replay; batches beyond it run in full.
+outputs per replay; batches beyond it run in full. A model with a module whose ``forward`` cannot be
+replaced (scripted or traced by ``torch.jit`` anywhere in it, or e.g. a read-only ``forward``) runs in full.
 """
 from __future__ import annotations
 
@@ -125,11 +126,9 @@ class SiteReplay:
             return
         self._mode, self._key = ("replay" if key in self._cache else "record"), key
         self._count, self._stack, self._rec = {}, [], None
-        saved = {}
         try:
-            self._install(saved)
-        except (AttributeError, RuntimeError, TypeError):   # e.g. a scripted submodule: no replay
-            self._uninstall(saved)
+            saved = _replace_forwards(self.model, self._wrap)
+        except (AttributeError, RuntimeError, TypeError):   # e.g. a scripted or traced submodule: no replay (restored)
             self._drop(key)
             self._mode = self._key = None
             yield self
@@ -137,7 +136,7 @@ class SiteReplay:
         try:
             yield self
         finally:
-            self._uninstall(saved)
+            _restore(saved)
             if self._mode == "record":
                 self._store(key)
             elif any(t._version != v for t, v in self._versions[key]):
@@ -161,20 +160,6 @@ class SiteReplay:
         rec = self._cache.pop(key, {})
         self._versions.pop(key, None)
         self.bytes -= sum(t.numel() * t.element_size() for out, _ in rec.values() for t in _tensors(out))
-
-    def _install(self, saved: dict) -> None:
-        for mod in self.model.modules():
-            old = mod.__dict__.get("forward")
-            mod.forward = self._wrap(mod, mod.forward)
-            saved[mod] = old
-
-    @staticmethod
-    def _uninstall(saved: dict) -> None:
-        for mod, old in saved.items():
-            if old is None:
-                del mod.forward
-            else:
-                mod.forward = old
 
     def _wrap(self, mod, orig):
         @functools.wraps(orig)
@@ -224,6 +209,44 @@ class SiteReplay:
         self._versions[key] = [(t, t._version) for out, _ in rec.values() for t in _tensors(out)]
 
 
+def _replace_forwards(model: nn.Module, wrap) -> dict:
+    """Install ``wrap(mod, mod.forward)`` as the ``forward`` of every module of ``model`` (an instance attribute,
+    shadowing the class's); returns ``{module: the instance attribute it shadows, or None}`` for :func:`_restore`.
+
+    Raises (with every module as it was): TypeError when a module is scripted or traced
+    (``torch.jit.ScriptModule``: an assigned ``forward`` goes into the compiled module, where it is used but can be
+    neither found in the module's ``__dict__`` nor deleted) or an assignment lands anywhere but the ``__dict__``;
+    the error of a ``forward`` that cannot be assigned (e.g. a read-only property: AttributeError).
+    """
+    mods = list(model.modules())
+    scripted = [type(m).__name__ for m in mods if isinstance(m, torch.jit.ScriptModule)]
+    if scripted:
+        raise TypeError(f"scripted or traced modules {scripted}: their forward cannot be replaced")
+    saved: dict = {}
+    try:
+        for mod in mods:
+            old, orig = mod.__dict__.get("forward"), mod.forward
+            new = wrap(mod, orig)
+            mod.forward = new
+            saved[mod] = old
+            if mod.__dict__.get("forward") is not new:   # a __setattr__ that keeps it elsewhere: put back what was there
+                mod.forward = orig
+                raise TypeError(f"{type(mod).__name__}.forward is not kept in the module's __dict__: it cannot be replaced")
+    except BaseException:
+        _restore(saved)
+        raise
+    return saved
+
+
+def _restore(saved: dict) -> None:
+    """Undo :func:`_replace_forwards`: each module's instance ``forward`` as it was (absent when it was)."""
+    for mod, old in saved.items():
+        if old is None:
+            mod.__dict__.pop("forward", None)
+        else:
+            mod.__dict__["forward"] = old
+
+
 @contextlib.contextmanager
 def record_together(replays: list, key):
     """Within the context, one forward of the model records batch ``key`` for every replay of ``replays``
@@ -252,20 +275,16 @@ def record_together(replays: list, key):
     if not todo or any(r.model is not model for r in todo) or isinstance(model, torch.jit.ScriptModule):
         yield
         return
-    rec, saved = _Together({r.site: r for r in todo}), {}
+    rec = _Together({r.site: r for r in todo})
     try:
-        for mod in model.modules():
-            old = mod.__dict__.get("forward")
-            mod.forward = rec.wrap(mod, mod.forward)
-            saved[mod] = old
-    except (AttributeError, RuntimeError, TypeError):   # e.g. a scripted submodule: each records on its own
-        SiteReplay._uninstall(saved)
+        saved = _replace_forwards(model, rec.wrap)
+    except (AttributeError, RuntimeError, TypeError):   # e.g. a scripted or traced submodule: each records on its own
         yield
         return
     try:
         yield
     finally:
-        SiteReplay._uninstall(saved)
+        _restore(saved)
         for mod, rep in rec.by_site.items():
             rep._rec = rec.frozen.get(mod)
             rep._store(key)

@@ -3,6 +3,8 @@
 Expected values come from full forwards (``replay=False``) and from one fresh recording per site
 (``site_loss``), never from the shared path itself.
 """
+import warnings
+
 import pytest
 import torch
 
@@ -129,3 +131,104 @@ def test_saturation_reports_are_identical_with_and_without_the_shared_recording(
     shared = run()
     monkeypatch.setattr(sat, "_record", lambda *a, **k: None)   # each site records on its own, as before
     assert run() == shared
+
+
+def _traced_setup():
+    """A small network whose middle block is ``torch.jit.trace``d (a ScriptModule inside a plain container)."""
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(4, 4).double()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)   # torch.jit.trace is deprecated, still used in the wild
+        traced = torch.jit.trace(lin, torch.randn(2, 4, dtype=torch.float64))
+    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), traced, torch.nn.Tanh(),
+                              torch.nn.Linear(4, 3)).double().eval()
+    plain = torch.nn.Sequential(*[m if m is not traced else lin for m in net]).eval()   # the same weights, untraced
+    x, y = torch.randn(40, 3, dtype=torch.float64), torch.randint(0, 3, (40,))
+    from numerics.families import ProtocolBlock
+
+    block = ProtocolBlock((4,), ["linear", "affine", "readout"], 3, 1, torch.float64)
+    D = torch.randn(4, block.r, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    return net, plain, x, y, block, D
+
+
+def _untouched(net) -> bool:
+    """No module keeps a replay's wrapper (``functools.wraps`` marks it with ``__wrapped__``)."""
+    return not any(hasattr(m.forward, "__wrapped__") for m in net.modules())
+
+
+@pytest.mark.parametrize("site", ["1", "2", "3"])
+def test_a_traced_submodule_falls_back_to_full_forwards_with_the_same_numbers(site):
+    """A ``torch.jit.trace``d block: installing the replay's ``forward`` went into the compiled module and
+    removing it raised AttributeError (leaving the wrapper in place). Now the replay is not installed at all:
+    nothing raises, no batch is replayed, the model is left as it was, and R(0) and the curvature equal
+    full forwards (``replay=False``) and the untraced network's (whose replay does run)."""
+    net, plain, x, y, block, D = _traced_setup()
+    shared = site_losses(net, {site: block}, x, y, "cross_entropy", batch_size=16)
+    rep, R0 = shared[site]
+    assert _untouched(net) and not any(rep.replayed((i, min(i + 16, 40))) for i in range(0, 40, 16))
+    assert R0 == pytest.approx(site_loss(net, site, block, x, y, "cross_entropy", batch_size=16, replay=False), rel=1e-13)
+    assert R0 == pytest.approx(site_losses(plain, {site: block}, x, y, "cross_entropy", batch_size=16)[site][1], rel=1e-13)
+    for method in ("grid", "descent"):
+        a = curvature_along(net, site, block, x, y, D, D, "cross_entropy", batch_size=16, replay=rep, method=method)
+        b = curvature_along(net, site, block, x, y, D, D, "cross_entropy", batch_size=16, replay=False, method=method)
+        c = curvature_along(plain, site, block, x, y, D, D, "cross_entropy", batch_size=16, method=method)
+        assert _untouched(net) and not rep.replayed((0, 16))
+        assert [a[0].beta, *a[1:]] == pytest.approx([b[0].beta, *b[1:]], rel=1e-12, abs=1e-15)
+        assert [a[0].beta, *a[1:]] == pytest.approx([c[0].beta, *c[1:]], rel=1e-9, abs=1e-15)
+    rep_plain = SiteReplay(plain, site)   # power: the same check sees a replay where one can run
+    site_loss(plain, site, block, x, y, "cross_entropy", batch_size=16, replay=rep_plain)
+    assert rep_plain.replayed((0, 16))
+
+
+def test_record_together_with_a_traced_submodule_records_nothing_and_leaves_the_model_as_it_was():
+    net, _, x, _, _, _ = _traced_setup()
+    reps = [SiteReplay(net, "1"), SiteReplay(net, "3")]
+    with torch.no_grad():
+        before = net(x)
+    with torch.no_grad(), record_together(reps, (0, 40)):
+        out = net(x)
+    assert not any(r.replayed((0, 40)) for r in reps) and _untouched(net)
+    with torch.no_grad():
+        torch.testing.assert_close(net(x), out, rtol=0, atol=0)
+        torch.testing.assert_close(out, before, rtol=0, atol=0)
+    with torch.no_grad(), reps[0].forward((0, 40)):   # one site's own recording: no replay either, no error
+        torch.testing.assert_close(net(x), before, rtol=0, atol=0)
+    assert not reps[0].replayed((0, 40)) and _untouched(net)
+
+
+def test_a_saturation_report_of_a_network_with_a_traced_block_equals_the_untraced_networks():
+    """The public call: ``dc.saturation`` on the traced network raised (the replay's uninstall); now its
+    table equals that of the same network untraced (replayed), to rounding."""
+    import depthcert as dc
+
+    net, plain, _, _, _, _ = _traced_setup()
+    x = torch.randn(240, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    y = (x[:, 0] > 0).long() + (x[:, 1] > 0).long()
+    a = dc.saturation(net, (x, y), sites=["1", "3"]).table()
+    b = dc.saturation(plain, (x, y), sites=["1", "3"]).table()
+    assert list(a.columns) == list(b.columns) and _untouched(net)
+    for ra, rb in zip(a.to_dict("records"), b.to_dict("records")):
+        for k, v in ra.items():
+            if isinstance(v, float):
+                assert v == pytest.approx(rb[k], rel=1e-8, abs=1e-12, nan_ok=True), k
+            else:
+                assert v == rb[k], k
+
+
+def test_a_module_that_keeps_an_assigned_forward_elsewhere_falls_back_too():
+    """The general form of the traced case: an assignment to ``forward`` that does not land in the module's
+    ``__dict__`` (here: silently kept aside) cannot be undone by deleting it, so no replay is installed."""
+    class Aside(torch.nn.Linear):
+        def __setattr__(self, name, value):
+            if name == "forward":
+                self.__dict__.setdefault("aside", []).append(value)
+            else:
+                super().__setattr__(name, value)
+    net = torch.nn.Sequential(torch.nn.Linear(2, 3), Aside(3, 3), torch.nn.Tanh(), torch.nn.Linear(3, 1)).eval()
+    x, rep = torch.randn(4, 2), SiteReplay(net, "2")
+    with torch.no_grad():
+        before = net(x)
+        with rep.forward((0, 4)):
+            out = net(x)
+    assert not rep.replayed((0, 4)) and _untouched(net) and "forward" not in net[0].__dict__
+    torch.testing.assert_close(out, before, rtol=0, atol=0)

@@ -13,6 +13,7 @@ import dataclasses
 import torch
 
 from numerics._numerics import per_sample_loss
+from plumbing.validation import check_number
 
 _CHUNK = 8192
 
@@ -77,7 +78,7 @@ def smoothness_beta_report(expanded, x: torch.Tensor, y: torch.Tensor, G: torch.
         G: ``(d, r)`` direction (the cross-gradient); must be non-zero.
 
     Raises:
-        ValueError: ``G`` has the wrong shape or is zero; bad ``n_grid``.
+        ValueError: ``G`` has the wrong shape or is zero; bad ``n_grid``; ``beta_floor`` not a finite number > 0.
     """
     if tuple(G.shape) != tuple(expanded.block.V.shape):
         raise ValueError(f"expected G of shape {tuple(expanded.block.V.shape)}, got {tuple(G.shape)}.")
@@ -85,6 +86,7 @@ def smoothness_beta_report(expanded, x: torch.Tensor, y: torch.Tensor, G: torch.
         raise ValueError("||G|| == 0, must be > 0 (condition C1).")
     if not isinstance(n_grid, int) or n_grid < 2:
         raise ValueError(f"n_grid == {n_grid!r}, must be an int >= 2.")
+    check_number("beta_floor", beta_floor)   # beta divides the segment 1 / beta: 0 with curvature(0) <= 0 divided by zero
     curvature = _direction_curvature(expanded, x, y, G.detach(), loss)
     c0 = curvature(0.0)
     beta, seen = max(c0, beta_floor), c0

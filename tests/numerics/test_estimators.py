@@ -307,3 +307,13 @@ def test_curvature_is_independent_of_chunking():
     whole = _direction_curvature(new, x, y, G, "cross_entropy")(0.7)
     chunked = _direction_curvature(new, x, y, G, "cross_entropy", chunk=7)(0.7)
     assert math.isclose(whole, chunked, rel_tol=1e-10)
+
+
+@pytest.mark.parametrize("beta_floor", [0.0, -1.0, math.nan, math.inf])
+def test_smoothness_beta_floor_is_validated(beta_floor):
+    """``beta_floor`` starts ``beta`` (and divides the segment ``1 / beta``: 0 with ``curvature(0) <= 0``
+    divided by zero): anything but a finite number > 0 is refused in one line; a positive one is accepted."""
+    net, new, x, y, G, closed = _quadratic_setup()
+    with pytest.raises(ValueError, match=rf"^beta_floor == {beta_floor!r}, must be a finite number > 0\.$"):
+        est.smoothness_beta(new, x, y, G, "squared", beta_floor=beta_floor)
+    assert est.smoothness_beta(new, x, y, G, "squared", beta_floor=10 * closed) == 10 * closed

@@ -51,6 +51,8 @@ LR, BATCH, CURVATURE_N = 3e-4, 16, 32
 ACCEPT_RATE, ACCEPT_COST = 0.8, 3.0
 SITES = "encoder.layer.*"
 ROLES = {"fit": "S", "select": "probe", "heldout": "T"}
+#: the corpus roles a select or held-out sample may be drawn from (the reference sample trained ``f_old``'s head).
+FREE_ROLES = ("probe", "signal", "T", "S")
 
 
 def seed_passes(chosen_gain: float, best_gain: float, fraction: float = FRACTION) -> bool:
@@ -94,8 +96,9 @@ def truth_gains(model, fit, heldout, rep, tune_site, steps: int, loss_fn, lr: fl
 
 
 def seed_row(model, fit, select, heldout, *, sites, steps: int, eta: int, loss, lr: float, batch_size: int, seed: int,
-             scan_kwargs: dict | None = None, family: str = "readout") -> dict:
-    """One seed: the trial on ``(fit, select, heldout)``, the truth of every arm, the pass rule and the cost."""
+             scan_kwargs: dict | None = None, family: str = "readout", trial_kwargs: dict | None = None) -> dict:
+    """One seed: the trial on ``(fit, select, heldout)``, the truth of every arm, the pass rule and the cost
+    (``trial_kwargs``: further keywords of ``dc.trial_insertion``, e.g. ``{"tune_survives": True}``)."""
     import depthcert as dc
     from unittest import mock
 
@@ -110,7 +113,7 @@ def seed_row(model, fit, select, heldout, *, sites, steps: int, eta: int, loss, 
         return scans[-1]
     with mock.patch.object(sat, "saturation", recording):
         r = dc.trial_insertion(model, fit, heldout, sites=sites, steps=steps, select=select, family=family, eta=eta, loss=loss,
-                               lr=lr, batch_size=batch_size, seed=seed, scan_kwargs=scan_kwargs)
+                               lr=lr, batch_size=batch_size, seed=seed, scan_kwargs=scan_kwargs, **(trial_kwargs or {}))
     t_trial = time.perf_counter() - t0
     rep = scans[-1]
     tune_site = next(a["site"] for a in r.arms if a["kind"] == "tune")
@@ -174,11 +177,16 @@ def summary(rows: list[dict]) -> dict:
                     f"{FRACTION} x the best arm's, no change = 0)"}
 
 
-def _samples(tok, cfg: dict, seed: int, sizes: dict = N) -> dict:
+def _samples(tok, cfg: dict, seed: int, sizes: dict = N, roles: dict = ROLES, per_doc: int | None = None) -> dict:
+    """``{"fit": (x, y), "select": ..., "heldout": ...}`` of seed ``seed``: ``sizes[part]`` sequences drawn (order from
+    ``seed``) from the corpus role ``roles[part]``, or from the union of the roles of a list (documents of distinct
+    roles are distinct, so the parts share no document)."""
     from benchmarks.study_predicted import minilm_corpus
 
+    from benchmarks._trial_samples import _from_roles
+
     c = minilm_corpus(tok, cfg, seed, {})
-    out = {part: c.sample(role, min(sizes[part], c.x[role].shape[0]), seed=seed) for part, role in ROLES.items()}
+    out = {part: _from_roles(c, role, sizes[part], seed, None if part == "fit" else per_doc) for part, role in roles.items()}
     short = {part: int(out[part][0].shape[0]) for part in out if out[part][0].shape[0] < sizes[part]}
     if short:
         raise SystemExit(f"seed {seed}: the corpus holds fewer sequences than asked: {short} (asked {sizes}).")
@@ -225,13 +233,15 @@ def readme(res: dict) -> str:
         f"Command: `{res['command']}`", "",
         _markdown((__doc__ or "").split("\n\n", 1)[1].split("\n\nStored in")[0]), "",
         f"Configuration: eta {c['eta']}, H {c['H']}, lr {c['lr']}, batch {c['batch_size']}, sizes {c['N']}, "
-        f"curvature_n {c['curvature_n']}, sites `{c['sites']}`; f_old: {res['f_old']}.", "",
+        f"curvature_n {c['curvature_n']}, sites `{c['sites']}`, roles {c['roles']}"
+        f"{', trial keywords ' + str(c['trial_kwargs']) if c.get('trial_kwargs') else ''}; f_old: {res['f_old']}.", "",
         "```", *lines(res), "```", "",
         "Files: `results.json` (every seed's row: every arm's realised gain, the trial's arms and their costs), "
         "`output.txt`, `seeds/`.", ""])
 
 
-def run(out: Path, seeds: list[int], command: str, sizes: dict = N) -> dict:
+def run(out: Path, seeds: list[int], command: str, sizes: dict = N, roles: dict = ROLES, trial_kwargs: dict | None = None,
+        per_doc: int | None = None) -> dict:
     """Every seed (stored ones read back), then ``results.json``, ``output.txt`` and ``README.md``."""
     import torch
 
@@ -240,7 +250,8 @@ def run(out: Path, seeds: list[int], command: str, sizes: dict = N) -> dict:
 
     (out / "seeds").mkdir(parents=True, exist_ok=True)
     config = {"eta": ETA, "H": H, "fraction": FRACTION, "N": sizes, "lr": LR, "batch_size": BATCH, "curvature_n": CURVATURE_N,
-              "sites": SITES, "roles": ROLES, "threads": torch.get_num_threads()}
+              "sites": SITES, "roles": roles, "threads": torch.get_num_threads(), **({"trial_kwargs": trial_kwargs} if trial_kwargs else {}),
+              **({"per_doc": per_doc} if per_doc else {})}
     done, net, tok, cfg, h = stored_seeds(out, seeds, config)
     rows = []
     for s in seeds:
@@ -249,9 +260,9 @@ def run(out: Path, seeds: list[int], command: str, sizes: dict = N) -> dict:
             rows.append(done[s])
             print(f"seed {s}: stored, skipped", flush=True)
             continue
-        smp = _samples(tok, cfg, s, sizes)
+        smp = _samples(tok, cfg, s, sizes, roles, per_doc)
         row = seed_row(net, smp["fit"], smp["select"], smp["heldout"], sites=SITES, steps=H, eta=ETA, loss=mlm_loss, lr=LR,
-                       batch_size=BATCH, seed=s, scan_kwargs={"curvature_n": CURVATURE_N})
+                       batch_size=BATCH, seed=s, scan_kwargs={"curvature_n": CURVATURE_N}, trial_kwargs=trial_kwargs)
         atomic_write_json(path, {"config": config, "f_old_hash": h, "row": row})
         rows.append(row)
         print(f"seed {s}: chose {row['chosen']} ({row['chosen_realised_gain']:+.4f}), best {row['best_arm']} "
@@ -295,6 +306,33 @@ def store_results(out: Path, command: str, config: dict, h: str, seeds: list, ro
     return res
 
 
+def _roles_arg(ap, select: str, heldout: str) -> dict:
+    """``ROLES`` with the select and held-out roles of the command line (a list for a union); one error line for a role
+    outside :data:`FREE_ROLES`, or one shared by two parts (the parts must share no document)."""
+    out = {"fit": ROLES["fit"]}
+    for part, text in (("select", select), ("heldout", heldout)):
+        names = [r.strip() for r in text.split(",") if r.strip()]
+        bad = [r for r in names if r not in FREE_ROLES]
+        if bad or not names:
+            ap.error(f"--{part}-roles == {text!r}, must be a comma-separated list of {', '.join(FREE_ROLES)}")
+        out[part] = names[0] if len(names) == 1 else names
+    used = [r for part in out.values() for r in ([part] if isinstance(part, str) else part)]
+    if len(used) != len(set(used)):
+        ap.error(f"--select-roles == {select!r}, --heldout-roles == {heldout!r}: must share no role with each other or with "
+                 f"fit's {ROLES['fit']!r} (the samples must share no document)")
+    return out
+
+
+def _command(a, n: int, sizes: dict, roles: dict) -> str:
+    """The command line that reproduces a run (defaults left out)."""
+    return "OMP_NUM_THREADS=1 python benchmarks/bench_trial_minilm.py" + ("" if n == 10 else f" --seeds {n}") + (
+        "" if a.out == "docs/trial-minilm" else f" --out {a.out}") + ("" if a.first_seed == 0 else f" --first-seed {a.first_seed}") + (
+        "" if sizes == N else f" --n-select {a.n_select} --n-heldout {a.n_heldout}") + "".join(
+        f" --{part}-roles {a.select_roles if part == 'select' else a.heldout_roles}" for part in ("select", "heldout")
+        if roles[part] != ROLES[part]) + (" --tune-survives" if a.tune_survives else "") + (
+        f" --per-doc {a.per_doc}" if a.per_doc else "")
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if "--full-budget" in argv:      # the diagnostic of benchmarks/bench_trial_minilm_budget.py, its own flags
@@ -309,7 +347,17 @@ def main(argv=None) -> int:
     ap.add_argument("--first-seed", type=int, default=0, help="the seeds are first-seed, first-seed + 1, ... (default 0)")
     ap.add_argument("--n-select", type=int, default=N["select"], help=f"select sequences per seed (default {N['select']})")
     ap.add_argument("--n-heldout", type=int, default=N["heldout"], help=f"held-out sequences per seed (default {N['heldout']})")
+    for part in ("select", "heldout"):
+        ap.add_argument(f"--{part}-roles", default=ROLES[part], help=f"the corpus roles the {part} sample is drawn from, "
+                        f"comma-separated (their union; default {ROLES[part]}; allowed {', '.join(FREE_ROLES)})")
+    ap.add_argument("--tune-survives", action="store_true", help="dc.trial_insertion(tune_survives=True): the tune arm keeps a "
+                    "place at every elimination (same cost)")
+    ap.add_argument("--per-doc", type=int, help="the select and held-out samples take at most this many sequences of each "
+                    "document (default: no cap)")
     a = ap.parse_args(argv)
+    if a.per_doc is not None and a.per_doc < 1:
+        ap.error(f"--per-doc == {a.per_doc}, must be >= 1")
+    roles = _roles_arg(ap, a.select_roles, a.heldout_roles)
     for flag, v in (("--first-seed", a.first_seed), ("--n-select", a.n_select - 2), ("--n-heldout", a.n_heldout - 2)):
         if v < 0:
             ap.error(f"{flag} == {v if flag == '--first-seed' else v + 2}, must be >= {0 if flag == '--first-seed' else 2}")
@@ -320,10 +368,9 @@ def main(argv=None) -> int:
     if n < 1:
         ap.error(f"--seeds == {a.seeds!r}, must be an int >= 1")
     sizes = {**N, "select": a.n_select, "heldout": a.n_heldout}
-    cmd = "OMP_NUM_THREADS=1 python benchmarks/bench_trial_minilm.py" + ("" if n == 10 else f" --seeds {n}") + (
-        "" if a.out == "docs/trial-minilm" else f" --out {a.out}") + ("" if a.first_seed == 0 else f" --first-seed {a.first_seed}") + (
-        "" if sizes == N else f" --n-select {a.n_select} --n-heldout {a.n_heldout}")
-    res = run(Path(a.out), list(range(a.first_seed, a.first_seed + n)), cmd, sizes)
+    cmd = _command(a, n, sizes, roles)
+    res = run(Path(a.out), list(range(a.first_seed, a.first_seed + n)), cmd, sizes, roles,
+              {"tune_survives": True} if a.tune_survives else None, a.per_doc)
     return 0 if res["summary"]["verdict"] == "PASS" else 1
 
 

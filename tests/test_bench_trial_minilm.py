@@ -84,3 +84,42 @@ def test_the_results_page_words_follow_the_stored_run():
     others = [r for r in rows if not r["passes"] and r not in tune_best]
     assert all(r["chosen_kind"] == "block" and r["chosen"] != r["best_arm"] for r in others)
     assert all(r["trial_matches_truth"] for r in rows)
+
+
+def _corpus():
+    """A stand-in corpus: role ``a`` with documents of 5, 1 and 3 sequences, role ``b`` with one of 4 (ids = row)."""
+    from types import SimpleNamespace
+
+    import torch
+
+    doc = {"a": torch.tensor([0, 0, 0, 0, 0, 1, 2, 2, 2]), "b": torch.tensor([0, 0, 0, 0])}
+    x = {"a": torch.arange(9)[:, None], "b": 100 + torch.arange(4)[:, None]}
+    return SimpleNamespace(x=x, y={r: v.clone() for r, v in x.items()}, doc_of=doc,
+                           sample=lambda r, n, seed: (x[r][:n], x[r][:n]))
+
+
+@pytest.mark.parametrize("per_doc", [1, 2, 3, 10])
+def test_capped_keeps_at_most_per_doc_sequences_of_every_document(per_doc):
+    import collections
+
+    import torch
+
+    from benchmarks._trial_samples import _capped
+
+    doc = _corpus().doc_of["a"]
+    for seed in range(5):
+        keep = _capped(doc, per_doc, torch.Generator().manual_seed(seed)).tolist()
+        counts = collections.Counter(doc[keep].tolist())
+        assert len(set(keep)) == len(keep) and counts == {d: min(per_doc, k) for d, k in {0: 5, 1: 1, 2: 3}.items()}
+
+
+def test_from_roles_draws_from_the_union_and_caps_each_document():
+    from benchmarks._trial_samples import _from_roles
+
+    c = _corpus()
+    x, y = _from_roles(c, ["a", "b"], 50, seed=0)                 # no cap: every sequence of both roles, once
+    assert sorted(x[:, 0].tolist()) == list(range(9)) + [100, 101, 102, 103] and (x == y).all()
+    x, _ = _from_roles(c, ["a", "b"], 50, seed=1, per_doc=2)     # 2 + 1 + 2 of a, 2 of b
+    assert len(x) == 7 and sum(v >= 100 for v in x[:, 0].tolist()) == 2
+    assert len(_from_roles(c, "a", 4, seed=2, per_doc=2)[0]) == 4 and _from_roles(c, "a", 3, seed=0)[0][:, 0].tolist() == [0, 1, 2]
+

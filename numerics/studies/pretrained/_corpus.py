@@ -92,7 +92,8 @@ def role_of(name: str, split_seed: int | None = None) -> str:
 
 @dataclass(frozen=True)
 class MaskedCorpus:
-    """Every role's masked sequences: ``x[role]`` ``(n, seq_len)`` ids, ``y[role]`` ``(n, n_mask)`` targets."""
+    """Every role's masked sequences: ``x[role]`` ``(n, seq_len)`` ids, ``y[role]`` ``(n, n_mask)`` targets;
+    ``doc_of[role]`` ``(n,)``: the index in ``docs[role]`` of the document each sequence was cut from."""
 
     x: dict
     y: dict
@@ -102,6 +103,7 @@ class MaskedCorpus:
     mask_seed: int
     mask_id: int
     split_seed: int | None = None
+    doc_of: dict | None = None
 
     @classmethod
     def build(cls, tokenizer, seq_len: int = 64, n_mask: int = 9, mask_seed: int = 0,
@@ -112,6 +114,7 @@ class MaskedCorpus:
             raise ValueError(f"seq_len == {seq_len}, n_mask == {n_mask}: need 8 <= seq_len <= 512, 1 <= n_mask <= seq_len - 2.")
         windows = {role: [] for role in ROLE_SHARES}
         docs = {role: [] for role in ROLE_SHARES}
+        owner = {role: [] for role in ROLE_SHARES}
         w = seq_len - 2
         special = {tokenizer.mask_token_id, tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id}
         for name, text in documents().items():
@@ -119,12 +122,15 @@ class MaskedCorpus:
                    for i in tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"]]
             role = role_of(name, split_seed)
             docs[role].append(name)
-            windows[role] += [ids[k:k + w] for k in range(0, len(ids) - w + 1, w)]
+            cut = [ids[k:k + w] for k in range(0, len(ids) - w + 1, w)]
+            windows[role] += cut
+            owner[role] += [len(docs[role]) - 1] * len(cut)
         xs, ys = {}, {}
         for r_index, role in enumerate(ROLE_SHARES):
             inner = torch.tensor(windows[role], dtype=torch.long).reshape(-1, w)
             xs[role], ys[role] = _mask(inner, tokenizer, n_mask, mask_seed, r_index)
-        return cls(xs, ys, docs, seq_len, n_mask, mask_seed, tokenizer.mask_token_id, split_seed)
+        return cls(xs, ys, docs, seq_len, n_mask, mask_seed, tokenizer.mask_token_id, split_seed,
+                   {role: torch.tensor(owner[role], dtype=torch.long) for role in ROLE_SHARES})
 
     def sample(self, role: str, n: int | None = None, seed: int | None = None):
         """``(x, y)`` of ``role``: all of it, or ``n`` sequences in an order drawn from ``seed``."""

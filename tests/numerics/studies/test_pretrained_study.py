@@ -36,6 +36,23 @@ def model_and_corpus():
 
 
 @needs_model
+def test_each_sequence_records_the_document_it_was_cut_from(model_and_corpus):
+    from numerics.studies.pretrained._corpus import documents
+    _, tok, c = model_and_corpus
+    texts = documents()
+    for role in ("S", "T"):
+        x = c.x[role].clone()
+        x[x == tok.mask_token_id] = c.y[role].reshape(-1)
+        d = c.doc_of[role]
+        assert d.shape[0] == x.shape[0] and int(d.min()) == 0 and int(d.max()) < len(c.docs[role])
+        assert bool((d[1:] >= d[:-1]).all())                      # documents in order, each one's windows together
+        for k in {int(d[0]), int(d[len(d) // 2]), int(d[-1])}:   # a document's first window is its first 30 ids
+            first = int((d == k).nonzero()[0])
+            ids = tok(texts[c.docs[role][k]], add_special_tokens=False, verbose=False)["input_ids"][:30]
+            assert x[first, 1:-1].tolist() == ids, (role, k)
+
+
+@needs_model
 def test_roles_split_by_document_and_the_mask_rule(model_and_corpus):
     from numerics.studies.pretrained._corpus import MaskedCorpus
     _, tok, c = model_and_corpus

@@ -132,8 +132,9 @@ def _reset_peak() -> bool:
         return False
 
 
-def calls(case: str, model, x, y, device="cpu"):
-    """``{kind: zero-argument callable}``: the measured calls of :data:`KINDS` on ``(x, y)``."""
+def calls(case: str, model, x, y, device="cpu", batch_size: int | None = None):
+    """``{kind: zero-argument callable}``: the measured calls of :data:`KINDS` on ``(x, y)``, in batches of
+    ``batch_size`` (None: the case's own, :data:`CASES`) for the baseline, the scan and the whole calls alike."""
     import depthcert as dc
     from depthcert.api._data import as_stream
     from depthcert.api._loss import as_loss
@@ -142,7 +143,7 @@ def calls(case: str, model, x, y, device="cpu"):
 
     cfg = CASES[case]
     loss = as_loss("cross_entropy", cfg["output"])
-    bs, nc = cfg["batch_size"], cfg["n_chunks"]
+    bs, nc = batch_size or cfg["batch_size"], cfg["n_chunks"]
 
     def plain():
         for xb, yb in as_stream((x, y), "data", model, bs):
@@ -168,7 +169,7 @@ def calls(case: str, model, x, y, device="cpu"):
     return out
 
 
-def measure(case: str, kind: str, threads: int = 1, n: int | None = None) -> dict:
+def measure(case: str, kind: str, threads: int = 1, n: int | None = None, batch_size: int | None = None) -> dict:
     """One measurement in this process (module docstring): wall time and peak resident memory."""
     torch.set_num_threads(threads)
     import depthcert  # noqa: F401  (imported before the baseline RSS, as the model)
@@ -177,7 +178,7 @@ def measure(case: str, kind: str, threads: int = 1, n: int | None = None) -> dic
     _release()
     rss_imports = _status("VmRSS")
     model, x, y, note = build(case, n)
-    fn = calls(case, model, x, y)[kind]
+    fn = calls(case, model, x, y, batch_size=batch_size)[kind]
     _release()
     reset = _reset_peak()
     base = _status("VmRSS")
@@ -185,7 +186,8 @@ def measure(case: str, kind: str, threads: int = 1, n: int | None = None) -> dic
     result = fn()
     wall, cpu = time.perf_counter() - t, time.process_time() - c
     peak = _status("VmHWM")
-    out = {"case": case, "kind": kind, "n": int(x.shape[0]), "wall_s": wall, "cpu_s": cpu, "rss_imports_b": rss_imports,
+    out = {"case": case, "kind": kind, "n": int(x.shape[0]), "batch_size": int(batch_size or CASES[case]["batch_size"]),
+           "wall_s": wall, "cpu_s": cpu, "rss_imports_b": rss_imports,
            "rss_base_b": base, "rss_peak_b": peak, "peak_reset": reset, "threads": torch.get_num_threads(),
            "parameters": sum(p.numel() for p in model.parameters()), "model": note}
     if kind in KINDS and KINDS[kind] is not None:
@@ -197,18 +199,20 @@ def measure(case: str, kind: str, threads: int = 1, n: int | None = None) -> dic
 
 
 def child(argv: list[str]) -> int:
-    """``python benchmarks/_real_size.py CASE KIND THREADS [N]``: one measurement, one JSON line."""
+    """``python benchmarks/_real_size.py CASE KIND THREADS [N [BATCH]]``: one measurement, one JSON line (``N`` or
+    ``BATCH`` ``0``: the case's own)."""
     case, kind, threads = argv[0], argv[1], int(argv[2])
-    n = int(argv[3]) if len(argv) > 3 else None
-    print("RESULT " + json.dumps(measure(case, kind, threads, n)), flush=True)
+    n, bs = (int(argv[k]) if len(argv) > k and int(argv[k]) > 0 else None for k in (3, 4))
+    print("RESULT " + json.dumps(measure(case, kind, threads, n, bs)), flush=True)
     return 0
 
 
-def run_child(case: str, kind: str, threads: int = 1, n: int | None = None, timeout: float = 1800) -> dict:
+def run_child(case: str, kind: str, threads: int = 1, n: int | None = None, timeout: float = 1800,
+              batch_size: int | None = None) -> dict:
     """:func:`measure` in a fresh process (its JSON line parsed); raises with its stderr on failure."""
     import subprocess
 
-    cmd = [sys.executable, str(Path(__file__).resolve()), case, kind, str(threads)] + ([] if n is None else [str(n)])
+    cmd = [sys.executable, str(Path(__file__).resolve()), case, kind, str(threads), str(n or 0), str(batch_size or 0)]
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]

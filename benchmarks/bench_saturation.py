@@ -287,7 +287,8 @@ def real_size_summary(rows: dict) -> dict:
     forward+backward), over ``plain_peak_mb``.
     """
     plain = rows["plain"]
-    out = {"n": plain["n"], "parameters": plain["parameters"], "plain_fwd_bwd_s": plain["cpu_s"],
+    out = {"n": plain["n"], **({"batch_size": plain["batch_size"]} if "batch_size" in plain else {}),
+           "parameters": plain["parameters"], "plain_fwd_bwd_s": plain["cpu_s"],
            "plain_fwd_bwd_wall_s": plain["wall_s"],
            "plain_peak_mb": (plain["rss_peak_b"] - plain["rss_imports_b"]) / MB}
     for kind, r in rows.items():
@@ -306,16 +307,18 @@ def real_size_summary(rows: dict) -> dict:
     return out
 
 
-def run_real_size(threads: int = 1, cases=None, report=print, kinds=None, n: int | None = None) -> dict:
+def run_real_size(threads: int = 1, cases=None, report=print, kinds=None, n: int | None = None,
+                  batch_size: int | None = None) -> dict:
     """Every real-size case, every kind (or ``kinds``, with ``plain`` always first), each in its own process
-    (module docstring); ``n``: the probe size of every case (None: each case's own, ``_real_size.CASES``)."""
+    (module docstring); ``n``: the probe size of every case, ``batch_size`` the batches of every call (None: each
+    case's own, ``_real_size.CASES``)."""
     from benchmarks import _real_size
 
     results = {}
     for case in cases or _real_size.CASES:
         rows = {}
         for kind in ["plain"] + [k for k in _real_size.KINDS if k != "plain" and (not kinds or k in kinds)]:
-            rows[kind] = _real_size.run_child(case, kind, threads, n)
+            rows[kind] = _real_size.run_child(case, kind, threads, n, batch_size=batch_size)
             report(f"  {case} {kind}: cpu {rows[kind]['cpu_s']:.1f} s, wall {rows[kind]['wall_s']:.1f} s, peak {rows[kind]['rss_peak_b'] / MB:.0f} MB")
         results[case] = {"summary": real_size_summary(rows), "measurements": rows, "model": rows["plain"]["model"]}
     return results
@@ -424,7 +427,11 @@ def main(argv=None) -> int:
     parser.add_argument("--only", nargs="*", help="case names (default: all; with --real-size: gpt2_small, resnet50)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--n", type=int, help="--real-size: the probe size (default: each case's own, gpt2_small 8, resnet50 16)")
+    parser.add_argument("--batch-size", type=int, help="--real-size: the batch of the baseline, the scan and the whole calls "
+                        "(default: each case's own, gpt2_small 4, resnet50 8)")
     args = parser.parse_args(argv)
+    if args.batch_size is not None and args.batch_size < 1:
+        parser.error(f"--batch-size == {args.batch_size}, must be >= 1")
     if args.threads < 1:
         parser.error(f"--threads == {args.threads}, must be >= 1")
     if args.n is not None and args.n < 8:
@@ -445,7 +452,8 @@ def main(argv=None) -> int:
         if bad:
             parser.error(f"--only == {bad}, must be among {list(CASES)} with --real-size")
         print(head + "; one process per measurement (wall time, peak resident memory)", flush=True)
-        res = run_real_size(args.threads, cases=args.only, report=lambda line: print(line, flush=True), kinds=args.kinds, n=args.n)
+        res = run_real_size(args.threads, cases=args.only, report=lambda line: print(line, flush=True), kinds=args.kinds, n=args.n,
+                            batch_size=args.batch_size)
         text = format_real_size(res)
         print(text, flush=True)
         if args.out:

@@ -26,6 +26,14 @@ from three roles that share no document: **fit** = ``N["fit"]`` sequences of ``S
 training; ``eta = 3`` would cost 4.33, arithmetic of ``halving_rungs``), ``H = 20`` Adam steps at lr 3e-4 and
 minibatch 16 (the lr of the pretrained study's arms), the sample sizes ``N``, the scan's ``curvature_n``.
 
+Options (each recorded in the configuration, and in the command, when set): ``--n-select``/``--n-heldout``
+the sample sizes; ``--select-roles``/``--heldout-roles`` the corpus roles a sample is drawn from (a
+comma-separated list: their union; the roles of the three samples must differ, so they share no document);
+``--per-doc K`` at most ``K`` sequences of each document in the select and held-out samples (the documents'
+lengths are very uneven, so without a cap a few long documents make up most of a sample);
+``--tune-survives`` the trial with ``tune_survives=True`` (the tune arm keeps a place at every elimination,
+at the same cost).
+
 Stored in ``--out``: ``seeds/seed_<k>.json`` (each seed at once, atomically: a rerun skips stored seeds),
 ``results.json`` (config, per-seed rows, the rate with its interval, the cost ratio, PASS/FAIL), ``output.txt``
 (the printed text) and ``README.md`` (rendered from ``results.json``). Exit status 0 on PASS, 1 on FAIL.
@@ -225,11 +233,18 @@ def _markdown(text: str) -> str:
     return re.sub(r":(?:func|mod|class|data):`", "`", text.replace("``", "`"))
 
 
+def _variant(command: str) -> str:
+    """`` (options)`` of a run with options other than the defaults (its command's flags, ``--out`` left out), else ``""``."""
+    flags = command.split("bench_trial_minilm.py", 1)[-1].split()
+    keep = [f for i, f in enumerate(flags) if f != "--out" and (i == 0 or flags[i - 1] != "--out")]
+    return f" (`{' '.join(keep)}`)" if keep else ""
+
+
 def readme(res: dict) -> str:
     """``README.md`` of the output folder, rendered from ``results.json``."""
     c = res["config"]
     return "\n".join([
-        "# trial_insertion on MiniLM-L6: chosen arm vs every arm trained to the horizon", "",
+        "# trial_insertion on MiniLM-L6: chosen arm vs every arm trained to the horizon" + _variant(res["command"]), "",
         f"Command: `{res['command']}`", "",
         _markdown((__doc__ or "").split("\n\n", 1)[1].split("\n\nStored in")[0]), "",
         f"Configuration: eta {c['eta']}, H {c['H']}, lr {c['lr']}, batch {c['batch_size']}, sizes {c['N']}, "

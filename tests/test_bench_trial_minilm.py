@@ -123,3 +123,11 @@ def test_from_roles_draws_from_the_union_and_caps_each_document():
     assert len(x) == 7 and sum(v >= 100 for v in x[:, 0].tolist()) == 2
     assert len(_from_roles(c, "a", 4, seed=2, per_doc=2)[0]) == 4 and _from_roles(c, "a", 3, seed=0)[0][:, 0].tolist() == [0, 1, 2]
 
+
+
+def test_a_run_with_options_names_them_in_its_pages_title():
+    from benchmarks.bench_trial_minilm import _variant
+
+    base = "OMP_NUM_THREADS=1 python benchmarks/bench_trial_minilm.py"
+    assert _variant(base) == "" and _variant(base + " --out docs/x") == ""
+    assert _variant(base + " --first-seed 20 --out docs/x --tune-survives") == " (`--first-seed 20 --tune-survives`)"

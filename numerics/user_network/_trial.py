@@ -13,7 +13,8 @@ Arms (each a copy of the user's model; the model itself is never changed):
 Successive halving (**Choice**: ``eta``, default 3): every live arm trains up to the rung's cumulative
 step count (:func:`numerics.trial.halving_rungs`) with Adam on the **fit** sample (the same minibatches
 for every arm), its mean per-sample loss drop against the model is measured on the **select** sample,
-and the best ``ceil(n / eta)`` go on; the tune arm joins after the first rung, trained to it. At the
+and the best ``ceil(n / eta)`` go on; the tune arm joins after the first rung, trained to it (with
+``tune_survives=True`` it keeps one of those places at every elimination). At the
 last rung the arm with the largest select gain is **chosen** (``no change`` when none is above 0).
 
 Which sample fixed what: ``fit`` (a part of ``train``): the scan that builds the blocks' features (and
@@ -63,7 +64,7 @@ def _split_train(train, select, model, batch_size: int):
     return (x[:n - k], y[:n - k]), (x[n - k:], y[n - k:]), f"select: the last {k} samples of train"
 
 
-def _check(steps, eta, init, lr, batch_size, level, seed):
+def _check(steps, eta, init, lr, batch_size, level, seed, tune_survives=False):
     from numerics.user_network._predicted import _check_level, _check_lr, _positive_int
 
     _positive_int("steps", steps), _positive_int("batch_size", batch_size)
@@ -73,6 +74,8 @@ def _check(steps, eta, init, lr, batch_size, level, seed):
         raise ValueError(f"init == {init!r}, must be one of ['zero', 'jumpboard'].")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed == {seed!r}, must be an int >= 0.")
+    if not isinstance(tune_survives, bool):
+        raise ValueError(f"tune_survives == {tune_survives!r}, must be True or False.")
     return _check_lr(lr), _check_level(level)
 
 
@@ -128,8 +131,10 @@ def _tune_arm(model, site, fit, loss_fn, lr, batch_size, seed):
             "scan_predicted_gain": None}   # the scan predicts a new block's gain, not a tuned layer's
 
 
-def _halving(model, arms, rungs, eta, sel, old_sel, loss_fn, make_tune):
-    """Run the rungs; returns the live arms after the last (each with its select gains)."""
+def _halving(model, arms, rungs, eta, sel, old_sel, loss_fn, make_tune, tune_survives: bool = False):
+    """Run the rungs; returns the live arms after the last (each with its select gains). ``tune_survives``: at every
+    elimination the tune arm keeps one of the ``ceil(n / eta)`` places whatever its select gain, the blocks the
+    rest (at least one)."""
     live = list(arms.values())
     for k, rung in enumerate(rungs):
         for a in live:
@@ -145,9 +150,12 @@ def _halving(model, arms, rungs, eta, sel, old_sel, loss_fn, make_tune):
         if k < len(rungs) - 1:
             live.sort(key=lambda a: -a["select_gains"][-1])
             keep = max(1, math.ceil(len(live) / eta))
-            for a in live[keep:]:
-                a["eliminated_at"] = rung
-            live = live[:keep]
+            kept = live[:keep] if not tune_survives else (
+                [a for a in live if a["kind"] == "tune"] + [a for a in live if a["kind"] != "tune"][:max(1, keep - 1)])
+            for a in live:
+                if all(a is not b for b in kept):
+                    a["eliminated_at"] = rung
+            live = kept
     return live
 
 
@@ -197,7 +205,7 @@ def _check_heldout_apart(model, fit, sel, held) -> None:
 def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *, select=None, family: str = "readout",
                     init: str = "zero", eta: int = 3, loss="cross_entropy", lr: float = 1e-3, batch_size: int = 64,
                     level: float = 0.05, seed: int = 0, layout=None, width: int = 16, output=None,
-                    scan_kwargs: dict | None = None) -> TrialResult:
+                    scan_kwargs: dict | None = None, tune_survives: bool = False) -> TrialResult:
     """A measured answer to "where would one more block help, and is a new block worth it at all?".
 
     Trains the candidates briefly (successive halving over training steps), chooses on a sample of
@@ -240,6 +248,13 @@ def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *
         As :func:`depthcert.saturation`.
     scan_kwargs : dict or None
         Further keywords for the scan on the fit sample (e.g. ``{"curvature_n": 64}``).
+    tune_survives : bool, default False
+        Keep the tune arm to the last rung: at every elimination it holds one of the ``ceil(n / eta)``
+        places whatever its select gain, the blocks compete for the rest (at least one). The cost is the
+        same as without it whenever ``ceil(n / eta) >= 2`` (e.g. 7 arms, ``eta = 5``: 3.0 blocks' training).
+        Use it when tuning a trained layer first costs loss and then gains (measured on MiniLM-L6: after a
+        fifth of the steps the tuned layer's select gain was below 0 in every seed, so the halving always
+        eliminated it; ``docs/trial-minilm/``).
 
     Returns
     -------
@@ -280,7 +295,7 @@ def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *
     from numerics.trial import halving_rungs
 
     check_model(model)
-    lr, level = _check(steps, eta, init, lr, batch_size, level, seed)
+    lr, level = _check(steps, eta, init, lr, batch_size, level, seed, tune_survives)
     if family not in PROTOCOL_FAMILIES:
         raise ValueError(f"family == {family!r}, must be one of {list(PROTOCOL_FAMILIES)}.")
     loss_fn = as_loss(loss, output)
@@ -293,7 +308,7 @@ def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *
     rungs = halving_rungs(len(arms) + 1, int(steps), eta)
     old_sel = per_sample_losses(model, sel[0], sel[1], loss_fn)
     live = _halving(model, arms, rungs, eta, sel, old_sel, loss_fn,
-                    lambda s: _tune_arm(model, s, fit, loss_fn, lr, batch_size, seed))
+                    lambda s: _tune_arm(model, s, fit, loss_fn, lr, batch_size, seed), tune_survives)
     best = max(live, key=lambda a: a["select_gains"][-1])
     chosen = best if best["select_gains"][-1] > 0 else None
     old_held = per_sample_losses(model, held[0], held[1], loss_fn)
@@ -307,7 +322,8 @@ def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *
     total = int(sum(r["steps_trained"] for r in records))
     roles = _roles(fit, sel, held, sel_note, init)
     notes = [f"successive halving: rungs {rungs} (cumulative steps), eta = {eta}; the tune arm joined after rung "
-             f"{rungs[0]} at the leading block's site", f"intervals: Student t over held-out samples at level {level:g}"
+             f"{rungs[0]} at the leading block's site" + ("; it kept a place at every elimination (tune_survives)" if
+             tune_survives else ""), f"intervals: Student t over held-out samples at level {level:g}"
              + ("; with best_block, two intervals, jointly at 1 - 2 level" if best_block else ""),
              f"scan on the fit sample ranks {rep.best_site} first by {rep.ranked_by} (not used by the choice)"]
     return TrialResult(chosen=name, chosen_kind=kind, site=site, gain=m, gain_lo=lo, gain_hi=hi,

@@ -130,6 +130,15 @@ RRES = "docs/bench-saturation-real-size/real_size_resnet50.json"
 RGPT3 = "docs/bench-saturation-real-size/real_size_gpt2_search.json"   # the third runs, after the curvature step's changes
 RRES3 = "docs/bench-saturation-real-size/real_size_resnet50_search.json"
 RRES128 = "docs/bench-saturation-real-size/real_size_resnet50_n128.json"
+RRES256 = "docs/bench-saturation-real-size/real_size_resnet50_n256_b32.json"     # the fourth run: 256 images, batches of 32
+RRES256S = "docs/bench-saturation-real-size/real_size_resnet50_n256_b32_scan.json"   # its rerun of the scan
+
+
+def _rerun256(key: str) -> float:
+    """One summary value of the fourth run's rerun of the scan (its own baseline), read from its file."""
+    import json
+
+    return json.loads((ROOT / RRES256S).read_text())["results"]["resnet50"]["summary"][key]
 
 
 def rs_(case: str, key: str) -> tuple:
@@ -565,6 +574,25 @@ QUOTES: tuple[Quote, ...] = (
     Quote("docs/RESULTS.md", _t("`real_size_resnet50_n128.json`): the scan ", None, "x, the whole call ", None, "x, `curvature=\"auto\"` ",
                                 None, "x (all three above their targets;"), RRES128,
           (rs_("resnet50", "scan_over_plain"), rs_("resnet50", "full_over_plain"), rs_("resnet50", "auto_over_plain")), "{:.2f}"),
+    # the fourth run: ResNet-50 at 256 images in batches of 32, and its rerun of the scan (its own baseline)
+    Quote("docs/large_models.md", _t("`real_size_resnet50_n256_b32_scan.json`): the scan ", None, "x and ", None, "x in the rerun (FAIL), "
+                                     "the whole call ", None, "x (FAIL), `curvature=\"auto\"` ", None, "x (FAIL). The scan's extra "
+                                     "memory is ", None, "x the forward+backward's peak (", None, "x in the rerun): PASS"), RRES256,
+          (rs_("resnet50", "scan_over_plain"), ("results", "resnet50", "summary", "scan_over_plain", lambda v: _rerun256("scan_over_plain")),
+           rs_("resnet50", "full_over_plain"), rs_("resnet50", "auto_over_plain"), rs_("resnet50", "scan_extra_mem_over_plain"),
+           ("results", "resnet50", "summary", "n", lambda v: _rerun256("scan_extra_mem_over_plain"))),
+          ("{:.2f}", "{:.2f}", "{:.2f}", "{:.2f}", "{:.4f}", "{:.4f}")),
+    Quote("docs/large_models.md", _t("suggest=False`: ", None, "x, ", None, "x in the rerun) reads only ", None, " of the ", None, " images"),
+          RRES256, (rs_("resnet50", "verdict_only_over_plain"),
+                    ("results", "resnet50", "summary", "n", lambda v: _rerun256("verdict_only_over_plain")),
+                    rs_("resnet50", "n_probe"), rs_("resnet50", "n")), ("{:.2f}", "{:.2f}", "{}", "{}")),
+    Quote("docs/large_models.md", _t("as they did in batches of ", None, " (", None, "x);"), RRES128,
+          (("results", "resnet50", "summary", "n", lambda v: __import__("benchmarks._real_size", fromlist=["CASES"]).CASES["resnet50"][
+              "batch_size"]), rs_("resnet50", "scan_extra_mem_over_plain")), ("{}", "{:.2f}")),   # the n128 run: the case's own batch
+    Quote("docs/RESULTS.md", _t("`real_size_resnet50_n256_b32.json`): the scan ", None, "x (FAIL), its extra memory ", None,
+                                "x the forward+backward's peak (PASS), the whole call ", None, "x (FAIL)."), RRES256,
+          (rs_("resnet50", "scan_over_plain"), rs_("resnet50", "scan_extra_mem_over_plain"), rs_("resnet50", "full_over_plain")),
+          ("{:.2f}", "{:.4f}", "{:.2f}")),
     # --- docs/RESULTS.md: trial_insertion on MiniLM-L6 (benchmarks/bench_trial_minilm.py) and MiniLM's predicted study
     Quote("docs/RESULTS.md", _t("the best arm of the truth survived it in ", None, " of ", None, " seeds, and the"), TRIAL_MINILM,
           (("summary", "n_best_survived_first_rung"), ("summary", "n_seeds"))),

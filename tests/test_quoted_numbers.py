@@ -153,6 +153,7 @@ def ms3(v: float) -> str:
 TRIAL_MINILM = "docs/trial-minilm/results.json"
 FULL_BUDGET = "docs/trial-minilm/full_budget/results.json"
 TRIAL_TS = "docs/trial-minilm/tune_survives/results.json"
+TRIAL_PD = "docs/trial-minilm/per_doc/results.json"
 PRED_MINILM = "docs/predicted/minilm/calibration.json"
 
 
@@ -641,6 +642,20 @@ QUOTES: tuple[Quote, ...] = (
           TRIAL_TS, (("summary", "n_best_survived_first_rung"), ("summary", "n_seeds"),
                      ("summary", "first_rung", lambda fr: float(statistics.median(f["rho_first_rung_vs_truth"] for f in fr)))),
           ("{}", "{}", "{:+.2f}")),
+    # the third design (per-document cap, fresh seeds)
+    Quote("docs/RESULTS.md", _t("A third design on seeds ", None, " to ", None, " (**Choice**"), TRIAL_PD, (("seeds", 0), ("seeds", -1))),
+    Quote("docs/RESULTS.md", _t("with at most ", None, " sequences of each document in the select and held-out samples"), TRIAL_PD,
+          (("config", "per_doc"),)),
+    Quote("docs/RESULTS.md", _t("make up most of a sample), ", None, " and ", None, " sequences"), TRIAL_PD,
+          (("config", "N", "select"), ("config", "N", "heldout"))),
+    Quote("docs/RESULTS.md", _t("(trial-minilm/per_doc/README.md)): ", None, " of ", None, " seeds (95% Clopper–Pearson [", None, ", ", None,
+                                "]) at ", None, " blocks' training: ") + "(PASS|FAIL)", TRIAL_PD,
+          (("summary", "n_pass"), ("summary", "n_seeds"), ("summary", "rate_cp95", 0), ("summary", "rate_cp95", 1),
+           ("summary", "cost_ratio_max"), ("summary", "verdict")), ("{}", "{}", "{:.2f}", "{:.2f}", "{:.2f}", "{}")),
+    Quote("docs/RESULTS.md", _t("In ", None, " of its ", None, " failing seeds the chosen arm was the tuned layer, which realised less "
+                                "than half of the best arm's held-out gain"), TRIAL_PD,
+          (("rows", lambda rows: sum(not r["passes"] and r["chosen_kind"] == "tune" and r["chosen_realised_gain"] < 0.5 * r["best_realised_gain"]
+                                     for r in rows)), ("rows", lambda rows: sum(not r["passes"] for r in rows)))),
     Quote("docs/RESULTS.md", _t("On MiniLM-L6 over ", None, " seeds, `predicted_gain` (the score `best_site` is ranked by) has "
                                 "Spearman rho ", None, " (one-sided exact p ", None, ") at horizon 0, ", None, " (p ", None,
                                 ") at 1, ", None, " (p ", None, ") at 10 and ", None, " (p ", None, ") at 40"), PRED_MINILM,

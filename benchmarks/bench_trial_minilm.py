@@ -29,8 +29,8 @@ minibatch 16 (the lr of the pretrained study's arms), the sample sizes ``N``, th
 Options (each recorded in the configuration, and in the command, when set): ``--n-select``/``--n-heldout``
 the sample sizes; ``--select-roles``/``--heldout-roles`` the corpus roles a sample is drawn from (a
 comma-separated list: their union; the roles of the three samples must differ, so they share no document);
-``--per-doc K`` at most ``K`` sequences of each document in the select and held-out samples (the documents'
-lengths are very uneven, so without a cap a few long documents make up most of a sample);
+``--per-doc K`` at most ``K`` sequences of each document in the select and held-out samples (so that a few long
+documents cannot make up most of a sample);
 ``--tune-survives`` the trial with ``tune_survives=True`` (the tune arm keeps a place at every elimination,
 at the same cost).
 
@@ -59,8 +59,9 @@ LR, BATCH, CURVATURE_N = 3e-4, 16, 32
 ACCEPT_RATE, ACCEPT_COST = 0.8, 3.0
 SITES = "encoder.layer.*"
 ROLES = {"fit": "S", "select": "probe", "heldout": "T"}
-#: the corpus roles a select or held-out sample may be drawn from (the reference sample trained ``f_old``'s head).
-FREE_ROLES = ("probe", "signal", "T", "S")
+#: the corpus roles a select or held-out sample may be drawn from (the reference sample trained ``f_old``'s head;
+#: ``S`` is the fit sample's).
+FREE_ROLES = ("probe", "signal", "T")
 
 
 def seed_passes(chosen_gain: float, best_gain: float, fraction: float = FRACTION) -> bool:
@@ -188,7 +189,8 @@ def summary(rows: list[dict]) -> dict:
 def _samples(tok, cfg: dict, seed: int, sizes: dict = N, roles: dict = ROLES, per_doc: int | None = None) -> dict:
     """``{"fit": (x, y), "select": ..., "heldout": ...}`` of seed ``seed``: ``sizes[part]`` sequences drawn (order from
     ``seed``) from the corpus role ``roles[part]``, or from the union of the roles of a list (documents of distinct
-    roles are distinct, so the parts share no document)."""
+    roles are distinct, so the parts share no document); ``per_doc``: the select and held-out samples take at most
+    that many sequences of each document (:func:`benchmarks._trial_samples._from_roles`)."""
     from benchmarks.study_predicted import minilm_corpus
 
     from benchmarks._trial_samples import _from_roles
@@ -343,7 +345,7 @@ def _command(a, n: int, sizes: dict, roles: dict) -> str:
     return "OMP_NUM_THREADS=1 python benchmarks/bench_trial_minilm.py" + ("" if n == 10 else f" --seeds {n}") + (
         "" if a.out == "docs/trial-minilm" else f" --out {a.out}") + ("" if a.first_seed == 0 else f" --first-seed {a.first_seed}") + (
         "" if sizes == N else f" --n-select {a.n_select} --n-heldout {a.n_heldout}") + "".join(
-        f" --{part}-roles {a.select_roles if part == 'select' else a.heldout_roles}" for part in ("select", "heldout")
+        f" --{part}-roles {roles[part] if isinstance(roles[part], str) else ','.join(roles[part])}" for part in ("select", "heldout")
         if roles[part] != ROLES[part]) + (" --tune-survives" if a.tune_survives else "") + (
         f" --per-doc {a.per_doc}" if a.per_doc else "")
 

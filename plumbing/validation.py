@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from typing import Any, Mapping, Sequence
 
 __all__ = ["INT_MAX", "LEVEL", "MISSING", "RAY_ADDRESS_FORMS", "InputError", "Interval", "check_ray_address",
@@ -293,7 +294,7 @@ def check_number(name: str, value, allow_zero: bool = False) -> float:
     Raises:
         ValueError: ``{name} == value, must be a finite number > 0.``
     """
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) \
         and (value >= 0 if allow_zero else value > 0)
     if not ok:
         raise ValueError(f"{name} == {value!r}, must be a finite number {'>=' if allow_zero else '>'} 0.")

@@ -202,7 +202,7 @@ def _descent_beta(at, R0: float, slope: float, max_iter: int, rtol: float, floor
     ``chord(beta) = 2 (R(tau) - R0 + slope tau) / tau^2`` at ``tau = slope / beta`` (one forward); the
     inequality holds at ``beta`` iff ``chord(beta) <= beta``. Up (**Choice**, :data:`UP_JUMP`): while it
     fails, ``beta`` is raised ``UP_JUMP``-fold when the step did not lower the loss at all (``R(tau) >=
-    R0``, or not finite, or the promised gain ``slope^2 / (2 beta)`` under the smallest normal float: far
+    R0``, or not finite, or ``slope^2 / beta`` (twice the promised gain) under the smallest normal float: far
     from the answer the chord says little; there it says nothing, and counts as failing), else to the larger of
     ``chord * (chord / beta)`` (the ratio repeats far from the answer) and ``slope^2 / (2 (R0 - R(tau)))``
     (the ``beta`` whose promised gain is the decrease just seen, at a shorter step), times ``1 + rtol``,

@@ -251,7 +251,8 @@ def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *
     tune_survives : bool, default False
         Keep the tune arm to the last rung: at every elimination it holds one of the ``ceil(n / eta)``
         places whatever its select gain, the blocks compete for the rest (at least one). The cost is the
-        same as without it whenever ``ceil(n / eta) >= 2`` (e.g. 7 arms, ``eta = 5``: 3.0 blocks' training).
+        same as without it whenever an elimination keeps at least two arms, which with the rungs of
+        :func:`numerics.trial.halving_rungs` every one does (e.g. 7 arms, ``eta = 5``: 3.0 blocks' training).
         Use it when tuning a trained layer first costs loss and then gains (measured on MiniLM-L6: after a
         fifth of the steps the tuned layer's select gain was below 0 in every seed, so the halving always
         eliminated it; ``docs/trial-minilm/``).

@@ -68,6 +68,28 @@ def test_with_one_place_the_tune_arm_and_the_best_block_both_go_on(monkeypatch):
     assert {a["arm"] for a in live} == {"tune@a", "block@a"}        # ceil(3 / 5) = 1 place: at least one block too
 
 
+def test_with_the_rungs_of_halving_rungs_every_elimination_keeps_two_places_so_the_cost_never_changes():
+    """The docstring's claim, over arm counts, halving factors and horizons: before each elimination the live arms
+    number more than ``eta`` (``n > eta^(R - 1)``), so ``ceil(live / eta) >= 2``; a planted one-rung-too-many
+    schedule would break it (power)."""
+    import math
+
+    from numerics.trial import halving_rungs
+
+    def places(n, rungs, eta):
+        live, out = n, []
+        for _ in rungs[:-1]:
+            out.append(math.ceil(live / eta))
+            live = out[-1]
+        return out
+
+    for n in range(2, 41):
+        for eta in range(2, 8):
+            for steps in (1, 7, 20, 100, 1000):
+                assert all(k >= 2 for k in places(n, halving_rungs(n, steps, eta), eta)), (n, eta, steps)
+    assert min(places(7, [1, 2, 4, 20], 2)) == 1           # a hand-made extra rung leaves one place
+
+
 def _planted(**kw):
     return dc.trial_insertion(Planted(), draw(600, 1), draw(400, 2), sites="blocks.*", steps=60, lr=2e-2, loss=squared,
                               eta=2, seed=0, scan_kwargs={"curvature_n": 64}, **kw)

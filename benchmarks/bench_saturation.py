@@ -430,6 +430,9 @@ def main(argv=None) -> int:
     parser.add_argument("--batch-size", type=int, help="--real-size: the batch of the baseline, the scan and the whole calls "
                         "(default: each case's own, gpt2_small 4, resnet50 8)")
     args = parser.parse_args(argv)
+    given = [f for f, v in (("--n", args.n), ("--batch-size", args.batch_size)) if v is not None]
+    if given and not args.real_size:
+        parser.error(f"{' and '.join(given)} apply only with --real-size (given without it)")
     if args.batch_size is not None and args.batch_size < 1:
         parser.error(f"--batch-size == {args.batch_size}, must be >= 1")
     if args.threads < 1:

@@ -101,3 +101,13 @@ def test_the_stored_real_size_run_has_every_case_and_target():
     for res in data["results"].values():
         assert set(res["summary"]["passes"]) == set(bench_saturation.REAL_SIZE_TARGETS)
         assert res["summary"]["sites"] == 12
+
+
+@pytest.mark.parametrize("argv,msg", [(["--n", "64"], "--n apply only with --real-size"),
+                                      (["--scaling", "--batch-size", "4"], "--batch-size apply only with --real-size"),
+                                      (["--real-size", "--batch-size", "0"], "--batch-size == 0, must be >= 1"),
+                                      (["--real-size", "--n", "4"], "--n == 4, must be >= 8")])
+def test_real_size_options_are_refused_where_they_would_be_ignored_or_out_of_range(argv, msg, capsys):
+    with pytest.raises(SystemExit) as e:
+        bench_saturation.main(argv)
+    assert e.value.code == 2 and msg in capsys.readouterr().err

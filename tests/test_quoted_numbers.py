@@ -134,12 +134,6 @@ RRES256 = "docs/bench-saturation-real-size/real_size_resnet50_n256_b32.json"    
 RRES256S = "docs/bench-saturation-real-size/real_size_resnet50_n256_b32_scan.json"   # its rerun of the scan
 
 
-def _rerun256(key: str) -> float:
-    """One summary value of the fourth run's rerun of the scan (its own baseline), read from its file."""
-    import json
-
-    return json.loads((ROOT / RRES256S).read_text())["results"]["resnet50"]["summary"][key]
-
 
 def rs_(case: str, key: str) -> tuple:
     """Path of one summary value of a stored ``bench_saturation.py --real-size`` run."""
@@ -581,17 +575,20 @@ QUOTES: tuple[Quote, ...] = (
                                 None, "x (all three above their targets;"), RRES128,
           (rs_("resnet50", "scan_over_plain"), rs_("resnet50", "full_over_plain"), rs_("resnet50", "auto_over_plain")), "{:.2f}"),
     # the fourth run: ResNet-50 at 256 images in batches of 32, and its rerun of the scan (its own baseline)
-    Quote("docs/large_models.md", _t("`real_size_resnet50_n256_b32_scan.json`): the scan ", None, "x and ", None, "x in the rerun (FAIL), "
-                                     "the whole call ", None, "x (FAIL), `curvature=\"auto\"` ", None, "x (FAIL). The scan's extra "
-                                     "memory is"), RRES256,
-          (rs_("resnet50", "scan_over_plain"), ("results", "resnet50", "summary", "scan_over_plain", lambda v: _rerun256("scan_over_plain")),
-           rs_("resnet50", "full_over_plain"), rs_("resnet50", "auto_over_plain")), "{:.2f}"),
-    Quote("docs/large_models.md", _t("x (", None, "x in the rerun): PASS, at the limit."), RRES256,
-          (("results", "resnet50", "summary", "n", lambda v: _rerun256("scan_extra_mem_over_plain")),), "{:.4f}"),
-    Quote("docs/large_models.md", _t("suggest=False`: ", None, "x, ", None, "x in the rerun) reads only ", None, " of the ", None, " images"),
-          RRES256, (rs_("resnet50", "verdict_only_over_plain"),
-                    ("results", "resnet50", "summary", "n", lambda v: _rerun256("verdict_only_over_plain")),
-                    rs_("resnet50", "n_probe"), rs_("resnet50", "n")), ("{:.2f}", "{:.2f}", "{}", "{}")),
+    Quote("docs/large_models.md", _t("`real_size_resnet50_n256_b32_scan.json`): the scan ", None, "x and "), RRES256,
+          (rs_("resnet50", "scan_over_plain"),), "{:.2f}"),
+    Quote("docs/large_models.md", _t("the scan ", NUMX, "x and ", None, "x in the rerun (FAIL)"), RRES256S,
+          (rs_("resnet50", "scan_over_plain"),), "{:.2f}"),
+    Quote("docs/large_models.md", _t("x in the rerun (FAIL), the whole call ", None, "x (FAIL), `curvature=\"auto\"` ", None,
+                                     "x (FAIL). The scan's extra memory is"), RRES256,
+          (rs_("resnet50", "full_over_plain"), rs_("resnet50", "auto_over_plain")), "{:.2f}"),
+    Quote("docs/large_models.md", _t("x (", None, "x in the rerun): PASS, at the limit."), RRES256S,
+          (rs_("resnet50", "scan_extra_mem_over_plain"),), "{:.4f}"),
+    Quote("docs/large_models.md", _t("suggest=False`: ", None, "x, "), RRES256, (rs_("resnet50", "verdict_only_over_plain"),), "{:.2f}"),
+    Quote("docs/large_models.md", _t("suggest=False`: ", NUMX, "x, ", None, "x in the rerun) reads only"), RRES256S,
+          (rs_("resnet50", "verdict_only_over_plain"),), "{:.2f}"),
+    Quote("docs/large_models.md", _t("x in the rerun) reads only ", None, " of the ", None, " images"), RRES256,
+          (rs_("resnet50", "n_probe"), rs_("resnet50", "n")), "{}"),
     Quote("docs/large_models.md", _t("The scan's extra memory is ", None, " MB against the forward+backward's peak of ", None, " MB, ",
                                      None, "x"), RRES256,
           (rs_("resnet50", "scan_extra_mem_mb"), rs_("resnet50", "plain_peak_mb"), rs_("resnet50", "scan_extra_mem_over_plain")),

@@ -26,13 +26,18 @@ from three roles that share no document: **fit** = ``N["fit"]`` sequences of ``S
 training; ``eta = 3`` would cost 4.33, arithmetic of ``halving_rungs``), ``H = 20`` Adam steps at lr 3e-4 and
 minibatch 16 (the lr of the pretrained study's arms), the sample sizes ``N``, the scan's ``curvature_n``.
 
-Options (each recorded in the configuration, and in the command, when set): ``--n-select``/``--n-heldout``
-the sample sizes; ``--select-roles``/``--heldout-roles`` the corpus roles a sample is drawn from (a
+Options (each recorded in the configuration, and in the command, when set): ``--n-fit``/``--n-select``/``--n-heldout``
+the sample sizes; ``--corpus stdlib`` the larger pool of documents (``f_old``'s head trained on its reference
+documents; :mod:`numerics.studies.pretrained._corpus`); ``--select-roles``/``--heldout-roles`` the corpus roles a sample is drawn from (a
 comma-separated list: their union; the roles of the three samples must differ, so they share no document);
 ``--per-doc K`` at most ``K`` sequences of each document in the select and held-out samples (so that a few long
 documents cannot make up most of a sample);
 ``--tune-survives`` the trial with ``tune_survives=True`` (the tune arm keeps a place at every elimination,
 at the same cost).
+
+``--seeds N``: the first ``N`` seeds from ``--first-seed`` on whose corpus roles hold the sizes asked (a seed
+whose roles hold fewer sequences is skipped, and ``summary["skipped_seeds"]`` says why; a rule fixed before any
+seed's outcome is seen).
 
 Stored in ``--out``: ``seeds/seed_<k>.json`` (each seed at once, atomically: a rerun skips stored seeds),
 ``results.json`` (config, per-seed rows, the rate with its interval, the cost ratio, PASS/FAIL), ``output.txt``
@@ -58,10 +63,7 @@ LR, BATCH, CURVATURE_N = 3e-4, 16, 32
 #: the acceptance: the share of seeds that pass, and the largest cost ratio.
 ACCEPT_RATE, ACCEPT_COST = 0.8, 3.0
 SITES = "encoder.layer.*"
-ROLES = {"fit": "S", "select": "probe", "heldout": "T"}
-#: the corpus roles a select or held-out sample may be drawn from (the reference sample trained ``f_old``'s head;
-#: ``S`` is the fit sample's).
-FREE_ROLES = ("probe", "signal", "T")
+from benchmarks._trial_cli import FREE_ROLES, ROLES, _command, _roles_arg   # noqa: E402  (after the path is set)
 
 
 def seed_passes(chosen_gain: float, best_gain: float, fraction: float = FRACTION) -> bool:
@@ -186,11 +188,12 @@ def summary(rows: list[dict]) -> dict:
                     f"{FRACTION} x the best arm's, no change = 0)"}
 
 
-def _samples(tok, cfg: dict, seed: int, sizes: dict = N, roles: dict = ROLES, per_doc: int | None = None) -> dict:
+def _samples(tok, cfg: dict, seed: int, sizes: dict = N, roles: dict = ROLES, per_doc: int | None = None) -> dict | str:
     """``{"fit": (x, y), "select": ..., "heldout": ...}`` of seed ``seed``: ``sizes[part]`` sequences drawn (order from
     ``seed``) from the corpus role ``roles[part]``, or from the union of the roles of a list (documents of distinct
     roles are distinct, so the parts share no document); ``per_doc``: the select and held-out samples take at most
-    that many sequences of each document (:func:`benchmarks._trial_samples._from_roles`)."""
+    that many sequences of each document (:func:`benchmarks._trial_samples._from_roles`). A seed whose roles hold
+    fewer sequences than asked: a line saying so (the run skips the seed)."""
     from benchmarks.study_predicted import minilm_corpus
 
     from benchmarks._trial_samples import _from_roles
@@ -198,9 +201,7 @@ def _samples(tok, cfg: dict, seed: int, sizes: dict = N, roles: dict = ROLES, pe
     c = minilm_corpus(tok, cfg, seed, {})
     out = {part: _from_roles(c, role, sizes[part], seed, None if part == "fit" else per_doc) for part, role in roles.items()}
     short = {part: int(out[part][0].shape[0]) for part in out if out[part][0].shape[0] < sizes[part]}
-    if short:
-        raise SystemExit(f"seed {seed}: the corpus holds fewer sequences than asked: {short} (asked {sizes}).")
-    return out
+    return f"the corpus holds fewer sequences than asked: {short} (asked {sizes})" if short else out
 
 
 def lines(res: dict) -> list[str]:
@@ -215,7 +216,8 @@ def lines(res: dict) -> list[str]:
             f"{s['rate_cp95'][1]:.3f}]); cost ratio trial total steps / H = {s['cost_ratio_max']:.2f} (max over seeds, "
             f"mean {s['cost_ratio_mean']:.2f}); seeds with every arm <= 0: {s['n_all_arms_nonpositive']}; trial held-out "
             f"gain == truth of its arm in {s['n_trial_matches_truth']}/{s['n_seeds']}",
-            *_first_rung_line(s), f"{s['verdict']}: {s['rule']}"]
+            *_first_rung_line(s), *(f"seed {k} skipped: {why}" for k, why in s.get("skipped_seeds", {}).items()),
+            f"{s['verdict']}: {s['rule']}"]
     return out
 
 
@@ -258,8 +260,10 @@ def readme(res: dict) -> str:
 
 
 def run(out: Path, seeds: list[int], command: str, sizes: dict = N, roles: dict = ROLES, trial_kwargs: dict | None = None,
-        per_doc: int | None = None) -> dict:
-    """Every seed (stored ones read back), then ``results.json``, ``output.txt`` and ``README.md``."""
+        per_doc: int | None = None, corpus: str = "pydoc") -> dict:
+    """Every seed (stored ones read back), then ``results.json``, ``output.txt`` and ``README.md``. A seed whose corpus
+    roles hold fewer sequences than ``sizes`` asks is skipped (``summary["skipped_seeds"]`` says why) and the next seed
+    after the last one is added, so the run has ``len(seeds)`` seeds: the first that the corpus allows."""
     import torch
 
     from numerics.studies.pretrained._mlm import mlm_loss
@@ -268,40 +272,59 @@ def run(out: Path, seeds: list[int], command: str, sizes: dict = N, roles: dict 
     (out / "seeds").mkdir(parents=True, exist_ok=True)
     config = {"eta": ETA, "H": H, "fraction": FRACTION, "N": sizes, "lr": LR, "batch_size": BATCH, "curvature_n": CURVATURE_N,
               "sites": SITES, "roles": roles, "threads": torch.get_num_threads(), **({"trial_kwargs": trial_kwargs} if trial_kwargs else {}),
-              **({"per_doc": per_doc} if per_doc else {})}
+              **({"per_doc": per_doc} if per_doc else {}), **({"corpus": corpus} if corpus != "pydoc" else {})}
     done, net, tok, cfg, h = stored_seeds(out, seeds, config)
-    rows = []
-    for s in seeds:
-        path = out / "seeds" / f"seed_{s}.json"
+    queue, rows, ran, skipped = list(seeds), [], [], {}
+    while queue:
+        s = queue.pop(0)
+        if s not in done and (out / "seeds" / f"seed_{s}.json").exists():    # a seed added after a skip, stored earlier
+            done.update(stored_seeds(out, [s], config, (net, tok, cfg, h))[0])
         if s in done:
-            rows.append(done[s])
+            rows.append(done[s]), ran.append(s)
             print(f"seed {s}: stored, skipped", flush=True)
             continue
         smp = _samples(tok, cfg, s, sizes, roles, per_doc)
+        if isinstance(smp, str):
+            skipped[str(s)] = smp
+            queue.append(max(queue + ran + [int(k) for k in skipped]) + 1)
+            print(f"seed {s}: {smp}; skipped, seed {queue[-1]} added", flush=True)
+            continue
         row = seed_row(net, smp["fit"], smp["select"], smp["heldout"], sites=SITES, steps=H, eta=ETA, loss=mlm_loss, lr=LR,
                        batch_size=BATCH, seed=s, scan_kwargs={"curvature_n": CURVATURE_N}, trial_kwargs=trial_kwargs)
-        atomic_write_json(path, {"config": config, "f_old_hash": h, "row": row})
-        rows.append(row)
+        atomic_write_json(out / "seeds" / f"seed_{s}.json", {"config": config, "f_old_hash": h, "row": row})
+        rows.append(row), ran.append(s)
         print(f"seed {s}: chose {row['chosen']} ({row['chosen_realised_gain']:+.4f}), best {row['best_arm']} "
               f"({row['best_realised_gain']:+.4f}), pass {row['passes']}, cost {row['cost_ratio']:.2f}, {row['seconds']:.0f} s",
               flush=True)
-    return store_results(out, command, config, h, seeds, rows, summary(rows), lines, readme)
+    from numerics.studies.pretrained._corpus import documents
+
+    summ = {**summary(rows), "corpus_documents": len(documents(corpus)), **({"skipped_seeds": skipped} if skipped else {})}
+    return store_results(out, command, config, h, ran, rows, summ, lines, readme)
 
 
-def stored_seeds(out: Path, seeds: list, config: dict) -> tuple:
+def f_old_text(config: dict) -> dict | None:
+    """``minilm_f_old``'s text settings for a run's configuration: ``None`` (the default) unless the run names a corpus."""
+    from benchmarks.study_predicted import MINILM_TEXT
+
+    return {**MINILM_TEXT, "source": config["corpus"]} if "corpus" in config else None
+
+
+def stored_seeds(out: Path, seeds: list, config: dict, model: tuple | None = None) -> tuple:
     """``(rows of the seeds stored in out/seeds, f_old, tokenizer, its config, f_old's hash)``: ``f_old`` is trained
-    only when a seed is still to be computed (else None, and the stored seeds give its hash); a stored seed computed
-    with another configuration or ``f_old`` stops the run (one line naming its file)."""
+    only when a seed is still to be computed (else None, and the stored seeds give its hash), or taken from ``model``
+    (an earlier return's last four); a stored seed computed with another configuration or ``f_old`` stops the run (one
+    line naming its file)."""
     from benchmarks.study_predicted import _model_hash, minilm_f_old
 
     stored = {s: json.loads((out / "seeds" / f"seed_{s}.json").read_text()) for s in seeds
               if (out / "seeds" / f"seed_{s}.json").exists()}
-    net, tok, cfg = minilm_f_old() if len(stored) < len(seeds) else (None, None, None)
-    h = _model_hash(net) if net is not None else next(iter(stored.values()))["f_old_hash"]
+    if model is None:
+        net, tok, cfg = minilm_f_old(f_old_text(config)) if len(stored) < len(seeds) else (None, None, None)
+        model = (net, tok, cfg, _model_hash(net) if net is not None else next(iter(stored.values()))["f_old_hash"])
     for s, rec in stored.items():
-        if rec["config"] != json.loads(json.dumps(config)) or rec["f_old_hash"] != h:
+        if rec["config"] != json.loads(json.dumps(config)) or rec["f_old_hash"] != model[3]:
             raise SystemExit(f"{out / 'seeds' / f'seed_{s}.json'}: computed with another configuration or f_old; use another --out.")
-    return {s: rec["row"] for s, rec in stored.items()}, net, tok, cfg, h
+    return ({s: rec["row"] for s, rec in stored.items()}, *model)
 
 
 def store_results(out: Path, command: str, config: dict, h: str, seeds: list, rows: list, summ: dict, render_lines,
@@ -312,7 +335,8 @@ def store_results(out: Path, command: str, config: dict, h: str, seeds: list, ro
 
     from plumbing.io import atomic_write_json, atomic_write_text
 
-    res = {"command": command, "config": config, "f_old": f"benchmarks.study_predicted.minilm_f_old() (state hash {h})",
+    text = f_old_text(config)
+    res = {"command": command, "config": config, "f_old": f"benchmarks.study_predicted.minilm_f_old({text or ''}) (state hash {h})",
            "f_old_hash": h, "seeds": seeds, "rows": rows, "summary": summ,
            "versions": {"python": sys.version.split()[0], "torch": torch.__version__}}
     atomic_write_json(out / "results.json", res)
@@ -323,45 +347,21 @@ def store_results(out: Path, command: str, config: dict, h: str, seeds: list, ro
     return res
 
 
-def _roles_arg(ap, select: str, heldout: str) -> dict:
-    """``ROLES`` with the select and held-out roles of the command line (a list for a union); one error line for a role
-    outside :data:`FREE_ROLES`, or one shared by two parts (the parts must share no document)."""
-    out = {"fit": ROLES["fit"]}
-    for part, text in (("select", select), ("heldout", heldout)):
-        names = [r.strip() for r in text.split(",") if r.strip()]
-        bad = [r for r in names if r not in FREE_ROLES]
-        if bad or not names:
-            ap.error(f"--{part}-roles == {text!r}, must be a comma-separated list of {', '.join(FREE_ROLES)}")
-        out[part] = names[0] if len(names) == 1 else names
-    used = [r for part in out.values() for r in ([part] if isinstance(part, str) else part)]
-    if len(used) != len(set(used)):
-        ap.error(f"--select-roles == {select!r}, --heldout-roles == {heldout!r}: must share no role with each other or with "
-                 f"fit's {ROLES['fit']!r} (the samples must share no document)")
-    return out
-
-
-def _command(a, n: int, sizes: dict, roles: dict) -> str:
-    """The command line that reproduces a run (defaults left out)."""
-    return "OMP_NUM_THREADS=1 python benchmarks/bench_trial_minilm.py" + ("" if n == 10 else f" --seeds {n}") + (
-        "" if a.out == "docs/trial-minilm" else f" --out {a.out}") + ("" if a.first_seed == 0 else f" --first-seed {a.first_seed}") + (
-        "" if sizes == N else f" --n-select {a.n_select} --n-heldout {a.n_heldout}") + "".join(
-        f" --{part}-roles {roles[part] if isinstance(roles[part], str) else ','.join(roles[part])}" for part in ("select", "heldout")
-        if roles[part] != ROLES[part]) + (" --tune-survives" if a.tune_survives else "") + (
-        f" --per-doc {a.per_doc}" if a.per_doc else "")
-
-
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if "--full-budget" in argv:      # the diagnostic of benchmarks/bench_trial_minilm_budget.py, its own flags
         from benchmarks.bench_trial_minilm_budget import main as full_budget
 
         return full_budget([a for a in argv if a != "--full-budget"])
+    from numerics.studies.pretrained._corpus import SOURCES
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--full-budget", action="store_true", help="the diagnostic: every arm trained to H, chosen on the select split "
                     "(benchmarks/bench_trial_minilm_budget.py; its flags --seeds, --first-seed, --out, --trial-out)")
     ap.add_argument("--seeds", default="10")
     ap.add_argument("--out", default="docs/trial-minilm")
     ap.add_argument("--first-seed", type=int, default=0, help="the seeds are first-seed, first-seed + 1, ... (default 0)")
+    ap.add_argument("--n-fit", type=int, default=N["fit"], help=f"fit sequences per seed (default {N['fit']})")
     ap.add_argument("--n-select", type=int, default=N["select"], help=f"select sequences per seed (default {N['select']})")
     ap.add_argument("--n-heldout", type=int, default=N["heldout"], help=f"held-out sequences per seed (default {N['heldout']})")
     for part in ("select", "heldout"):
@@ -369,13 +369,15 @@ def main(argv=None) -> int:
                         f"comma-separated (their union; default {ROLES[part]}; allowed {', '.join(FREE_ROLES)})")
     ap.add_argument("--tune-survives", action="store_true", help="dc.trial_insertion(tune_survives=True): the tune arm keeps a "
                     "place at every elimination (same cost)")
+    ap.add_argument("--corpus", choices=SOURCES, default="pydoc", help="the corpus's documents (numerics.studies.pretrained."
+                    "_corpus.documents; default pydoc)")
     ap.add_argument("--per-doc", type=int, help="the select and held-out samples take at most this many sequences of each "
                     "document (default: no cap)")
     a = ap.parse_args(argv)
     if a.per_doc is not None and a.per_doc < 1:
         ap.error(f"--per-doc == {a.per_doc}, must be >= 1")
     roles = _roles_arg(ap, a.select_roles, a.heldout_roles)
-    for flag, v in (("--first-seed", a.first_seed), ("--n-select", a.n_select - 2), ("--n-heldout", a.n_heldout - 2)):
+    for flag, v in (("--first-seed", a.first_seed), ("--n-fit", a.n_fit - 2), ("--n-select", a.n_select - 2), ("--n-heldout", a.n_heldout - 2)):
         if v < 0:
             ap.error(f"{flag} == {v if flag == '--first-seed' else v + 2}, must be >= {0 if flag == '--first-seed' else 2}")
     try:
@@ -384,10 +386,10 @@ def main(argv=None) -> int:
         n = 0
     if n < 1:
         ap.error(f"--seeds == {a.seeds!r}, must be an int >= 1")
-    sizes = {**N, "select": a.n_select, "heldout": a.n_heldout}
-    cmd = _command(a, n, sizes, roles)
+    sizes = {"fit": a.n_fit, "select": a.n_select, "heldout": a.n_heldout}
+    cmd = _command(a, n, sizes, roles, N)
     res = run(Path(a.out), list(range(a.first_seed, a.first_seed + n)), cmd, sizes, roles,
-              {"tune_survives": True} if a.tune_survives else None, a.per_doc)
+              {"tune_survives": True} if a.tune_survives else None, a.per_doc, a.corpus)
     return 0 if res["summary"]["verdict"] == "PASS" else 1
 
 

@@ -24,6 +24,10 @@ its second ``N["heldout"] / 2`` sequences, a split fixed before the run).
   is half the held-out sample, so (c) is noisier as a judge than (a)'s.
 * Summary: the count of (a) with its two-sided 95% Clopper-Pearson interval, the median of (b), the counts of (c).
 
+The samples are the stored trial run's (``--trial-out``): its sizes, roles, per-document cap and corpus, read from
+its seed files; a seed the trial run skipped (its corpus too small) is skipped; ``--trial-seeds``: the trial run's
+seeds.
+
 Stored in ``--out``: ``seeds/seed_<k>.json`` (each seed at once, atomically: a rerun skips stored seeds),
 ``results.json`` (command, config, per-seed rows, summary), ``output.txt`` and ``README.md`` (rendered from
 ``results.json``). No verdict: exit status 0 once every seed is measured.
@@ -172,15 +176,17 @@ def _trial_seed(trial_out: Path, seed: int) -> dict:
     return json.loads(path.read_text())
 
 
-def seed_record(net, tok, cfg, seed: int, trial: dict, sizes: dict = N) -> dict:
-    """One seed's measurement (see the module docstring)."""
+def seed_record(net, tok, cfg, seed: int, trial: dict, sizes: dict = N, roles: dict = ROLES, per_doc: int | None = None) -> dict:
+    """One seed's measurement (see the module docstring; ``sizes``, ``roles``, ``per_doc``: the trial run's samples)."""
     from depthcert.api._loss import as_loss
     from numerics.studies.pretrained._mlm import mlm_loss
 
     t0 = time.perf_counter()
     row = trial["row"]
     tune_site = next(k for k in row["truth"] if k.startswith("tune@")).split("@", 1)[1]
-    smp = _samples(tok, cfg, seed, sizes)
+    smp = _samples(tok, cfg, seed, sizes, roles, per_doc)
+    if isinstance(smp, str):      # the trial's run stored this seed, so its corpus held enough: a changed corpus
+        raise SystemExit(f"seed {seed}: {smp}")
     rep = scan_report(net, smp["fit"], mlm_loss, seed, scan_kwargs={"curvature_n": CURVATURE_N})
     gains = arm_gains(net, smp["fit"], smp["select"], smp["heldout"], rep, tune_site, steps=H, loss_fn=as_loss(mlm_loss, None),
                       lr=LR, batch_size=BATCH, seed=seed)
@@ -188,15 +194,29 @@ def seed_record(net, tok, cfg, seed: int, trial: dict, sizes: dict = N) -> dict:
             "trial_chosen": row["chosen"], "seconds": time.perf_counter() - t0}
 
 
+def _trial_config(trial_out: Path, seeds: list) -> tuple[dict, list, dict]:
+    """``(the stored trial run's sample settings, the seeds it ran, the seeds it skipped)``: its sizes, roles and, where
+    set, ``per_doc`` and ``corpus`` (from its first stored seed), so that every seed's samples are the trial's own."""
+    res = json.loads((trial_out / "results.json").read_text()) if (trial_out / "results.json").exists() else {}
+    skipped = {int(k): v for k, v in res.get("summary", {}).get("skipped_seeds", {}).items()}
+    ran = [s for s in seeds if s not in skipped]
+    tc = _trial_seed(trial_out, ran[0])["config"]
+    keep = {"N": tc["N"], "roles": tc["roles"], **{k: tc[k] for k in ("per_doc", "corpus") if k in tc}}
+    return keep, ran, {s: skipped[s] for s in seeds if s in skipped}
+
+
 def run(out: Path, seeds: list[int], command: str, trial_out: Path) -> dict:
-    """Every seed (stored ones read back), then ``results.json``, ``output.txt`` and ``README.md``."""
+    """Every seed (stored ones read back; one the trial run skipped is skipped), then ``results.json``, ``output.txt``
+    and ``README.md``."""
     import torch
 
     from plumbing.io import atomic_write_json
 
     (out / "seeds").mkdir(parents=True, exist_ok=True)
+    samples, seeds, skipped = _trial_config(trial_out, seeds)
     config = {"H": H, "fraction": FRACTION, "N": N, "lr": LR, "batch_size": BATCH, "curvature_n": CURVATURE_N, "sites": SITES,
-              "roles": ROLES, "parts": list(PARTS), "rtol_truth": RTOL, "trial_out": str(trial_out), "threads": torch.get_num_threads()}
+              "roles": ROLES, "parts": list(PARTS), "rtol_truth": RTOL, "trial_out": str(trial_out), "threads": torch.get_num_threads(),
+              **samples}
     done, net, tok, cfg, h = stored_seeds(out, seeds, config)
     rows = []
     for s in seeds:
@@ -206,13 +226,15 @@ def run(out: Path, seeds: list[int], command: str, trial_out: Path) -> dict:
             print(f"seed {s}: stored, skipped", flush=True)
             continue
         trial = _trial_seed(trial_out, s)
-        row = {**seed_record(net, tok, cfg, s, trial), "trial_f_old_hash_matches": trial["f_old_hash"] == h}
+        row = {**seed_record(net, tok, cfg, s, trial, samples["N"], samples["roles"], samples.get("per_doc")),
+               "trial_f_old_hash_matches": trial["f_old_hash"] == h}
         atomic_write_json(path, {"config": config, "f_old_hash": h, "row": row})
         rows.append(row)
         print(f"seed {s}: chose {row['chosen']} ({row['chosen_heldout_gain']:+.4f}), best {row['best_arm']} "
               f"({row['best_heldout_gain']:+.4f}), pass {row['passes']}, rho {row['rho_select_vs_heldout']:+.2f}, "
               f"truth {row['n_match_truth']}/{len(row['truth_match'])}, {row['seconds']:.0f} s", flush=True)
-    return store_results(out, command, config, h, seeds, rows, budget_summary(rows), lines, readme)
+    summ = {**budget_summary(rows), **({"skipped_seeds": {str(k): v for k, v in skipped.items()}} if skipped else {})}
+    return store_results(out, command, config, h, seeds, rows, summ, lines, readme)
 
 
 def main(argv=None) -> int:
@@ -221,6 +243,8 @@ def main(argv=None) -> int:
     ap.add_argument("--first-seed", type=int, default=0, help="the seeds are first-seed, first-seed + 1, ... (default 0)")
     ap.add_argument("--out", default="docs/trial-minilm/full_budget")
     ap.add_argument("--trial-out", default="docs/trial-minilm", help="the stored trial run (tune sites and truths; default docs/trial-minilm)")
+    ap.add_argument("--trial-seeds", action="store_true", help="the seeds of the stored trial run's results.json (instead of "
+                    "--seeds/--first-seed)")
     a = ap.parse_args(argv)
     try:
         n = int(a.seeds)
@@ -230,10 +254,17 @@ def main(argv=None) -> int:
         ap.error(f"--seeds == {a.seeds!r}, must be an int >= 1")
     if a.first_seed < 0:
         ap.error(f"--first-seed == {a.first_seed}, must be >= 0")
+    seeds = list(range(a.first_seed, a.first_seed + n))
+    if a.trial_seeds:
+        path = Path(a.trial_out) / "results.json"
+        if not path.exists():
+            ap.error(f"--trial-seeds: {path} missing (the stored trial run's seeds)")
+        seeds, n, a.first_seed = json.loads(path.read_text())["seeds"], 10, 0
     cmd = "OMP_NUM_THREADS=1 python benchmarks/bench_trial_minilm_budget.py" + ("" if n == 10 else f" --seeds {n}") + (
-        "" if a.first_seed == 0 else f" --first-seed {a.first_seed}") + ("" if a.out == "docs/trial-minilm/full_budget" else f" --out {a.out}") + (
+        "" if a.first_seed == 0 else f" --first-seed {a.first_seed}") + (
+        " --trial-seeds" if a.trial_seeds else "") + ("" if a.out == "docs/trial-minilm/full_budget" else f" --out {a.out}") + (
         "" if a.trial_out == "docs/trial-minilm" else f" --trial-out {a.trial_out}")
-    run(Path(a.out), list(range(a.first_seed, a.first_seed + n)), cmd, Path(a.trial_out))
+    run(Path(a.out), seeds, cmd, Path(a.trial_out))
     return 0
 
 

@@ -166,12 +166,13 @@ def minilm_f_old(text: dict | None = None):
 
 
 def minilm_corpus(tok, cfg: dict, seed: int, cache: dict):
-    """The seed's :class:`MaskedCorpus` (split and masks drawn from ``seed``; the last one kept in ``cache``)."""
+    """The seed's :class:`MaskedCorpus` (split and masks drawn from ``seed``, documents from ``cfg["source"]``, default
+    ``"pydoc"``; the last one kept in ``cache``)."""
     from numerics.studies.pretrained._corpus import MaskedCorpus
 
     if cache.get("seed") != int(seed):
         cache.update(seed=int(seed), corpus=MaskedCorpus.build(tok, cfg["seq_len"], cfg["n_mask"], mask_seed=int(seed),
-                                                               split_seed=int(seed)))
+                                                               split_seed=int(seed), source=cfg.get("source", "pydoc")))
     return cache["corpus"]
 
 

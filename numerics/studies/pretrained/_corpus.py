@@ -1,8 +1,13 @@
 """Masked-language-modelling text that ships with every Python, split by document into roles.
 
-Documents: every topic of :mod:`pydoc_data.topics` (the help texts of the language reference)
-and the module docstring of every top-level standard-library file (read with :mod:`ast`, nothing
-is imported). Whitespace is normalised and exact duplicates are dropped (the first kept, in
+Documents (``source="pydoc"``, the default): every topic of :mod:`pydoc_data.topics` (the help texts
+of the language reference) and the module docstring of every top-level standard-library file (read
+with :mod:`ast`, nothing is imported). ``source="stdlib"`` (**Choice**, a larger pool of documents):
+the same topics, and one document per standard-library module at any depth (packages included;
+``test``/``tests``, ``idlelib``, ``turtledemo``, ``lib2to3`` and ``site-packages`` left out): the
+module's docstring followed by every class and function docstring in it, in :func:`ast.walk` order;
+a module is named by its dotted path (``module:email.mime.text``), so a top-level module keeps its
+``pydoc`` name and its role. Whitespace is normalised and exact duplicates are dropped (the first kept, in
 sorted order). Each *document* goes to one role by a hash of its name (**Choice**: 40% the
 reference sample that trains the MLM head, 15% each signal, probe, S and T), so no document is
 is in two roles and the i.i.d. unit is the sequence of one document's role. With a ``split_seed``
@@ -34,37 +39,58 @@ import torch
 
 from numerics.seeding import derived_seed
 
-__all__ = ["ROLE_SHARES", "MaskedCorpus", "documents", "role_of"]
+__all__ = ["ROLE_SHARES", "SOURCES", "MaskedCorpus", "documents", "role_of"]
 
 #: **Choice**: the share of the documents each role gets (by a hash of the document's name).
 ROLE_SHARES = {"reference_sample": 0.40, "signal": 0.15, "probe": 0.15, "S": 0.15, "T": 0.15}
+#: the document pools :func:`documents` offers (the module docstring says what each holds).
+SOURCES = ("pydoc", "stdlib")
+#: folders of the standard library that ``source="stdlib"`` leaves out (tests, demos, an IDE, installed packages).
+_SKIP = frozenset({"test", "tests", "idlelib", "turtledemo", "lib2to3", "site-packages", "dist-packages", "__pycache__"})
 
 
 def _normalise(text: str) -> str:
     return " ".join(text.split())
 
 
-def documents() -> dict[str, str]:
-    """``name -> text``: pydoc topics (``topic:NAME``) and stdlib module docstrings (``module:NAME``), deduplicated."""
-    return dict(_documents())
+def documents(source: str = "pydoc") -> dict[str, str]:
+    """``name -> text``: pydoc topics (``topic:NAME``) and stdlib module docstrings (``module:NAME``), deduplicated;
+    ``source`` one of :data:`SOURCES` (the module docstring says what each holds)."""
+    if source not in SOURCES:
+        raise ValueError(f"source == {source!r}, must be one of {', '.join(SOURCES)}.")
+    return dict(_documents(source))
 
 
-@functools.lru_cache(maxsize=1)
-def _documents() -> tuple:
-    import pydoc_data.topics as topics
-
-    raw = [(f"topic:{k}", v) for k, v in sorted(topics.topics.items())]
-    for path in sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py")):
+def _module_texts(source: str):
+    """``(name, text)`` of the standard library's modules: top-level files' docstrings (``pydoc``), or every module's
+    docstrings joined (``stdlib``)."""
+    root = Path(sysconfig.get_paths()["stdlib"])
+    paths = sorted(root.glob("*.py")) if source == "pydoc" else sorted(
+        p for p in root.rglob("*.py") if not _SKIP.intersection(p.relative_to(root).parts[:-1]))
+    for path in paths:
         try:
-            doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8", errors="replace")))
+            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
         except (SyntaxError, ValueError):
             continue
+        if source == "pydoc":
+            doc = ast.get_docstring(tree)
+        else:
+            kinds = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+            doc = " ".join(d for d in (ast.get_docstring(t) for t in ast.walk(tree) if isinstance(t, kinds)) if d)
+        parts = path.relative_to(root).with_suffix("").parts
         if doc:
-            raw.append((f"module:{path.stem}", doc))
+            yield "module:" + ".".join(parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts), doc
+
+
+@functools.lru_cache(maxsize=2)
+def _documents(source: str = "pydoc") -> tuple:
+    import pydoc_data.topics as topics
+
+    raw = [(f"topic:{k}", v) for k, v in sorted(topics.topics.items())] + list(_module_texts(source))
     out, seen = {}, set()
     for name, text in raw:
         text = _normalise(text)
-        if text and text not in seen:
+        if text and text not in seen and name not in out:
             seen.add(text)
             out[name] = text
     return tuple(out.items())
@@ -104,12 +130,13 @@ class MaskedCorpus:
     mask_id: int
     split_seed: int | None = None
     doc_of: dict | None = None
+    source: str = "pydoc"
 
     @classmethod
     def build(cls, tokenizer, seq_len: int = 64, n_mask: int = 9, mask_seed: int = 0,
-              split_seed: int | None = None) -> "MaskedCorpus":
+              split_seed: int | None = None, source: str = "pydoc") -> "MaskedCorpus":
         """Tokenise, cut and mask every role's documents (module docstring); ``split_seed`` draws which
-        documents go to which role (:func:`role_of`)."""
+        documents go to which role (:func:`role_of`); ``source``: the pool of documents (:func:`documents`)."""
         if not (8 <= seq_len <= 512 and 1 <= n_mask <= seq_len - 2):
             raise ValueError(f"seq_len == {seq_len}, n_mask == {n_mask}: need 8 <= seq_len <= 512, 1 <= n_mask <= seq_len - 2.")
         windows = {role: [] for role in ROLE_SHARES}
@@ -117,7 +144,7 @@ class MaskedCorpus:
         owner = {role: [] for role in ROLE_SHARES}
         w = seq_len - 2
         special = {tokenizer.mask_token_id, tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id}
-        for name, text in documents().items():
+        for name, text in documents(source).items():
             ids = [i if i not in special else tokenizer.unk_token_id
                    for i in tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"]]
             role = role_of(name, split_seed)
@@ -130,7 +157,7 @@ class MaskedCorpus:
             inner = torch.tensor(windows[role], dtype=torch.long).reshape(-1, w)
             xs[role], ys[role] = _mask(inner, tokenizer, n_mask, mask_seed, r_index)
         return cls(xs, ys, docs, seq_len, n_mask, mask_seed, tokenizer.mask_token_id, split_seed,
-                   {role: torch.tensor(owner[role], dtype=torch.long) for role in ROLE_SHARES})
+                   {role: torch.tensor(owner[role], dtype=torch.long) for role in ROLE_SHARES}, source)
 
     def sample(self, role: str, n: int | None = None, seed: int | None = None):
         """``(x, y)`` of ``role``: all of it, or ``n`` sequences in an order drawn from ``seed``."""

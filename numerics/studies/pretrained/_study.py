@@ -54,13 +54,13 @@ def _timed(fn):
 
 def _f_old(cfg: dict, log, model=None):
     """``(net, tok, head losses)``: the head initialised and trained from seed 0 on the reference sample
-    (mask seed 0; ``model``: ``(bert, tok)``)."""
+    (mask seed 0; ``model``: ``(bert, tok)``; ``cfg["source"]``, default ``"pydoc"``: the corpus's documents)."""
     from numerics.interop.pretrained import minilm
     from numerics.studies.pretrained._corpus import MaskedCorpus
     from numerics.studies.pretrained._mlm import MLMNet, train_head
 
     bert, tok = model or minilm()
-    corpus = MaskedCorpus.build(tok, cfg["seq_len"], cfg["n_mask"], mask_seed=0)
+    corpus = MaskedCorpus.build(tok, cfg["seq_len"], cfg["n_mask"], mask_seed=0, source=cfg.get("source", "pydoc"))
     with torch.random.fork_rng():   # the head's initialisation is seeded (the study is reproducible)
         torch.manual_seed(0)
         net = MLMNet(bert, corpus.mask_id, corpus.n_mask).eval()

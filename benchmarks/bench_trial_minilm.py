@@ -42,12 +42,12 @@ seed's outcome is seen).
 Stored in ``--out``: ``seeds/seed_<k>.json`` (each seed at once, atomically: a rerun skips stored seeds),
 ``results.json`` (config, per-seed rows, the rate with its interval, the cost ratio, PASS/FAIL), ``output.txt``
 (the printed text) and ``README.md`` (rendered from ``results.json``). Exit status 0 on PASS, 1 on FAIL.
-``--full-budget``: the diagnostic of ``benchmarks/bench_trial_minilm_budget.py`` (every arm trained to ``H``).
+``--full-budget``: the diagnostic of ``benchmarks/bench_trial_minilm_budget.py`` (every arm trained to ``H``; its
+flags ``--seeds``, ``--first-seed``, ``--out``, ``--trial-out``, ``--trial-seeds``).
 """
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -64,6 +64,7 @@ LR, BATCH, CURVATURE_N = 3e-4, 16, 32
 ACCEPT_RATE, ACCEPT_COST = 0.8, 3.0
 SITES = "encoder.layer.*"
 from benchmarks._trial_cli import FREE_ROLES, ROLES, _command, _roles_arg   # noqa: E402  (after the path is set)
+from benchmarks._trial_store import f_old_text, store_results, stored_seeds   # noqa: E402, F401  (the budget's imports)
 
 
 def seed_passes(chosen_gain: float, best_gain: float, fraction: float = FRACTION) -> bool:
@@ -279,15 +280,20 @@ def run(out: Path, seeds: list[int], command: str, sizes: dict = N, roles: dict 
         s = queue.pop(0)
         if s not in done and (out / "seeds" / f"seed_{s}.json").exists():    # a seed added after a skip, stored earlier
             done.update(stored_seeds(out, [s], config, (net, tok, cfg, h))[0])
+        smp = done[s] if s in done else _samples(tok, cfg, s, sizes, roles, per_doc)
+        if isinstance(smp, str) or "skipped" in smp:
+            skipped[str(s)] = smp if isinstance(smp, str) else smp["skipped"]
+            if s not in done:     # stored, so that a rerun knows without the corpus (nor f_old)
+                atomic_write_json(out / "seeds" / f"seed_{s}.json", {"config": config, "f_old_hash": h, "skipped": smp})
+            if len(skipped) > len(seeds):
+                raise SystemExit(f"{len(skipped)} seeds skipped ({', '.join(skipped)}): the corpus holds fewer sequences than "
+                                 f"asked ({sizes}); ask for fewer.")
+            queue.append(max(queue + ran + [int(k) for k in skipped]) + 1)
+            print(f"seed {s}: {skipped[str(s)]}; skipped, seed {queue[-1]} added", flush=True)
+            continue
         if s in done:
             rows.append(done[s]), ran.append(s)
             print(f"seed {s}: stored, skipped", flush=True)
-            continue
-        smp = _samples(tok, cfg, s, sizes, roles, per_doc)
-        if isinstance(smp, str):
-            skipped[str(s)] = smp
-            queue.append(max(queue + ran + [int(k) for k in skipped]) + 1)
-            print(f"seed {s}: {smp}; skipped, seed {queue[-1]} added", flush=True)
             continue
         row = seed_row(net, smp["fit"], smp["select"], smp["heldout"], sites=SITES, steps=H, eta=ETA, loss=mlm_loss, lr=LR,
                        batch_size=BATCH, seed=s, scan_kwargs={"curvature_n": CURVATURE_N}, trial_kwargs=trial_kwargs)
@@ -298,53 +304,9 @@ def run(out: Path, seeds: list[int], command: str, sizes: dict = N, roles: dict 
               flush=True)
     from numerics.studies.pretrained._corpus import documents
 
-    summ = {**summary(rows), "corpus_documents": len(documents(corpus)), **({"skipped_seeds": skipped} if skipped else {})}
+    summ = {**summary(rows), **({"corpus_documents": len(documents(corpus))} if corpus != "pydoc" else {}),
+            **({"skipped_seeds": skipped} if skipped else {})}
     return store_results(out, command, config, h, ran, rows, summ, lines, readme)
-
-
-def f_old_text(config: dict) -> dict | None:
-    """``minilm_f_old``'s text settings for a run's configuration: ``None`` (the default) unless the run names a corpus."""
-    from benchmarks.study_predicted import MINILM_TEXT
-
-    return {**MINILM_TEXT, "source": config["corpus"]} if "corpus" in config else None
-
-
-def stored_seeds(out: Path, seeds: list, config: dict, model: tuple | None = None) -> tuple:
-    """``(rows of the seeds stored in out/seeds, f_old, tokenizer, its config, f_old's hash)``: ``f_old`` is trained
-    only when a seed is still to be computed (else None, and the stored seeds give its hash), or taken from ``model``
-    (an earlier return's last four); a stored seed computed with another configuration or ``f_old`` stops the run (one
-    line naming its file)."""
-    from benchmarks.study_predicted import _model_hash, minilm_f_old
-
-    stored = {s: json.loads((out / "seeds" / f"seed_{s}.json").read_text()) for s in seeds
-              if (out / "seeds" / f"seed_{s}.json").exists()}
-    if model is None:
-        net, tok, cfg = minilm_f_old(f_old_text(config)) if len(stored) < len(seeds) else (None, None, None)
-        model = (net, tok, cfg, _model_hash(net) if net is not None else next(iter(stored.values()))["f_old_hash"])
-    for s, rec in stored.items():
-        if rec["config"] != json.loads(json.dumps(config)) or rec["f_old_hash"] != model[3]:
-            raise SystemExit(f"{out / 'seeds' / f'seed_{s}.json'}: computed with another configuration or f_old; use another --out.")
-    return ({s: rec["row"] for s, rec in stored.items()}, *model)
-
-
-def store_results(out: Path, command: str, config: dict, h: str, seeds: list, rows: list, summ: dict, render_lines,
-                  render_readme) -> dict:
-    """``results.json`` (command, config, ``f_old``'s hash, per-seed rows, ``summ``, versions), ``output.txt``
-    (``render_lines``) and ``README.md`` (``render_readme``) in ``out``, written atomically; the printed text."""
-    import torch
-
-    from plumbing.io import atomic_write_json, atomic_write_text
-
-    text = f_old_text(config)
-    res = {"command": command, "config": config, "f_old": f"benchmarks.study_predicted.minilm_f_old({text or ''}) (state hash {h})",
-           "f_old_hash": h, "seeds": seeds, "rows": rows, "summary": summ,
-           "versions": {"python": sys.version.split()[0], "torch": torch.__version__}}
-    atomic_write_json(out / "results.json", res)
-    text = "\n".join(render_lines(res)) + "\n"
-    atomic_write_text(out / "output.txt", text)
-    atomic_write_text(out / "README.md", render_readme(res))
-    print(text, end="")
-    return res
 
 
 def main(argv=None) -> int:
@@ -357,7 +319,7 @@ def main(argv=None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--full-budget", action="store_true", help="the diagnostic: every arm trained to H, chosen on the select split "
-                    "(benchmarks/bench_trial_minilm_budget.py; its flags --seeds, --first-seed, --out, --trial-out)")
+                    "(benchmarks/bench_trial_minilm_budget.py; its flags --seeds, --first-seed, --out, --trial-out, --trial-seeds)")
     ap.add_argument("--seeds", default="10")
     ap.add_argument("--out", default="docs/trial-minilm")
     ap.add_argument("--first-seed", type=int, default=0, help="the seeds are first-seed, first-seed + 1, ... (default 0)")

@@ -20,8 +20,8 @@ its second ``N["heldout"] / 2`` sequences, a split fixed before the run).
   ``seed_passes(chosen held-out gain, best held-out gain)`` (the best over every arm, ``no change`` included).
 * (b) Spearman's rho between the arms' select gains and their held-out gains (every arm, ``no change`` included).
 * (c) The criterion's own noise floor: the arm best on held-out half A judged on half B by the same rule (``A picks,
-  B judges``), and the reverse. The halves have 64 sequences each: the same size as the select sample, but each judge
-  is half the held-out sample, so (c) is noisier as a judge than (a)'s.
+  B judges``), and the reverse. Each half is half the held-out sample (64 sequences at the default sizes, the size
+  of the select sample), so (c) is noisier as a judge than (a)'s.
 * Summary: the count of (a) with its two-sided 95% Clopper-Pearson interval, the median of (b), the counts of (c).
 
 The samples are the stored trial run's (``--trial-out``): its sizes, roles, per-document cap and corpus, read from
@@ -153,7 +153,7 @@ def lines(res: dict) -> list[str]:
                   f"(c) noise floor: A picks, B judges passes in {s['n_A_picks_B_judges']}/{s['n_seeds']}; B picks, A judges in "
                   f"{s['n_B_picks_A_judges']}/{s['n_seeds']}",
                   f"reproducibility: {s['n_arms_match_truth']}/{s['n_arms']} arms' heldout gains equal the stored truth (rel. {RTOL:g})",
-                  *s["wording"]]
+                  *s["wording"], *(f"seed {k} skipped by the trial run: {why}" for k, why in s.get("skipped_seeds", {}).items())]
 
 
 def readme(res: dict) -> str:
@@ -200,6 +200,8 @@ def _trial_config(trial_out: Path, seeds: list) -> tuple[dict, list, dict]:
     res = json.loads((trial_out / "results.json").read_text()) if (trial_out / "results.json").exists() else {}
     skipped = {int(k): v for k, v in res.get("summary", {}).get("skipped_seeds", {}).items()}
     ran = [s for s in seeds if s not in skipped]
+    if not ran:
+        raise SystemExit(f"{trial_out}: the trial run skipped every seed asked ({', '.join(map(str, seeds))}); nothing to measure.")
     tc = _trial_seed(trial_out, ran[0])["config"]
     keep = {"N": tc["N"], "roles": tc["roles"], **{k: tc[k] for k in ("per_doc", "corpus") if k in tc}}
     return keep, ran, {s: skipped[s] for s in seeds if s in skipped}
@@ -239,13 +241,16 @@ def run(out: Path, seeds: list[int], command: str, trial_out: Path) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", default="10")
-    ap.add_argument("--first-seed", type=int, default=0, help="the seeds are first-seed, first-seed + 1, ... (default 0)")
+    ap.add_argument("--seeds", help="how many seeds (default 10)")
+    ap.add_argument("--first-seed", type=int, help="the seeds are first-seed, first-seed + 1, ... (default 0)")
     ap.add_argument("--out", default="docs/trial-minilm/full_budget")
     ap.add_argument("--trial-out", default="docs/trial-minilm", help="the stored trial run (tune sites and truths; default docs/trial-minilm)")
     ap.add_argument("--trial-seeds", action="store_true", help="the seeds of the stored trial run's results.json (instead of "
                     "--seeds/--first-seed)")
     a = ap.parse_args(argv)
+    if a.trial_seeds and (a.seeds is not None or a.first_seed is not None):
+        ap.error("--trial-seeds takes the stored trial run's seeds: give neither --seeds nor --first-seed with it")
+    a.seeds, a.first_seed = "10" if a.seeds is None else a.seeds, a.first_seed or 0
     try:
         n = int(a.seeds)
     except ValueError:

@@ -149,9 +149,11 @@ def test_a_seed_whose_corpus_is_too_small_is_skipped_and_the_next_seed_added(tmp
     def fake_store(out, command, config, h, seeds, rows, summ, *a):
         got.update(seeds=seeds, rows=rows, skipped=summ.get("skipped_seeds"), h=h)
         return {"summary": summ}
+    def read(out, s):        # the stored seed as benchmarks._trial_store.stored_seeds reads it back
+        rec = json.loads((out / "seeds" / f"seed_{s}.json").read_text())
+        return rec["row"] if "row" in rec else {"skipped": rec["skipped"]}
     monkeypatch.setattr(bench, "stored_seeds", lambda out, seeds, config, model=None: (
-        {s: json.loads((out / "seeds" / f"seed_{s}.json").read_text())["row"] for s in seeds
-         if (out / "seeds" / f"seed_{s}.json").exists()}, *(model or ("net", "tok", "cfg", "h0"))))
+        {s: read(out, s) for s in seeds if (out / "seeds" / f"seed_{s}.json").exists()}, *(model or ("net", "tok", "cfg", "h0"))))
     monkeypatch.setattr(bench, "_samples", lambda tok, cfg, s, *a: "too few" if s in small else
                         {"fit": 0, "select": 0, "heldout": 0})
     monkeypatch.setattr(bench, "seed_row", planted_row)
@@ -162,7 +164,17 @@ def test_a_seed_whose_corpus_is_too_small_is_skipped_and_the_next_seed_added(tmp
     # 1 skipped -> 4 added, skipped -> 5 added (stored earlier: read back, not recomputed)
     assert got["seeds"] == [0, 2, 3, 5] and set(got["skipped"]) == {"1", "4"}
     assert [r["seed"] for r in got["rows"]] == [0, 2, 3, 5] and got["rows"][-1].get("stored") is True
-    assert sorted(p.name for p in (tmp_path / "seeds").iterdir()) == [f"seed_{s}.json" for s in (0, 2, 3, 5)]
+    assert sorted(p.name for p in (tmp_path / "seeds").iterdir()) == [f"seed_{s}.json" for s in range(6)]
+    assert json.loads((tmp_path / "seeds" / "seed_4.json").read_text())["skipped"] == "too few"   # the skip is stored
+    monkeypatch.setattr(bench, "_samples", lambda *a: pytest.fail("a stored seed or skip recomputed"))
+    bench.run(tmp_path, [0, 1, 2, 3], "cmd")                      # a rerun: every seed and skip read back
+    assert got["seeds"] == [0, 2, 3, 5] and set(got["skipped"]) == {"1", "4"}
+    small.update(range(100))
+    for p in (tmp_path / "seeds").iterdir():
+        p.unlink()
+    monkeypatch.setattr(bench, "_samples", lambda tok, cfg, s, *a: "too few")
+    with pytest.raises(SystemExit, match="5 seeds skipped.*ask for fewer"):   # no seed holds the sizes: stops, not forever
+        bench.run(tmp_path, [0, 1, 2, 3], "cmd")
 
 
 def test_the_results_page_words_on_the_larger_corpus_follow_its_stored_run():
@@ -183,5 +195,59 @@ def test_the_results_page_words_on_the_larger_corpus_follow_its_stored_run():
     assert all(r["chosen_kind"] == "block" and int(r["chosen"].rsplit(".", 1)[1]) > int(r["best_arm"].rsplit(".", 1)[1])
                for r in lost) and "in favour of a block at a later layer" in page
     assert len(kept) == 1 and kept[0]["chosen_kind"] == "tune" and "the tuned layer was chosen over it at the last rung" in page
+    first = lambda r, arm: next(a["select_gains"][0] for a in r["arms"] if a["arm"] == arm)   # noqa: E731
+    assert all(first(r, r["chosen"]) > first(r, r["best_arm"]) for r in lost) and "that was ahead then" in page
     assert all(r["trial_matches_truth"] for r in rows) and s["cost_ratio_max"] <= 3.0
-    assert set(s["skipped_seeds"]).isdisjoint(str(k) for k in res["seeds"]) and len(res["seeds"]) == s["n_seeds"] == 20
+    c = res["config"]
+    assert c["H"] * c["batch_size"] <= c["N"]["fit"] and "no sequence seen twice" in page     # every minibatch new
+    # "the first 20 seeds from 40 on": the seeds run and the seeds skipped make one unbroken range
+    assert sorted(res["seeds"] + [int(k) for k in s["skipped_seeds"]]) == list(range(res["seeds"][0], res["seeds"][-1] + 1))
+    assert len(res["seeds"]) == s["n_seeds"] == 20
+
+
+def test_stored_seeds_reads_rows_and_skips_and_refuses_another_configuration(tmp_path):
+    import json
+
+    from benchmarks._trial_store import stored_seeds
+
+    (tmp_path / "seeds").mkdir()
+    cfg = {"H": 20}
+    for s, rec in {0: {"row": {"seed": 0}}, 1: {"skipped": "too few"}}.items():
+        (tmp_path / "seeds" / f"seed_{s}.json").write_text(json.dumps({"config": cfg, "f_old_hash": "h", **rec}))
+    done, *model = stored_seeds(tmp_path, [0, 1], cfg)                     # every seed stored: no f_old trained
+    assert done == {0: {"seed": 0}, 1: {"skipped": "too few"}} and model == [None, None, None, "h"]
+    with pytest.raises(SystemExit, match="seed_0.json: computed with another configuration"):
+        stored_seeds(tmp_path, [0], {"H": 10}, ("net", "tok", "cfg", "h"))
+    with pytest.raises(SystemExit, match="another configuration or f_old"):
+        stored_seeds(tmp_path, [1], cfg, ("net", "tok", "cfg", "other hash"))
+
+
+def test_the_budget_reads_the_trial_runs_samples_and_its_skipped_seeds(tmp_path):
+    """``_trial_config`` rebuilds the stored full-budget folder's configuration from its trial run (so the stored seeds
+    still read back), and takes a planted trial run's sizes, cap, corpus and skipped seeds."""
+    import json
+    from pathlib import Path
+
+    import benchmarks.bench_trial_minilm_budget as budget
+
+    root = Path(__file__).resolve().parents[1]
+    samples, seeds, skipped = budget._trial_config(root / "docs/trial-minilm", list(range(10)))
+    stored = json.loads((root / "docs/trial-minilm/full_budget/seeds/seed_0.json").read_text())["config"]
+    assert {k: stored[k] for k in samples} == samples and seeds == list(range(10)) and skipped == {}
+    (tmp_path / "seeds").mkdir()
+    tc = {"N": {"fit": 9, "select": 8, "heldout": 7}, "roles": {"fit": "S"}, "per_doc": 3, "corpus": "stdlib", "H": 1}
+    (tmp_path / "seeds" / "seed_5.json").write_text(json.dumps({"config": tc, "row": {}}))
+    (tmp_path / "results.json").write_text(json.dumps({"summary": {"skipped_seeds": {"4": "too few"}}}))
+    samples, seeds, skipped = budget._trial_config(tmp_path, [4, 5])
+    assert samples == {k: tc[k] for k in ("N", "roles", "per_doc", "corpus")} and seeds == [5] and skipped == {4: "too few"}
+    with pytest.raises(SystemExit, match="skipped every seed"):
+        budget._trial_config(tmp_path, [4])
+
+
+@pytest.mark.parametrize("argv", [["--trial-seeds", "--seeds", "3"], ["--trial-seeds", "--first-seed", "2"]])
+def test_the_budget_refuses_seed_flags_beside_trial_seeds(argv, capsys):
+    import benchmarks.bench_trial_minilm_budget as budget
+
+    with pytest.raises(SystemExit) as e:
+        budget.main(argv)
+    assert e.value.code == 2 and "give neither --seeds nor --first-seed" in capsys.readouterr().err

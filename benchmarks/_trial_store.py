@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # imported by scripts run as such: the repository's packages
+
 __all__ = ["f_old_text", "store_results", "stored_seeds"]
 
 

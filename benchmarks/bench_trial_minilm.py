@@ -275,7 +275,7 @@ def run(out: Path, seeds: list[int], command: str, sizes: dict = N, roles: dict 
               "sites": SITES, "roles": roles, "threads": torch.get_num_threads(), **({"trial_kwargs": trial_kwargs} if trial_kwargs else {}),
               **({"per_doc": per_doc} if per_doc else {}), **({"corpus": corpus} if corpus != "pydoc" else {})}
     done, net, tok, cfg, h = stored_seeds(out, seeds, config)
-    queue, rows, ran, skipped = list(seeds), [], [], {}
+    queue, rows, ran, skipped, after = list(seeds), [], [], {}, max(seeds) + 1   # after: the seed a skip adds
     while queue:
         s = queue.pop(0)
         if s not in done and (out / "seeds" / f"seed_{s}.json").exists():    # a seed added after a skip, stored earlier
@@ -288,7 +288,8 @@ def run(out: Path, seeds: list[int], command: str, sizes: dict = N, roles: dict 
             if len(skipped) > len(seeds):
                 raise SystemExit(f"{len(skipped)} seeds skipped ({', '.join(skipped)}): the corpus holds fewer sequences than "
                                  f"asked ({sizes}); ask for fewer.")
-            queue.append(max(queue + ran + [int(k) for k in skipped]) + 1)
+            queue.append(after)
+            after += 1
             print(f"seed {s}: {skipped[str(s)]}; skipped, seed {queue[-1]} added", flush=True)
             continue
         if s in done:

@@ -33,7 +33,9 @@ comma-separated list: their union; the roles of the three samples must differ, s
 ``--per-doc K`` at most ``K`` sequences of each document in the select and held-out samples (so that a few long
 documents cannot make up most of a sample);
 ``--tune-survives`` the trial with ``tune_survives=True`` (the tune arm keeps a place at every elimination,
-at the same cost).
+at the same cost); ``--prefer-earlier R`` the trial with ``prefer_earlier=R`` (each block's place at an elimination
+goes to the earliest block with at least ``R`` times the best select gain left; same cost; replayed on stored design
+seeds by ``benchmarks/_trial_design.py``).
 
 ``--seeds N``: the first ``N`` seeds from ``--first-seed`` on whose corpus roles hold the sizes asked (a seed
 whose roles hold fewer sequences is skipped, and ``summary["skipped_seeds"]`` says why; a rule fixed before any
@@ -310,6 +312,13 @@ def run(out: Path, seeds: list[int], command: str, sizes: dict = N, roles: dict 
     return store_results(out, command, config, h, ran, rows, summ, lines, readme)
 
 
+def _trial_kwargs(a) -> dict | None:
+    """The further keywords of ``dc.trial_insertion`` the command line sets (None: none)."""
+    kw = {**({"tune_survives": True} if a.tune_survives else {}),
+          **({} if a.prefer_earlier is None else {"prefer_earlier": a.prefer_earlier})}
+    return kw or None
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if "--full-budget" in argv:      # the diagnostic of benchmarks/bench_trial_minilm_budget.py, its own flags
@@ -332,6 +341,8 @@ def main(argv=None) -> int:
                         f"comma-separated (their union; default {ROLES[part]}; allowed {', '.join(FREE_ROLES)})")
     ap.add_argument("--tune-survives", action="store_true", help="dc.trial_insertion(tune_survives=True): the tune arm keeps a "
                     "place at every elimination (same cost)")
+    ap.add_argument("--prefer-earlier", type=float, help="dc.trial_insertion(prefer_earlier=R), R in (0, 1]: a block's place at an "
+                    "elimination goes to the earliest block with >= R x the best select gain left (same cost)")
     ap.add_argument("--corpus", choices=SOURCES, default="pydoc", help="the corpus's documents (numerics.studies.pretrained."
                     "_corpus.documents; default pydoc)")
     ap.add_argument("--per-doc", type=int, help="the select and held-out samples take at most this many sequences of each "
@@ -339,6 +350,8 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if a.per_doc is not None and a.per_doc < 1:
         ap.error(f"--per-doc == {a.per_doc}, must be >= 1")
+    if a.prefer_earlier is not None and not 0 < a.prefer_earlier <= 1:
+        ap.error(f"--prefer-earlier == {a.prefer_earlier}, must be in (0, 1]")
     roles = _roles_arg(ap, a.select_roles, a.heldout_roles)
     for flag, v in (("--first-seed", a.first_seed), ("--n-fit", a.n_fit - 2), ("--n-select", a.n_select - 2), ("--n-heldout", a.n_heldout - 2)):
         if v < 0:
@@ -352,7 +365,7 @@ def main(argv=None) -> int:
     sizes = {"fit": a.n_fit, "select": a.n_select, "heldout": a.n_heldout}
     cmd = _command(a, n, sizes, roles, N)
     res = run(Path(a.out), list(range(a.first_seed, a.first_seed + n)), cmd, sizes, roles,
-              {"tune_survives": True} if a.tune_survives else None, a.per_doc, a.corpus)
+              _trial_kwargs(a), a.per_doc, a.corpus)
     return 0 if res["summary"]["verdict"] == "PASS" else 1
 
 

@@ -64,7 +64,7 @@ def _split_train(train, select, model, batch_size: int):
     return (x[:n - k], y[:n - k]), (x[n - k:], y[n - k:]), f"select: the last {k} samples of train"
 
 
-def _check(steps, eta, init, lr, batch_size, level, seed, tune_survives=False):
+def _check(steps, eta, init, lr, batch_size, level, seed, tune_survives=False, prefer_earlier=None):
     from numerics.user_network._predicted import _check_level, _check_lr, _positive_int
 
     _positive_int("steps", steps), _positive_int("batch_size", batch_size)
@@ -76,6 +76,9 @@ def _check(steps, eta, init, lr, batch_size, level, seed, tune_survives=False):
         raise ValueError(f"seed == {seed!r}, must be an int >= 0.")
     if not isinstance(tune_survives, bool):
         raise ValueError(f"tune_survives == {tune_survives!r}, must be True or False.")
+    if prefer_earlier is not None and (isinstance(prefer_earlier, bool) or not isinstance(prefer_earlier, (int, float))
+                                       or not 0 < prefer_earlier <= 1):
+        raise ValueError(f"prefer_earlier == {prefer_earlier!r}, must be None or a number in (0, 1].")
     return _check_lr(lr), _check_level(level)
 
 
@@ -131,10 +134,30 @@ def _tune_arm(model, site, fit, loss_fn, lr, batch_size, seed):
             "scan_predicted_gain": None}   # the scan predicts a new block's gain, not a tuned layer's
 
 
-def _halving(model, arms, rungs, eta, sel, old_sel, loss_fn, make_tune, tune_survives: bool = False):
+def _blocks_kept(blocks: list, places: int, order: dict, prefer_earlier: float | None) -> list:
+    """The ``places`` block arms an elimination keeps, from ``blocks`` sorted by decreasing select gain. Without
+    ``prefer_earlier`` the first ``places``; with a ratio ``r``, each place in turn goes to the block earliest in
+    ``order`` (the network's order of the sites) among those left whose select gain is at least ``r`` times the best
+    gain left (the best itself when that gain is not above 0)."""
+    if prefer_earlier is None:
+        return blocks[:places]
+    left, kept = list(blocks), []
+    while left and len(kept) < places:
+        top = left[0]["select_gains"][-1]
+        near = [a for a in left if a["select_gains"][-1] >= prefer_earlier * top] if top > 0 else [left[0]]
+        pick = min(near, key=lambda a: order[a["arm"]])
+        kept.append(pick)
+        left.remove(pick)
+    return kept
+
+
+def _halving(model, arms, rungs, eta, sel, old_sel, loss_fn, make_tune, tune_survives: bool = False,
+             prefer_earlier: float | None = None):
     """Run the rungs; returns the live arms after the last (each with its select gains). ``tune_survives``: at every
     elimination the tune arm keeps one of the ``ceil(n / eta)`` places whatever its select gain, the blocks the
-    rest (at least one)."""
+    rest (at least one). ``prefer_earlier``: the blocks' places by :func:`_blocks_kept` (the tune arm still joins at
+    the site of the block with the largest select gain after the first rung)."""
+    order = {name: i for i, name in enumerate(arms)}
     live = list(arms.values())
     for k, rung in enumerate(rungs):
         for a in live:
@@ -150,13 +173,26 @@ def _halving(model, arms, rungs, eta, sel, old_sel, loss_fn, make_tune, tune_sur
         if k < len(rungs) - 1:
             live.sort(key=lambda a: -a["select_gains"][-1])
             keep = max(1, math.ceil(len(live) / eta))
-            kept = live[:keep] if not tune_survives else (
-                [a for a in live if a["kind"] == "tune"] + [a for a in live if a["kind"] != "tune"][:max(1, keep - 1)])
+            if prefer_earlier is None:
+                kept = live[:keep] if not tune_survives else (
+                    [a for a in live if a["kind"] == "tune"] + [a for a in live if a["kind"] != "tune"][:max(1, keep - 1)])
+            else:
+                kept = _kept_preferring_earlier(live, keep, order, prefer_earlier, tune_survives)
             for a in live:
                 if all(a is not b for b in kept):
                     a["eliminated_at"] = rung
             live = kept
     return live
+
+
+def _kept_preferring_earlier(live: list, keep: int, order: dict, prefer_earlier: float, tune_survives: bool) -> list:
+    """An elimination's survivors with ``prefer_earlier`` (``live`` sorted by decreasing select gain): the tune arm
+    keeps its place as without it (always with ``tune_survives``, else when it is among the first ``keep``), the
+    blocks fill the rest (at least one) by :func:`_blocks_kept`; ``no change`` is not an arm here."""
+    tune = [a for a in live if a["kind"] == "tune"]
+    tune = tune if tune_survives else [a for a in live[:keep] if a["kind"] == "tune"]
+    blocks = [a for a in live if a["kind"] != "tune"]
+    return tune + _blocks_kept(blocks, max(1, keep - len(tune)), order, prefer_earlier)
 
 
 def _best_block(model, arms, held, old_held, loss_fn, level) -> dict:
@@ -205,7 +241,8 @@ def _check_heldout_apart(model, fit, sel, held) -> None:
 def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *, select=None, family: str = "readout",
                     init: str = "zero", eta: int = 3, loss="cross_entropy", lr: float = 1e-3, batch_size: int = 64,
                     level: float = 0.05, seed: int = 0, layout=None, width: int = 16, output=None,
-                    scan_kwargs: dict | None = None, tune_survives: bool = False) -> TrialResult:
+                    scan_kwargs: dict | None = None, tune_survives: bool = False,
+                    prefer_earlier: float | None = None) -> TrialResult:
     """A measured answer to "where would one more block help, and is a new block worth it at all?".
 
     Trains the candidates briefly (successive halving over training steps), chooses on a sample of
@@ -256,6 +293,13 @@ def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *
         Use it when tuning a trained layer first costs loss and then gains (measured on MiniLM-L6: after a
         fifth of the steps the tuned layer's select gain was below 0 in every seed, so the halving always
         eliminated it; ``docs/trial-minilm/``).
+    prefer_earlier : float in (0, 1] or None, default None
+        **Choice**, off by default: at every elimination each place of a block goes to the block earliest in the
+        order of the sites (the network's module order) among those whose select gain is at least
+        ``prefer_earlier`` times the best select gain left (None: the best; 1: the best, earlier on a tie). The
+        tune arm still joins at the site of the block with the largest select gain. The cost is unchanged. Use
+        it when blocks early in the network gain slowly at first and most by the horizon (as measured on
+        MiniLM-L6, ``docs/trial-minilm/``).
 
     Returns
     -------
@@ -296,7 +340,7 @@ def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *
     from numerics.trial import halving_rungs
 
     check_model(model)
-    lr, level = _check(steps, eta, init, lr, batch_size, level, seed, tune_survives)
+    lr, level = _check(steps, eta, init, lr, batch_size, level, seed, tune_survives, prefer_earlier)
     if family not in PROTOCOL_FAMILIES:
         raise ValueError(f"family == {family!r}, must be one of {list(PROTOCOL_FAMILIES)}.")
     loss_fn = as_loss(loss, output)
@@ -309,7 +353,7 @@ def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *
     rungs = halving_rungs(len(arms) + 1, int(steps), eta)
     old_sel = per_sample_losses(model, sel[0], sel[1], loss_fn)
     live = _halving(model, arms, rungs, eta, sel, old_sel, loss_fn,
-                    lambda s: _tune_arm(model, s, fit, loss_fn, lr, batch_size, seed), tune_survives)
+                    lambda s: _tune_arm(model, s, fit, loss_fn, lr, batch_size, seed), tune_survives, prefer_earlier)
     best = max(live, key=lambda a: a["select_gains"][-1])
     chosen = best if best["select_gains"][-1] > 0 else None
     old_held = per_sample_losses(model, held[0], held[1], loss_fn)
@@ -324,7 +368,9 @@ def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *
     roles = _roles(fit, sel, held, sel_note, init)
     notes = [f"successive halving: rungs {rungs} (cumulative steps), eta = {eta}; the tune arm joined after rung "
              f"{rungs[0]} at the leading block's site" + ("; it kept a place at every elimination (tune_survives)" if
-             tune_survives else ""), f"intervals: Student t over held-out samples at level {level:g}"
+             tune_survives else "") + ("" if prefer_earlier is None else f"; the blocks' places went to the earliest "
+             f"site among the blocks with >= {prefer_earlier:g} x the best select gain left (prefer_earlier)"),
+             f"intervals: Student t over held-out samples at level {level:g}"
              + ("; with best_block, two intervals, jointly at 1 - 2 level" if best_block else ""),
              f"scan on the fit sample ranks {rep.best_site} first by {rep.ranked_by} (not used by the choice)"]
     return TrialResult(chosen=name, chosen_kind=kind, site=site, gain=m, gain_lo=lo, gain_hi=hi,

@@ -238,6 +238,16 @@ def _check_heldout_apart(model, fit, sel, held) -> None:
                              "choose the arm: its interval is valid only if it played no part in choosing.")
 
 
+def _notes(rungs, eta, tune_survives, prefer_earlier, level, best_block, rep) -> list[str]:
+    return [f"successive halving: rungs {rungs} (cumulative steps), eta = {eta}; the tune arm joined after rung "
+            f"{rungs[0]} at the leading block's site" + ("; it kept a place at every elimination (tune_survives)" if
+            tune_survives else "") + ("" if prefer_earlier is None else f"; the blocks' places went to the earliest "
+            f"site among the blocks with >= {prefer_earlier:g} x the best select gain left (prefer_earlier)"),
+            f"intervals: Student t over held-out samples at level {level:g}"
+            + ("; with best_block, two intervals, jointly at 1 - 2 level" if best_block else ""),
+            f"scan on the fit sample ranks {rep.best_site} first by {rep.ranked_by} (not used by the choice)"]
+
+
 def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *, select=None, family: str = "readout",
                     init: str = "zero", eta: int = 3, loss="cross_entropy", lr: float = 1e-3, batch_size: int = 64,
                     level: float = 0.05, seed: int = 0, layout=None, width: int = 16, output=None,
@@ -366,13 +376,7 @@ def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *
     records = _records(arms, rungs)
     total = int(sum(r["steps_trained"] for r in records))
     roles = _roles(fit, sel, held, sel_note, init)
-    notes = [f"successive halving: rungs {rungs} (cumulative steps), eta = {eta}; the tune arm joined after rung "
-             f"{rungs[0]} at the leading block's site" + ("; it kept a place at every elimination (tune_survives)" if
-             tune_survives else "") + ("" if prefer_earlier is None else f"; the blocks' places went to the earliest "
-             f"site among the blocks with >= {prefer_earlier:g} x the best select gain left (prefer_earlier)"),
-             f"intervals: Student t over held-out samples at level {level:g}"
-             + ("; with best_block, two intervals, jointly at 1 - 2 level" if best_block else ""),
-             f"scan on the fit sample ranks {rep.best_site} first by {rep.ranked_by} (not used by the choice)"]
+    notes = _notes(rungs, eta, tune_survives, prefer_earlier, level, best_block, rep)
     return TrialResult(chosen=name, chosen_kind=kind, site=site, gain=m, gain_lo=lo, gain_hi=hi,
                        block_worth_it=bool(kind == "block" and lo > 0), answer=_answer(name, kind, site, lo, hi, m, best_block),
                        best_block=best_block, arms=records, rungs=rungs, total_steps=total, cost_ratio=total / int(steps),

@@ -35,5 +35,5 @@ def _command(a, n: int, sizes: dict, roles: dict, default_sizes: dict) -> str:
         "" if {**sizes, "fit": 0} == {**default_sizes, "fit": 0} else f" --n-select {a.n_select} --n-heldout {a.n_heldout}") + "".join(
         f" --{part}-roles {roles[part] if isinstance(roles[part], str) else ','.join(roles[part])}" for part in ("select", "heldout")
         if roles[part] != ROLES[part]) + (" --tune-survives" if a.tune_survives else "") + (
-        "" if getattr(a, "prefer_earlier", None) is None else f" --prefer-earlier {a.prefer_earlier:g}") + (
+        "" if getattr(a, "prefer_earlier", None) is None else f" --prefer-earlier {a.prefer_earlier!r}") + (
         f" --per-doc {a.per_doc}" if a.per_doc else "") + ("" if a.corpus == "pydoc" else f" --corpus {a.corpus}")

@@ -12,7 +12,10 @@ gains. The tune arm's site is the stored trial's, which is the site every schedu
 largest select gain after the first rung).
 
 This is how a schedule was chosen on the design seeds before its own run on fresh seeds; it is not a result on
-seeds it did not see. Writes ``--out`` (JSON, atomically): per seed the arms kept and chosen, and the count.
+seeds it did not see. Writes ``--out`` (JSON, atomically): per seed the arms kept and chosen, and the count; the
+count for each ratio of :data:`SWEEP`; and per seed the first block's select gain after the first rung over the
+best block's, with its minimum (every ratio up to that minimum keeps the first block in every design seed: on these
+seeds such a ratio cannot be told apart from "always keep the first block").
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # run as a script: the repository's packages
 
-__all__ = ["replay", "replay_seed"]
+__all__ = ["SWEEP", "earliest_lead_ratio", "replay", "replay_seed"]
 
 
 class _Train:
@@ -44,6 +47,9 @@ def replay_seed(first: dict, last: dict, rungs: list, tune_site: str, eta: int, 
 
     import numerics.user_network._trial as trial
 
+    if len(rungs) != 2:
+        raise ValueError(f"rungs == {rungs}, must be two (the first rung's and the horizon's gains are all that is stored).")
+
     def gains(model, net, sel, old, loss_fn):
         return torch.tensor([(first if net.steps == rungs[0] else last)[net.name]], dtype=torch.float64)
 
@@ -63,6 +69,31 @@ def replay_seed(first: dict, last: dict, rungs: list, tune_site: str, eta: int, 
     return {"kept": [a["arm"] for a in live], "chosen": best["arm"] if best["select_gains"][-1] > 0 else "no change"}
 
 
+def _check_same_training(row: dict, last: dict, H: int) -> None:
+    """The full-budget run's select gains at ``H`` equal the trial's own for every arm the trial trained to ``H``
+    (relative 1e-9): the arms' training does not depend on the schedule, so its gains can stand in for any arm's."""
+    if row["rungs"][-1] != H:
+        raise SystemExit(f"seed {row['seed']}: the trial's last rung is {row['rungs'][-1]}, the horizon {H}.")
+    for a in row["arms"]:
+        if a["steps_trained"] == H and a["arm"] != "no change" and abs(a["select_gains"][-1] - last[a["arm"]]) > 1e-9 * abs(last[a["arm"]]):
+            raise SystemExit(f"seed {row['seed']}: {a['arm']}'s select gain at {H} differs between the trial ({a['select_gains'][-1]}) "
+                             f"and the full-budget run ({last[a['arm']]}): their training differs.")
+
+
+def earliest_lead_ratio(trial_out: Path) -> dict:
+    """Per seed of ``trial_out``: the first block's (network order) select gain after the first rung over the best
+    block's; their minimum (every ``prefer_earlier`` up to it keeps the first block in every seed)."""
+    res = json.loads((trial_out / "results.json").read_text())
+    out = {}
+    for r in res["rows"]:
+        blocks = [a for a in r["arms"] if a["arm"].startswith("block@")]
+        out[str(r["seed"])] = blocks[0]["select_gains"][0] / max(a["select_gains"][0] for a in blocks)
+    return {"per_seed": out, "min": min(out.values())}
+
+
+SWEEP = (None, 0.05, 0.1, 0.25, 0.5, 0.6, 0.75, 0.8, 0.9, 0.95, 1.0)
+
+
 def replay(trial_out: Path, budget_out: Path, prefer_earlier: float | None) -> dict:
     """Every design seed of ``trial_out`` replayed (module docstring): per seed the chosen arm, its held-out gain over
     the best arm's, and whether it passes; the count."""
@@ -79,6 +110,7 @@ def replay(trial_out: Path, budget_out: Path, prefer_earlier: float | None) -> d
             raise SystemExit(f"{budget_out}: seed {tr['seed']} did not reproduce the stored truth; its gains cannot stand in.")
         first = {a["arm"]: a["select_gains"][0] for a in tr["arms"] if a["arm"] != "no change"}
         last = {k: g["select"] for k, g in fb["gains"].items() if k != "no change"}
+        _check_same_training(tr, last, cfg["H"])
         tune_site = fb["tune_site"]
         r = replay_seed(first, last, tr["rungs"], tune_site, cfg["eta"], True, prefer_earlier)
         truth = fb["truth_stored"]
@@ -102,13 +134,18 @@ def main(argv=None) -> int:
     if a.prefer_earlier is not None and not 0 < a.prefer_earlier <= 1:
         ap.error(f"--prefer-earlier == {a.prefer_earlier}, must be in (0, 1]")
     res = replay(Path(a.trial_out), Path(a.budget_out), a.prefer_earlier)
-    res["command"] = "python benchmarks/_trial_design.py" + ("" if a.prefer_earlier is None else f" --prefer-earlier {a.prefer_earlier:g}") + (
+    res["sweep"] = [{"prefer_earlier": r, "n_pass": replay(Path(a.trial_out), Path(a.budget_out), r)["n_pass"]} for r in SWEEP]
+    res["earliest_over_best_first_rung"] = earliest_lead_ratio(Path(a.trial_out))
+    res["command"] = "python benchmarks/_trial_design.py" + ("" if a.prefer_earlier is None else f" --prefer-earlier {a.prefer_earlier!r}") + (
         "" if a.trial_out == "docs/trial-minilm/stdlib" else f" --trial-out {a.trial_out}") + (
         "" if a.budget_out == "docs/trial-minilm/stdlib_full_budget" else f" --budget-out {a.budget_out}") + (f" --out {a.out}" if a.out else "")
     for r in res["rows"]:
         print(f"{r['seed']:>4} kept {', '.join(r['kept']):60} chose {r['chosen']:24} ratio "
               f"{'n/a' if r['ratio_to_best'] is None else format(r['ratio_to_best'], '.3f')} pass {r['passes']}")
     print(f"{res['n_pass']}/{res['n_seeds']} design seeds pass (prefer_earlier {a.prefer_earlier})")
+    print("sweep: " + ", ".join(f"{w['prefer_earlier']}: {w['n_pass']}" for w in res["sweep"]))
+    print(f"the first block's select gain over the best block's after the first rung: min "
+          f"{res['earliest_over_best_first_rung']['min']:.3f} over the seeds (any ratio up to it keeps the first block in every seed)")
     if a.out:
         atomic_write_json(Path(a.out), res)
     return 0

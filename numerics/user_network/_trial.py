@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import copy
 import math
+import numbers
 
 from numerics.user_network._trial_result import NO_CHANGE, TrialResult
 
@@ -76,7 +77,7 @@ def _check(steps, eta, init, lr, batch_size, level, seed, tune_survives=False, p
         raise ValueError(f"seed == {seed!r}, must be an int >= 0.")
     if not isinstance(tune_survives, bool):
         raise ValueError(f"tune_survives == {tune_survives!r}, must be True or False.")
-    if prefer_earlier is not None and (isinstance(prefer_earlier, bool) or not isinstance(prefer_earlier, (int, float))
+    if prefer_earlier is not None and (isinstance(prefer_earlier, bool) or not isinstance(prefer_earlier, numbers.Real)
                                        or not 0 < prefer_earlier <= 1):
         raise ValueError(f"prefer_earlier == {prefer_earlier!r}, must be None or a number in (0, 1].")
     return _check_lr(lr), _check_level(level)
@@ -138,7 +139,7 @@ def _blocks_kept(blocks: list, places: int, order: dict, prefer_earlier: float |
     """The ``places`` block arms an elimination keeps, from ``blocks`` sorted by decreasing select gain. Without
     ``prefer_earlier`` the first ``places``; with a ratio ``r``, each place in turn goes to the block earliest in
     ``order`` (the network's order of the sites) among those left whose select gain is at least ``r`` times the best
-    gain left (the best itself when that gain is not above 0)."""
+    gain left (the best itself when that gain is not above 0); ``places`` may be 0."""
     if prefer_earlier is None:
         return blocks[:places]
     left, kept = list(blocks), []
@@ -192,7 +193,7 @@ def _kept_preferring_earlier(live: list, keep: int, order: dict, prefer_earlier:
     tune = [a for a in live if a["kind"] == "tune"]
     tune = tune if tune_survives else [a for a in live[:keep] if a["kind"] == "tune"]
     blocks = [a for a in live if a["kind"] != "tune"]
-    return tune + _blocks_kept(blocks, max(1, keep - len(tune)), order, prefer_earlier)
+    return tune + _blocks_kept(blocks, max(1, keep - 1) if tune_survives else keep - len(tune), order, prefer_earlier)
 
 
 def _best_block(model, arms, held, old_held, loss_fn, level) -> dict:
@@ -305,7 +306,8 @@ def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *
         eliminated it; ``docs/trial-minilm/``).
     prefer_earlier : float in (0, 1] or None, default None
         **Choice**, off by default: at every elimination each place of a block goes to the block earliest in the
-        order of the sites (the network's module order) among those whose select gain is at least
+        order of the sites as resolved (a list: its order; a pattern: the modules' registration order, which
+        for ``encoder.layer.*``-style stacks is the order of the forward pass) among those whose select gain is at least
         ``prefer_earlier`` times the best select gain left (None: the best; 1: the best, earlier on a tie). The
         tune arm still joins at the site of the block with the largest select gain. The cost is unchanged. Use
         it when blocks early in the network gain slowly at first and most by the horizon (as measured on

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import numerics.user_network._trial as trial
-from benchmarks._trial_design import replay, replay_seed
+from benchmarks._trial_design import SWEEP, _Train, earliest_lead_ratio, replay, replay_seed
 
 ROOT = Path(__file__).resolve().parents[2]
 #: planted select gains per arm at 4 and 20 steps (blocks in the network's order a..f): d leads at 4; a, the earliest,
@@ -40,16 +40,9 @@ def test_the_block_place_goes_to_the_earliest_block_within_the_ratio(r, kept):
 def test_the_cost_is_the_same_and_the_tune_site_is_the_leaders(monkeypatch):
     monkeypatch.setattr(trial, "_gains", lambda model, net, sel, old, loss_fn: torch.tensor([CURVES[net.name][net.steps != 4]]))
 
-    class Train:
-        def __init__(self, name):
-            self.net, self.steps = type("N", (), {"name": name, "steps": 0})(), 0
-
-        def advance(self, k):
-            self.steps = self.net.steps = k
-
     def arm(name):
         kind, site = name.split("@")
-        return {"arm": name, "kind": kind, "site": site, "train": Train(name), "select_gains": [], "eliminated_at": None}
+        return {"arm": name, "kind": kind, "site": site, "train": _Train(name), "select_gains": [], "eliminated_at": None}
 
     costs = {}
     for r in (None, 0.5):
@@ -86,6 +79,7 @@ def test_the_replay_without_the_option_gives_the_stored_trials_own_choices():
     arms and pass are the stored trial run's (``docs/trial-minilm/stdlib``)."""
     res = replay(ROOT / "docs/trial-minilm/stdlib", ROOT / "docs/trial-minilm/stdlib_full_budget", None)
     stored = json.loads((ROOT / "docs/trial-minilm/stdlib/results.json").read_text())
+    assert len(res["rows"]) == len(stored["rows"]) == stored["summary"]["n_seeds"]
     for got, row in zip(res["rows"], stored["rows"]):
         assert got["seed"] == row["seed"] and got["chosen"] == row["chosen"] and got["passes"] == row["passes"]
         assert sorted(got["kept"]) == sorted(a["arm"] for a in row["arms"] if a["eliminated_at"] is None and a["arm"] != "no change")
@@ -96,8 +90,18 @@ def test_the_stored_design_replay_is_the_replay_of_today():
     path = ROOT / "docs/trial-minilm/stdlib_earlier/design.json"
     stored = json.loads(path.read_text())
     res = replay(ROOT / stored["trial_out"], ROOT / stored["budget_out"], stored["prefer_earlier"])
-    drop = ("command", "trial_out", "budget_out")
+    drop = ("command", "trial_out", "budget_out", "sweep", "earliest_over_best_first_rung")
     assert {k: v for k, v in stored.items() if k not in drop} == {k: v for k, v in json.loads(json.dumps(res)).items() if k not in drop}
+    for w in stored["sweep"]:
+        assert replay(ROOT / stored["trial_out"], ROOT / stored["budget_out"], w["prefer_earlier"])["n_pass"] == w["n_pass"]
+    assert [w["prefer_earlier"] for w in stored["sweep"]] == list(SWEEP)
+    e = stored["earliest_over_best_first_rung"]
+    assert e == earliest_lead_ratio(ROOT / stored["trial_out"]) and e["min"] == min(e["per_seed"].values())
+    # every ratio up to the minimum keeps the first block in every design seed
+    res = replay(ROOT / stored["trial_out"], ROOT / stored["budget_out"], e["min"])
+    assert all("block@encoder.layer.0" in r["kept"] for r in res["rows"])
+    res = replay(ROOT / stored["trial_out"], ROOT / stored["budget_out"], min(1.0, e["min"] + 0.01))
+    assert not all("block@encoder.layer.0" in r["kept"] for r in res["rows"])           # and just above it, not
     assert stored["command"].endswith(f"--prefer-earlier {stored['prefer_earlier']:g} --out {path.relative_to(ROOT)}")
 
 
@@ -106,13 +110,18 @@ def test_end_to_end_the_option_runs_at_the_same_cost_and_says_so():
 
     import depthcert as dc
 
-    def run(**kw):
-        return dc.trial_insertion(Planted(), draw(600, 1), draw(400, 2), sites="blocks.*", steps=60, lr=2e-2, loss=squared,
+    def run(sites="blocks.*", **kw):
+        return dc.trial_insertion(Planted(), draw(600, 1), draw(400, 2), sites=sites, steps=60, lr=2e-2, loss=squared,
                                   eta=2, seed=0, scan_kwargs={"curvature_n": 64}, tune_survives=True, **kw)
 
     plain, early = run(), run(prefer_earlier=0.5)
     assert early.total_steps == plain.total_steps and early.chosen == "block@blocks.0"    # the planted site still wins
     assert any("prefer_earlier" in n for n in early.notes) and not any("prefer_earlier" in n for n in plain.notes)
+    # the option reaches the halving: with the sites listed late-first, a tiny ratio keeps the first listed block
+    plain, early = run(sites=["blocks.1", "blocks.0"]), run(sites=["blocks.1", "blocks.0"], prefer_earlier=0.01)
+    survived = lambda r: {a["arm"] for a in r.arms if a["eliminated_at"] is None and a["kind"] == "block"}   # noqa: E731
+    assert survived(plain) == {"block@blocks.0"} and survived(early) == {"block@blocks.1"}
+    assert early.total_steps == plain.total_steps
 
 
 @pytest.mark.parametrize("value", ["0", "1.5", "-1"])
@@ -134,3 +143,41 @@ def test_the_benchmarks_command_names_the_option():
     sizes = {"fit": 320, "select": 64, "heldout": 128}
     assert _command(a, 20, sizes, ROLES, sizes).endswith("--tune-survives --prefer-earlier 0.5")
     assert "--prefer-earlier" not in _command(argparse.Namespace(**{**vars(a), "prefer_earlier": None}), 20, sizes, ROLES, sizes)
+
+
+def test_the_benchmarks_flag_reaches_the_trial(monkeypatch):
+    import benchmarks.bench_trial_minilm as bench
+
+    seen = {}
+    monkeypatch.setattr(bench, "run", lambda out, seeds, cmd, sizes, roles, trial_kwargs, per_doc, corpus: seen.update(
+        kw=trial_kwargs, cmd=cmd) or {"summary": {"verdict": "PASS"}})
+    assert bench.main(["--tune-survives", "--prefer-earlier", "0.5", "--out", "/nonexistent/never"]) == 0
+    assert seen["kw"] == {"tune_survives": True, "prefer_earlier": 0.5} and "--prefer-earlier 0.5" in seen["cmd"]
+    bench.main(["--out", "/nonexistent/never"])
+    assert seen["kw"] is None                                          # power: no flag, no keyword
+
+
+def test_the_replay_refuses_more_than_two_rungs():
+    with pytest.raises(ValueError, match=re.escape("rungs == [2, 4, 20], must be two")):
+        replay_seed({k: v[0] for k, v in CURVES.items()}, {k: v[1] for k, v in CURVES.items()}, [2, 4, 20], "d", 5, True, 0.5)
+
+
+def _live(gains: dict) -> list:
+    arms = [{"arm": k, "kind": k.split("@")[0], "select_gains": [g]} for k, g in gains.items()]
+    return sorted(arms, key=lambda a: -a["select_gains"][-1])
+
+
+def test_one_place_taken_by_the_tune_arm_leaves_no_block_without_tune_survives():
+    live = _live({"tune@c": 0.09, "block@a": 0.04, "block@c": 0.05})
+    order = {"block@a": 0, "block@c": 1}
+    assert [a["arm"] for a in trial._kept_preferring_earlier(live, 1, order, 0.5, False)] == ["tune@c"]       # as plain halving
+    assert [a["arm"] for a in trial._kept_preferring_earlier(live, 1, order, 0.5, True)] == ["tune@c", "block@a"]
+
+
+def test_a_ratio_of_1_keeps_the_best_and_the_earlier_block_on_a_tie():
+    live = _live({"block@a": 0.05, "block@b": 0.05, "block@c": 0.06})
+    order = {"block@a": 0, "block@b": 1, "block@c": 2}
+    assert [a["arm"] for a in trial._blocks_kept(live, 1, order, 1.0)] == ["block@c"]
+    tied = _live({"block@a": 0.05, "block@b": 0.05})
+    assert [a["arm"] for a in trial._blocks_kept(tied[::-1], 1, order, 1.0)] == ["block@a"]
+    assert [a["arm"] for a in trial._blocks_kept(live, 0, order, 0.5)] == []

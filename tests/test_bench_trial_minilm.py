@@ -251,3 +251,32 @@ def test_the_budget_refuses_seed_flags_beside_trial_seeds(argv, capsys):
     with pytest.raises(SystemExit) as e:
         budget.main(argv)
     assert e.value.code == 2 and "give neither --seeds nor --first-seed" in capsys.readouterr().err
+
+
+def test_the_results_page_words_on_the_fifth_design_follow_its_stored_run():
+    """docs/RESULTS.md's sentences on the fifth design (docs/trial-minilm/stdlib_earlier/), each checked against its files:
+    fresh seeds (none a design seed, one unbroken range from the protocol's first seed), the seed where the first block
+    lost its place, the failing seeds, and the protocol's fixed command."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    folder = root / "docs/trial-minilm/stdlib_earlier"
+    res, proto = (json.loads((folder / f).read_text()) for f in ("results.json", "protocol.json"))
+    design = json.loads((folder / "design.json").read_text())
+    rows, s, page = res["rows"], res["summary"], " ".join((root / "docs/RESULTS.md").read_text().split())
+    assert res["command"] == proto["command"] and res["config"]["trial_kwargs"] == {"tune_survives": True, "prefer_earlier": 0.5}
+    assert design["prefer_earlier"] == res["config"]["trial_kwargs"]["prefer_earlier"]
+    assert not set(res["seeds"]) & {r["seed"] for r in design["rows"]} and "(none a design seed)" in page
+    assert sorted(res["seeds"] + [int(k) for k in s["skipped_seeds"]]) == list(range(proto["first_seed"], res["seeds"][-1] + 1))
+    assert [r["passes"] for r in rows] == [seed_passes(r["chosen_realised_gain"], r["best_realised_gain"]) for r in rows]
+    kept = lambda r: [a["arm"] for a in r["arms"] if a["arm"].startswith("block@") and a["eliminated_at"] is None]   # noqa: E731
+    first = lambda r, arm: next(a["select_gains"][0] for a in r["arms"] if a["arm"] == arm)   # noqa: E731
+    other = [r for r in rows if kept(r) != ["block@encoder.layer.0"]]
+    assert len(other) == 1 and kept(other[0]) == ["block@encoder.layer.1"] == [other[0]["best_arm"]]
+    lead = max(first(other[0], a["arm"]) for a in other[0]["arms"] if a["arm"].startswith("block@"))
+    assert first(other[0], "block@encoder.layer.0") < 0.5 * lead and "was below half the best block's" in page
+    failing = [r for r in rows if not r["passes"]]
+    assert len(failing) == 2 and "In both failing seeds" in page
+    assert all(r["best_arm"] == "block@encoder.layer.0" and r["chosen_kind"] == "tune" for r in failing)
+    assert all(r["trial_matches_truth"] for r in rows) and s["cost_ratio_max"] <= 3.0

@@ -151,6 +151,23 @@ TRIAL_PD = "docs/trial-minilm/per_doc/results.json"
 TRIAL_SL = "docs/trial-minilm/stdlib/results.json"
 TRIAL_SL_PROTO = "docs/trial-minilm/stdlib/protocol.json"
 TRIAL_SL_FB = "docs/trial-minilm/stdlib_full_budget/results.json"
+TRIAL_SE = "docs/trial-minilm/stdlib_earlier/results.json"           # the fifth design
+TRIAL_SE_PROTO = "docs/trial-minilm/stdlib_earlier/protocol.json"
+TRIAL_SE_DESIGN = "docs/trial-minilm/stdlib_earlier/design.json"
+
+
+def _plateau(design: dict) -> tuple:
+    """The smallest and largest ratio of the stored sweep that pass in as many design seeds as the chosen one."""
+    hits = [w["prefer_earlier"] for w in design["sweep"] if w["prefer_earlier"] is not None and w["n_pass"] == design["n_pass"]]
+    return min(hits), max(hits)
+
+
+def _cp(level: float) -> Callable:
+    def cp(summary):
+        from benchmarks.bench_trial_minilm import clopper_pearson
+
+        return clopper_pearson(summary["n_pass"], summary["n_seeds"], level)
+    return cp
 
 
 def _lost_at_first_rung(rows: list) -> int:
@@ -729,6 +746,31 @@ QUOTES: tuple[Quote, ...] = (
           ("{}", "{}", "{:.0f}", "{}", "{}", "{:.2f}", "{:.2f}", "{:+.2f}", "{}", "{}")),
     Quote("docs/RESULTS.md", _t("made early: with ", None, " arms, a cost of at most "), TRIAL_SL,
           (("rows", 0, "arms", lambda arms: sum(a["steps_trained"] > 0 for a in arms)),)),
+    # the fifth design (prefer_earlier, fresh seeds)
+    Quote("docs/RESULTS.md", _t("the fourth with `prefer_earlier=", None, "`, so that"), TRIAL_SE_DESIGN, (("prefer_earlier",),)),
+    Quote("docs/RESULTS.md", _t("python benchmarks/_trial_design.py --prefer-earlier ", None, " --out"), TRIAL_SE_DESIGN, (("prefer_earlier",),)),
+    Quote("docs/RESULTS.md", _t("every seed, ", None, " of ", None, " passes). On those ", None, " design seeds it passes in ", None,
+                                ", as does every ratio from ", None, " to ", None, " in the stored sweep"), TRIAL_SE_DESIGN,
+          (("sweep", 0, "n_pass"), ("n_seeds",), ("n_seeds",), ("n_pass",), (lambda d: _plateau(d)[0],), (lambda d: _plateau(d)[1],))),
+    Quote("docs/RESULTS.md", _t("after the first rung was at least ", None, " of the best block's in every seed"), TRIAL_SE_DESIGN,
+          (("earliest_over_best_first_rung", "min"),), "{:.3f}"),
+    Quote("docs/RESULTS.md", _t("protocol.json`: ", None, " fresh seeds, the first from ", None, " on"), TRIAL_SE_PROTO,
+          (("planned_seeds",), ("first_seed",))),
+    Quote("docs/RESULTS.md", _t("--seeds ", None, " --out docs/trial-minilm/stdlib_earlier --first-seed ", None, " --n-fit ", None,
+                                " --n-select ", None, " --n-heldout ", None, " --select-roles probe,signal --tune-survives --prefer-earlier ",
+                                None, " --per-doc ", None, " --corpus stdlib"), TRIAL_SE,
+          (("summary", "n_seeds"), ("seeds", 0), ("config", "N", "fit"), ("config", "N", "select"), ("config", "N", "heldout"),
+           ("config", "trial_kwargs", "prefer_earlier"), ("config", "per_doc"))),
+    Quote("docs/RESULTS.md", _t("README.md); ", None, " seed skipped for too few sequences)"), TRIAL_SE, (("summary", "skipped_seeds", len),)),
+    Quote("docs/RESULTS.md", _t("held-out gain in ", None, " of ", None, " seeds (95% Clopper–Pearson [", None, ", ", None,
+                                "]) at a cost of ", None, " blocks' training: ") + "(PASS|FAIL)" + _t(". This is the fifth design"), TRIAL_SE,
+          (("summary", "n_pass"), ("summary", "n_seeds"), ("summary", "rate_cp95", 0), ("summary", "rate_cp95", 1),
+           ("summary", "cost_ratio_max"), ("summary", "verdict")), ("{}", "{}", "{:.2f}", "{:.2f}", "{:.2f}", "{}")),
+    Quote("docs/RESULTS.md", _t("level 0.05 split over the five (0.01 each), the interval is [", None, ", ", None, "]"), TRIAL_SE,
+          (("summary", _cp(0.01), lambda v: v[0]), ("summary", _cp(0.01), lambda v: v[1])), "{:.2f}"),
+    Quote("docs/RESULTS.md", _t("first rung in ", None, " of ", None, " seeds; in the other"), TRIAL_SE,
+          (("rows", lambda rows: sum(any(a["arm"] == "block@encoder.layer.0" and a["eliminated_at"] is None for a in r["arms"])
+                                     for r in rows)), ("summary", "n_seeds"))),
     Quote("docs/RESULTS.md", _t("On MiniLM-L6 over ", None, " seeds, `predicted_gain` (the score `best_site` is ranked by) has "
                                 "Spearman rho ", None, " (one-sided exact p ", None, ") at horizon 0, ", None, " (p ", None,
                                 ") at 1, ", None, " (p ", None, ") at 10 and ", None, " (p ", None, ") at 40"), PRED_MINILM,

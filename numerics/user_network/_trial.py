@@ -304,8 +304,8 @@ def trial_insertion(model, train, heldout, sites="blocks.*", steps: int = 100, *
         Use it when tuning a trained layer first costs loss and then gains (measured on MiniLM-L6: after a
         fifth of the steps the tuned layer's select gain was below 0 in every seed, so the halving always
         eliminated it; ``docs/trial-minilm/``).
-    prefer_earlier : float in (0, 1] or None, default None
-        **Choice**, off by default: at every elimination each place of a block goes to the block earliest in the
+    prefer_earlier : float or None, default None
+        **Choice**, off by default; a ratio in (0, 1]. At every elimination each place of a block goes to the block earliest in the
         order of the sites as resolved (a list: its order; a pattern: the modules' registration order, which
         for ``encoder.layer.*``-style stacks is the order of the forward pass) among those whose select gain is at least
         ``prefer_earlier`` times the best select gain left (None: the best; 1: the best, earlier on a tie). The

@@ -267,6 +267,8 @@ def test_the_results_page_words_on_the_fifth_design_follow_its_stored_run():
     rows, s, page = res["rows"], res["summary"], " ".join((root / "docs/RESULTS.md").read_text().split())
     assert res["command"] == proto["command"] and res["config"]["trial_kwargs"] == {"tune_survives": True, "prefer_earlier": 0.5}
     assert design["prefer_earlier"] == res["config"]["trial_kwargs"]["prefer_earlier"]
+    budget = json.loads((root / "docs/trial-minilm/stdlib_full_budget/results.json").read_text())["summary"]
+    assert design["n_pass"] == budget["n_pass"] and "the budget diagnostic's ceiling" in page      # "as ... the ceiling"
     assert not set(res["seeds"]) & {r["seed"] for r in design["rows"]} and "(none a design seed)" in page
     assert sorted(res["seeds"] + [int(k) for k in s["skipped_seeds"]]) == list(range(proto["first_seed"], res["seeds"][-1] + 1))
     assert [r["passes"] for r in rows] == [seed_passes(r["chosen_realised_gain"], r["best_realised_gain"]) for r in rows]

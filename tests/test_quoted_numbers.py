@@ -747,6 +747,10 @@ QUOTES: tuple[Quote, ...] = (
     Quote("docs/RESULTS.md", _t("made early: with ", None, " arms, a cost of at most "), TRIAL_SL,
           (("rows", 0, "arms", lambda arms: sum(a["steps_trained"] > 0 for a in arms)),)),
     # the fifth design (prefer_earlier, fresh seeds)
+    Quote("docs/RESULTS.md", _t("`prefer_earlier=", None, "`, fitted to this network) passes in ", None, " of ", None, " seeds at ", None,
+                                " blocks' training."), TRIAL_SE,
+          (("config", "trial_kwargs", "prefer_earlier"), ("summary", "n_pass"), ("summary", "n_seeds"), ("summary", "cost_ratio_max")),
+          ("{}", "{}", "{}", "{:.2f}")),
     Quote("docs/RESULTS.md", _t("the fourth with `prefer_earlier=", None, "`, so that"), TRIAL_SE_DESIGN, (("prefer_earlier",),)),
     Quote("docs/RESULTS.md", _t("python benchmarks/_trial_design.py --prefer-earlier ", None, " --out"), TRIAL_SE_DESIGN, (("prefer_earlier",),)),
     Quote("docs/RESULTS.md", _t("every seed, ", None, " of ", None, " passes). On those ", None, " design seeds it passes in ", None,

@@ -282,3 +282,6 @@ def test_the_results_page_words_on_the_fifth_design_follow_its_stored_run():
     assert len(failing) == 2 and "In both failing seeds" in page
     assert all(r["best_arm"] == "block@encoder.layer.0" and r["chosen_kind"] == "tune" for r in failing)
     assert all(r["trial_matches_truth"] for r in rows) and s["cost_ratio_max"] <= 3.0
+    earlier = [json.loads((root / "docs/trial-minilm" / d / "results.json").read_text())["summary"]["verdict"]
+               for d in ("", "tune_survives", "per_doc", "stdlib")]
+    assert earlier == ["FAIL"] * 4 and s["verdict"] == "PASS" and "the first four fail the acceptance, and the fifth" in page

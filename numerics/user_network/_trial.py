@@ -138,7 +138,7 @@ def _tune_arm(model, site, fit, loss_fn, lr, batch_size, seed):
 def _blocks_kept(blocks: list, places: int, order: dict, prefer_earlier: float | None) -> list:
     """The ``places`` block arms an elimination keeps, from ``blocks`` sorted by decreasing select gain. Without
     ``prefer_earlier`` the first ``places``; with a ratio ``r``, each place in turn goes to the block earliest in
-    ``order`` (the network's order of the sites) among those left whose select gain is at least ``r`` times the best
+    ``order`` (the order of the resolved sites) among those left whose select gain is at least ``r`` times the best
     gain left (the best itself when that gain is not above 0); ``places`` may be 0."""
     if prefer_earlier is None:
         return blocks[:places]
